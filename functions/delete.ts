@@ -1,0 +1,10 @@
+// POST /api/{username}/{projectSlug}/content/delete
+import { contentMutation } from '../lib/http/content-handlers';
+import { operations } from '../lib/content/operations';
+import { validateDelete as validate } from '../lib/http/validators.generated';
+
+export const handler = contentMutation({
+  validate,
+  operation: operations.delete,
+  message: 'Value deleted successfully',
+});

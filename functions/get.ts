@@ -1,0 +1,4 @@
+// GET /api/{username}/{projectSlug}/content[?path=a.b]
+import { contentRead } from '../lib/http/content-handlers';
+
+export const handler = contentRead();

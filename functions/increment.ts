@@ -1,0 +1,10 @@
+// POST /api/{username}/{projectSlug}/content/increment
+import { contentMutation } from '../lib/http/content-handlers';
+import { operations } from '../lib/content/operations';
+import { validateIncrement as validate } from '../lib/http/validators.generated';
+
+export const handler = contentMutation({
+  validate,
+  operation: operations.increment,
+  message: 'Value incremented successfully',
+});

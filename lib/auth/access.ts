@@ -1,0 +1,85 @@
+// Access: who the caller is, and the 401 -> 404 -> 403 decision when the fast path's condition did not hold.
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { documents } from '../dynamo/client';
+import { tableName } from '../config/env';
+import { Forbidden, NotFound, Unauthorized } from '../http/errors';
+import type { AccessCheck, Permission } from '../expressions';
+import { type Credential, sameHash } from './credentials';
+import { verifyJwt } from './jwt';
+import {
+  type KeyEntry,
+  type KeyRecord,
+  type ProjectItem,
+  type ProjectRef,
+  type SessionRecord,
+  keyPk,
+  projectName,
+  sessionPk,
+} from '../store/items';
+
+export type Principal = { kind: 'key'; keyId: string; keyHash: string } | { kind: 'user'; username: string };
+export type Need = 'read' | 'write';
+
+const permissionFor = (need: Need): Permission => (need === 'read' ? 'content:read' : 'content:write');
+
+/** Turns a credential into a principal: API keys as they are (checked in the write), sessions by lookup. */
+export async function resolvePrincipal(credential: Credential): Promise<Principal> {
+  switch (credential.kind) {
+    case 'key':
+      return { kind: 'key', keyId: credential.keyId, keyHash: credential.keyHash };
+    case 'session': {
+      const { Item } = await documents.send(
+        new GetCommand({ TableName: tableName(), Key: { pk: sessionPk(credential.tokenHash) }, ConsistentRead: true }),
+      );
+      const session = Item as SessionRecord | undefined;
+      if (!session || session.ttl <= Date.now() / 1000) throw new Unauthorized();
+      return { kind: 'user', username: session.u };
+    }
+    case 'jwt':
+      return { kind: 'user', username: await verifyJwt(credential.token) };
+  }
+}
+
+export function accessCheck(principal: Principal, need: Need, now: number): AccessCheck {
+  return principal.kind === 'key'
+    ? { kind: 'key', keyId: principal.keyId, keyHash: principal.keyHash, permission: permissionFor(need), now }
+    : { kind: 'user', username: principal.username, role: need };
+}
+
+function keyValid(entry: KeyEntry | undefined, keyHash: string, now: number): entry is KeyEntry {
+  return entry !== undefined && sameHash(entry.h, keyHash) && (entry.e === undefined || entry.e > now);
+}
+
+/**
+ * Decides 401, 404 or 403 in the documented order, given the project item (or its absence). An API key the
+ * project does not hold is looked up in its own record: valid elsewhere is a 403 (or 404), else a 401.
+ */
+export async function assertAccess(
+  project: ProjectRef,
+  item: ProjectItem | undefined,
+  principal: Principal,
+  need: Need,
+  now: number,
+): Promise<void> {
+  if (principal.kind === 'user') {
+    if (!item) throw new NotFound('PROJECT_NOT_FOUND', `project ${projectName(project)} does not exist`);
+    const role = item.owner === principal.username ? 'owner' : item.members[principal.username];
+    if (role === undefined || (need === 'write' && role === 'viewer')) throw new Forbidden();
+    return;
+  }
+  const entry = item?.keys[principal.keyId];
+  if (keyValid(entry, principal.keyHash, now)) {
+    if (!entry.p.includes(permissionFor(need))) {
+      throw new Forbidden(`This API key lacks the ${permissionFor(need)} permission`);
+    }
+    return;
+  }
+  const { Item } = await documents.send(
+    new GetCommand({ TableName: tableName(), Key: { pk: keyPk(principal.keyId) }, ConsistentRead: true }),
+  );
+  const record = Item as KeyRecord | undefined;
+  // The project item is the authority for its own keys; the record only speaks for other projects.
+  if (!keyValid(record, principal.keyHash, now) || record.project === projectName(project)) throw new Unauthorized();
+  if (!item) throw new NotFound('PROJECT_NOT_FOUND', `project ${projectName(project)} does not exist`);
+  throw new Forbidden('This API key belongs to another project');
+}

@@ -1,0 +1,28 @@
+// Limits: the numbers the service enforces itself, so every DynamoDB engine gives the same answer.
+
+/**
+ * Levels of nesting in total, counting the content root and the values at the bottom. DynamoDB nests maps and
+ * lists at most 31 deep below an attribute, so objects and arrays (the root included) may nest 31 deep and a
+ * path may have at most 31 segments.
+ */
+export const MAX_DEPTH = 32;
+/** Objects and arrays nested in one another, counting the root: one less than MAX_DEPTH, as leaves take a level. */
+export const MAX_CONTAINER_DEPTH = MAX_DEPTH - 1;
+/** Longest accepted path string, in characters. */
+export const MAX_PATH_LENGTH = 2048;
+/** Largest accepted request body, in bytes (checked before parsing). */
+export const MAX_BODY_BYTES = 512 * 1024;
+/** DynamoDB's item size limit, in bytes. */
+export const MAX_ITEM_BYTES = 400 * 1024;
+/** DynamoDB stores magnitudes below 1E+126 (exclusive: the double nearest 9.99..9E+125 is 1E+126 itself). */
+export const MAX_NUMBER_MAGNITUDE = 1e126;
+/** Smallest non-zero magnitude DynamoDB stores in a Number. */
+export const MIN_NUMBER_MAGNITUDE = 1e-130;
+/** Attempts for read-then-write paths racing other writers before giving up with 409. */
+export const MAX_WRITE_ATTEMPTS = 30;
+/** Largest content, in DynamoDB's bytes; the rest of the 400 KB item is left for keys, members and bookkeeping. */
+export const MAX_CONTENT_BYTES = 350 * 1024;
+/** API keys one project may hold (they live in the project item). */
+export const MAX_KEYS_PER_PROJECT = 100;
+/** Members one project may have (they live in the project item). */
+export const MAX_MEMBERS_PER_PROJECT = 200;

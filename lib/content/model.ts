@@ -1,0 +1,172 @@
+// Content semantics: what each operation does to a content tree, decided in memory as one concrete action.
+import { BadRequest, NotFound } from '../http/errors';
+import { asIndex, formatPath, type Segments } from '../paths';
+import { type Json, type JsonObject, cloneJson, hasOwn, isObject, setOwn } from './json';
+
+/** One concrete step of a stored path: a map key, or an index into a list. */
+export type Step = string | number;
+
+export type ContentOperation =
+  | { kind: 'set'; segments: Segments; value: Json }
+  | { kind: 'insert'; segments: Segments; value: Json; index: number }
+  | { kind: 'push'; segments: Segments; value: Json }
+  /** increment (amount > 0) and decrement (amount < 0) */
+  | { kind: 'add'; segments: Segments; amount: number }
+  | { kind: 'delete'; segments: Segments }
+  /** update: the whole content */
+  | { kind: 'replace'; content: JsonObject };
+
+/** A change at a concrete path, as DynamoDB can apply it in one UpdateItem. */
+export type Action =
+  | { kind: 'set'; steps: Step[]; value: Json }
+  | { kind: 'append'; steps: Step[]; value: Json }
+  | { kind: 'prepend'; steps: Step[]; value: Json }
+  | { kind: 'add'; steps: Step[]; amount: number }
+  | { kind: 'remove'; steps: Step[] };
+
+type Stop = 'missing' | 'out-of-range' | 'through-scalar' | 'key-on-array';
+
+/** How far a path can be followed in the content: the concrete steps taken, and why it stopped, if it did. */
+interface Walk {
+  steps: Step[];
+  node: Json;
+  stop?: Stop;
+}
+
+export function walk(root: JsonObject, segments: Segments): Walk {
+  const steps: Step[] = [];
+  let node: Json = root;
+  for (const segment of segments) {
+    if (Array.isArray(node)) {
+      const index = asIndex(segment);
+      if (index === undefined) return { steps, node, stop: 'key-on-array' };
+      const position = index < 0 ? node.length + index : index;
+      if (position < 0 || position >= node.length) return { steps, node, stop: 'out-of-range' };
+      steps.push(position);
+      node = node[position] as Json;
+    } else if (isObject(node)) {
+      if (!hasOwn(node, segment)) return { steps, node, stop: 'missing' };
+      steps.push(segment);
+      node = node[segment] as Json;
+    } else {
+      return { steps, node, stop: 'through-scalar' };
+    }
+  }
+  return { steps, node };
+}
+
+function nest(segments: Segments, value: Json): Json {
+  let nested = value;
+  for (let i = segments.length - 1; i >= 0; i--) {
+    const parent: JsonObject = {};
+    setOwn(parent, segments[i] as string, nested);
+    nested = parent;
+  }
+  return nested;
+}
+
+/** Throws the 400 for a path that cannot be followed, or returns the action that creates it (parents as objects). */
+function createAt(segments: Segments, w: Walk, value: Json): Action {
+  const at = w.steps.length;
+  const segment = segments[at] as string;
+  const where = formatPath(segments.slice(0, at)) || '(root)';
+  switch (w.stop) {
+    case 'through-scalar':
+      throw new BadRequest('NOT_A_CONTAINER', `cannot create '${formatPath(segments)}': '${where}' is not an object or array`);
+    case 'key-on-array':
+      throw new BadRequest('INVALID_PATH', `'${where}' is an array: '${segment}' is not an index`);
+    case 'out-of-range': {
+      const length = (w.node as Json[]).length;
+      const index = asIndex(segment) as number;
+      if (index !== length) {
+        throw new BadRequest('INDEX_OUT_OF_RANGE', `index ${segment} is outside the array at '${where}' (length ${length})`);
+      }
+      return { kind: 'set', steps: [...w.steps, length], value: nest(segments.slice(at + 1), value) };
+    }
+    default:
+      return { kind: 'set', steps: [...w.steps, segment], value: nest(segments.slice(at + 1), value) };
+  }
+}
+
+function insertAction(steps: Step[], list: Json[], index: number, value: Json): Action {
+  if (index < -list.length || index > list.length) {
+    throw new BadRequest('INDEX_OUT_OF_RANGE', `index ${index} is outside -${list.length}..${list.length}`);
+  }
+  const position = index < 0 ? list.length + index : index;
+  if (position === 0) return { kind: 'prepend', steps, value };
+  if (position === list.length) return { kind: 'append', steps, value };
+  const next = list.slice();
+  next.splice(position, 0, value);
+  return { kind: 'set', steps, value: next };
+}
+
+/** The action an operation takes on this content, undefined when there is nothing to change; throws its 400s. */
+export function plan(root: JsonObject, op: ContentOperation): Action | undefined {
+  if (op.kind === 'replace') return { kind: 'set', steps: [], value: op.content };
+  const w = walk(root, op.segments);
+  const found = w.stop === undefined;
+  const path = formatPath(op.segments);
+  switch (op.kind) {
+    case 'set':
+      return found ? { kind: 'set', steps: w.steps, value: op.value } : createAt(op.segments, w, op.value);
+    case 'delete':
+      return found ? { kind: 'remove', steps: w.steps } : undefined;
+    case 'push':
+      if (!found) return createAt(op.segments, w, [op.value]);
+      if (!Array.isArray(w.node)) throw new BadRequest('NOT_AN_ARRAY', `the value at '${path}' is not an array`);
+      return { kind: 'append', steps: w.steps, value: op.value };
+    case 'insert':
+      if (!found) {
+        // A missing target is an empty array, where only index 0 is in range.
+        if (op.index !== 0) throw new BadRequest('INDEX_OUT_OF_RANGE', `index ${op.index} is outside -0..0`);
+        return createAt(op.segments, w, [op.value]);
+      }
+      if (!Array.isArray(w.node)) throw new BadRequest('NOT_AN_ARRAY', `the value at '${path}' is not an array`);
+      return insertAction(w.steps, w.node, op.index, op.value);
+    case 'add':
+      if (!found) return createAt(op.segments, w, op.amount);
+      if (typeof w.node !== 'number') throw new BadRequest('NOT_A_NUMBER', `the value at '${path}' is not a number`);
+      return { kind: 'add', steps: w.steps, amount: op.amount };
+  }
+}
+
+/** The value at a path (GET), or a 404 when the path does not exist. */
+export function valueAt(root: JsonObject, segments: Segments): Json {
+  const w = walk(root, segments);
+  if (w.stop !== undefined) throw new NotFound('PATH_NOT_FOUND', `nothing at '${formatPath(segments)}'`);
+  return w.node;
+}
+
+/** Applies an action to a copy of the content (JavaScript arithmetic: for sizes and models, not for storage). */
+export function applyAction(root: JsonObject, action: Action): JsonObject {
+  if (action.steps.length === 0) return cloneJson((action as { value: Json }).value) as JsonObject;
+  const next = cloneJson(root) as JsonObject;
+  let parent: Json = next;
+  for (const step of action.steps.slice(0, -1)) parent = (parent as Record<string | number, Json>)[step] as Json;
+  const last = action.steps[action.steps.length - 1] as Step;
+  const container = parent as Json[] & JsonObject;
+  const current = (container as Record<string | number, Json>)[last] as Json;
+  const put = (value: Json) => {
+    if (Array.isArray(container)) container[last as number] = value;
+    else setOwn(container, last as string, value);
+  };
+  switch (action.kind) {
+    case 'set':
+      put(action.value);
+      break;
+    case 'append':
+      put([...(current as Json[]), action.value]);
+      break;
+    case 'prepend':
+      put([action.value, ...(current as Json[])]);
+      break;
+    case 'add':
+      put((current as number) + action.amount);
+      break;
+    case 'remove':
+      if (Array.isArray(container)) container.splice(last as number, 1);
+      else delete container[last as string];
+      break;
+  }
+  return next;
+}

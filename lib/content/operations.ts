@@ -1,0 +1,49 @@
+// Operations: turns a validated request body into a content operation, applying the path and value rules.
+import { MAX_CONTAINER_DEPTH } from '../config/limits';
+import { BadRequest } from '../http/errors';
+import { parsePath } from '../paths';
+import { type JsonObject, assertStorable, isStorableNumber } from './json';
+import type { ContentOperation } from './model';
+
+type Body = Record<string, unknown>;
+
+/** A value stored at a path of n segments may nest the container levels the path leaves (n sit above it). */
+function valueOperation(kind: 'set' | 'push', body: Body): ContentOperation {
+  const segments = parsePath(body.path);
+  const stored = kind === 'push' ? [body.value] : body.value;
+  assertStorable(stored, MAX_CONTAINER_DEPTH - segments.length);
+  return { kind, segments, value: body.value as JsonObject };
+}
+
+function amountOf(body: Body): number {
+  const amount = body.value === undefined ? 1 : body.value;
+  if (typeof amount !== 'number' || !isStorableNumber(amount)) {
+    throw new BadRequest('INVALID_AMOUNT', 'value must be a finite number within the storable range');
+  }
+  return amount;
+}
+
+export const operations = {
+  set: (body: Body): ContentOperation => valueOperation('set', body),
+  push: (body: Body): ContentOperation => valueOperation('push', body),
+  insert: (body: Body): ContentOperation => {
+    const segments = parsePath(body.path);
+    const index = body.index as number;
+    if (!Number.isSafeInteger(index)) throw new BadRequest('INVALID_INDEX', 'index must be an integer');
+    assertStorable([body.value], MAX_CONTAINER_DEPTH - segments.length);
+    return { kind: 'insert', segments, value: body.value as JsonObject, index };
+  },
+  increment: (body: Body): ContentOperation => {
+    const segments = parsePath(body.path);
+    return { kind: 'add', segments, amount: amountOf(body) };
+  },
+  decrement: (body: Body): ContentOperation => {
+    const segments = parsePath(body.path);
+    return { kind: 'add', segments, amount: -amountOf(body) };
+  },
+  delete: (body: Body): ContentOperation => ({ kind: 'delete', segments: parsePath(body.path) }),
+  update: (body: Body): ContentOperation => {
+    assertStorable(body.content, MAX_CONTAINER_DEPTH);
+    return { kind: 'replace', content: body.content as JsonObject };
+  },
+} as const;

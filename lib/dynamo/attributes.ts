@@ -1,0 +1,38 @@
+// Attribute values: converts JSON content to DynamoDB AttributeValues and back without touching prototypes.
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { type Json, type JsonObject, isObject, setOwn } from '../content/json';
+
+// util-dynamodb builds maps with `acc[key] = ...`, which drops or rewires a `__proto__` key; content needs exact keys.
+export function toAttribute(value: Json): AttributeValue {
+  if (value === null) return { NULL: true };
+  if (typeof value === 'boolean') return { BOOL: value };
+  if (typeof value === 'number') return { N: String(value) };
+  if (typeof value === 'string') return { S: value };
+  if (Array.isArray(value)) return { L: value.map(toAttribute) };
+  const map: Record<string, AttributeValue> = {};
+  for (const key of Object.keys(value)) {
+    Object.defineProperty(map, key, { value: toAttribute(value[key] as Json), enumerable: true, writable: true, configurable: true });
+  }
+  return { M: map };
+}
+
+export function fromAttribute(attribute: AttributeValue): Json {
+  if (attribute.S !== undefined) return attribute.S;
+  if (attribute.N !== undefined) return Number(attribute.N);
+  if (attribute.BOOL !== undefined) return attribute.BOOL;
+  if (attribute.NULL !== undefined) return null;
+  if (attribute.L !== undefined) return attribute.L.map(fromAttribute);
+  if (attribute.M !== undefined) {
+    const object: JsonObject = {};
+    for (const key of Object.keys(attribute.M)) setOwn(object, key, fromAttribute(attribute.M[key] as AttributeValue));
+    return object;
+  }
+  // Sets and binaries are never written by this service.
+  throw new Error('unsupported attribute type in content');
+}
+
+export function fromItem(item: Record<string, AttributeValue>): JsonObject {
+  return fromAttribute({ M: item }) as JsonObject;
+}
+
+export { isObject };

@@ -1,0 +1,30 @@
+// DynamoDB clients: built once per process; endpoint from AWS_ENDPOINT_URL_DYNAMODB, bounded retries and timeouts.
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { NodeHttpHandler } from '@smithy/node-http-handler';
+import { Agent } from 'node:https';
+import { Agent as HttpAgent } from 'node:http';
+import { optionalEnv } from '../config/env';
+
+function createClient(): DynamoDBClient {
+  const endpoint = optionalEnv('AWS_ENDPOINT_URL_DYNAMODB');
+  return new DynamoDBClient({
+    ...(endpoint ? { endpoint } : {}),
+    // Three attempts with the SDK's backoff; every write carries a request token, so a retry never applies twice.
+    maxAttempts: 3,
+    requestHandler: new NodeHttpHandler({
+      connectionTimeout: 1000,
+      requestTimeout: 3000,
+      httpsAgent: new Agent({ keepAlive: true, maxSockets: 64 }),
+      httpAgent: new HttpAgent({ keepAlive: true, maxSockets: 64 }),
+    }),
+  });
+}
+
+export const dynamo = createClient();
+
+/** For flat records (users, sessions, key records); content goes through lib/dynamo/attributes instead. */
+export const documents = DynamoDBDocumentClient.from(dynamo, {
+  marshallOptions: { removeUndefinedValues: true },
+  unmarshallOptions: { wrapNumbers: false },
+});

@@ -1,0 +1,325 @@
+// Expression compiler: pure functions from operations to DynamoDB UpdateItem/GetItem parameters, no I/O.
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import type { Action, ContentOperation, Step } from '../content/model';
+import { storedSize } from '../content/json';
+import { toAttribute } from '../dynamo/attributes';
+import { asIndex, type Segments } from '../paths';
+import { MAX_CONTENT_BYTES } from '../config/limits';
+
+/** Attribute names of a project item. */
+export const A = {
+  content: 'content',
+  version: 'ver',
+  etag: 'etag',
+  bytes: 'bytes',
+  owner: 'owner',
+  members: 'members',
+  keys: 'keys',
+  keyHash: 'h',
+  keyPermissions: 'p',
+  keyExpires: 'e',
+} as const;
+
+/** Request-token slots: each write records its token in one, so a retried write can tell it already applied. */
+export const TOKEN_SLOTS = 32;
+export const slotAttribute = (slot: number) => `rq${slot}`;
+
+export type Permission = 'content:read' | 'content:write';
+
+/** Who is asking, as the condition expression checks it. */
+export type AccessCheck =
+  | { kind: 'key'; keyId: string; keyHash: string; permission: Permission; now: number }
+  | { kind: 'user'; username: string; role: 'read' | 'write' };
+
+export interface WriteEnvelope {
+  access: AccessCheck;
+  /** Random per request: becomes the new ETag and fills a token slot. */
+  requestToken: string;
+  slot: number;
+  /** If-Match: the write applies only while the stored etag is one of these. */
+  ifMatch?: readonly string[];
+  /** Read-then-write: the version that was read. */
+  expectedVersion?: number;
+  /** Growth bound of the content (fast path) or its exact new size (read-then-write). */
+  size: { growth: number } | { exact: number };
+}
+
+export interface UpdateRequest {
+  UpdateExpression: string;
+  ConditionExpression: string;
+  ExpressionAttributeNames: Record<string, string>;
+  ExpressionAttributeValues: Record<string, AttributeValue>;
+}
+
+export interface ReadRequest {
+  ProjectionExpression: string;
+  ExpressionAttributeNames: Record<string, string>;
+}
+
+/** Accumulates clauses, names and values; placeholders are deterministic (#n0, :v0) and names are reused. */
+export class ExpressionState {
+  private readonly names = new Map<string, string>();
+  private readonly values: Record<string, AttributeValue> = {};
+  private valueCount = 0;
+  readonly sets: string[] = [];
+  readonly removes: string[] = [];
+  readonly conditions: string[] = [];
+
+  name(raw: string): string {
+    let placeholder = this.names.get(raw);
+    if (placeholder === undefined) {
+      placeholder = `#n${this.names.size}`;
+      this.names.set(raw, placeholder);
+    }
+    return placeholder;
+  }
+
+  value(attribute: AttributeValue): string {
+    const placeholder = `:v${this.valueCount++}`;
+    this.values[placeholder] = attribute;
+    return placeholder;
+  }
+
+  number(n: number): string {
+    return this.value({ N: String(n) });
+  }
+
+  /** `#n0.#n1[3]`: a document path below the content attribute. */
+  path(steps: readonly Step[]): string {
+    let out = this.name(A.content);
+    for (const step of steps) out += typeof step === 'number' ? `[${step}]` : `.${this.name(step)}`;
+    return out;
+  }
+
+  attributeNames(): Record<string, string> {
+    const out: Record<string, string> = {};
+    for (const [raw, placeholder] of this.names) out[placeholder] = raw;
+    return out;
+  }
+
+  buildUpdate(): UpdateRequest {
+    const clauses = [`SET ${this.sets.join(', ')}`];
+    if (this.removes.length > 0) clauses.push(`REMOVE ${this.removes.join(', ')}`);
+    return {
+      UpdateExpression: clauses.join(' '),
+      ConditionExpression: this.conditions.join(' AND '),
+      ExpressionAttributeNames: this.attributeNames(),
+      ExpressionAttributeValues: { ...this.values },
+    };
+  }
+}
+
+/**
+ * Steps for a path without reading the content: the first segment is a key (the root is an object), a later
+ * non-negative integer is taken as a list index, which the condition then verifies. Negative indexes need the
+ * list's length, so they return undefined (read first).
+ */
+export function assumeSteps(segments: Segments): Step[] | undefined {
+  const steps: Step[] = [];
+  for (const [i, segment] of segments.entries()) {
+    const index = i === 0 ? undefined : asIndex(segment);
+    if (index === undefined) steps.push(segment);
+    else if (index < 0) return undefined;
+    else steps.push(index);
+  }
+  return steps;
+}
+
+/** The container at `parent` can take `last`: an object for a key, a list of at least `last` elements for an index. */
+function parentAccepts(state: ExpressionState, steps: Step[]): string {
+  const parent = state.path(steps.slice(0, -1));
+  const last = steps[steps.length - 1] as Step;
+  if (typeof last === 'number') {
+    return `attribute_type(${parent}, ${state.value({ S: 'L' })}) AND size(${parent}) >= ${state.number(last)}`;
+  }
+  return `attribute_type(${parent}, ${state.value({ S: 'M' })})`;
+}
+
+/** The target is missing (and its parent accepts it) or has the given DynamoDB type. */
+function missingOrType(state: ExpressionState, steps: Step[], type: 'L' | 'N'): string {
+  const target = state.path(steps);
+  return `${parentAccepts(state, steps)} AND (attribute_not_exists(${target}) OR attribute_type(${target}, ${state.value({ S: type })}))`;
+}
+
+function compileFastSet(state: ExpressionState, steps: Step[], value: AttributeValue): void {
+  state.sets.push(`${state.path(steps)} = ${state.value(value)}`);
+  state.conditions.push(parentAccepts(state, steps));
+}
+
+function compileFastPush(state: ExpressionState, steps: Step[], value: AttributeValue): void {
+  const target = state.path(steps);
+  state.sets.push(`${target} = list_append(if_not_exists(${target}, ${state.value({ L: [] })}), ${state.value({ L: [value] })})`);
+  state.conditions.push(missingOrType(state, steps, 'L'));
+}
+
+function compileFastInsert(state: ExpressionState, steps: Step[], value: AttributeValue, index: number): boolean {
+  const target = state.path(steps);
+  if (index === 0) {
+    state.sets.push(`${target} = list_append(${state.value({ L: [value] })}, if_not_exists(${target}, ${state.value({ L: [] })}))`);
+    state.conditions.push(missingOrType(state, steps, 'L'));
+    return true;
+  }
+  if (index < 0) return false;
+  // Guess "at the end": right when index equals the length; otherwise the condition fails and we read.
+  state.sets.push(`${target} = list_append(${target}, ${state.value({ L: [value] })})`);
+  state.conditions.push(`attribute_type(${target}, ${state.value({ S: 'L' })}) AND size(${target}) = ${state.number(index)}`);
+  return true;
+}
+
+function compileFastAdd(state: ExpressionState, steps: Step[], amount: number): void {
+  const target = state.path(steps);
+  state.sets.push(`${target} = if_not_exists(${target}, ${state.number(0)}) + ${state.number(amount)}`);
+  state.conditions.push(missingOrType(state, steps, 'N'));
+}
+
+function compileFastDelete(state: ExpressionState, steps: Step[]): void {
+  const target = state.path(steps);
+  state.removes.push(target);
+  state.conditions.push(`attribute_exists(${target})`);
+}
+
+/** Compiles an operation without reading the content; false when it cannot be done that way. */
+export function compileFastOperation(state: ExpressionState, op: ContentOperation): boolean {
+  if (op.kind === 'replace') {
+    state.sets.push(`${state.name(A.content)} = ${state.value(toAttribute(op.content))}`);
+    return true;
+  }
+  const steps = assumeSteps(op.segments);
+  if (steps === undefined) return false;
+  switch (op.kind) {
+    case 'set':
+      compileFastSet(state, steps, toAttribute(op.value));
+      return true;
+    case 'push':
+      compileFastPush(state, steps, toAttribute(op.value));
+      return true;
+    case 'insert':
+      return compileFastInsert(state, steps, toAttribute(op.value), op.index);
+    case 'add':
+      compileFastAdd(state, steps, op.amount);
+      return true;
+    case 'delete':
+      compileFastDelete(state, steps);
+      return true;
+  }
+}
+
+/** Compiles a concrete action (read-then-write path): no assumptions, the version condition guards it. */
+export function compileAction(state: ExpressionState, action: Action): void {
+  const target = state.path(action.steps);
+  switch (action.kind) {
+    case 'set':
+      state.sets.push(`${target} = ${state.value(toAttribute(action.value))}`);
+      return;
+    case 'append':
+      state.sets.push(`${target} = list_append(${target}, ${state.value({ L: [toAttribute(action.value)] })})`);
+      return;
+    case 'prepend':
+      state.sets.push(`${target} = list_append(${state.value({ L: [toAttribute(action.value)] })}, ${target})`);
+      return;
+    case 'add':
+      state.sets.push(`${target} = ${target} + ${state.number(action.amount)}`);
+      return;
+    case 'remove':
+      state.removes.push(target);
+      return;
+  }
+}
+
+/** The condition that the caller may do this: the key's hash, permission and expiry, or the user's role. */
+export function compileAccess(state: ExpressionState, access: AccessCheck): string {
+  if (access.kind === 'key') {
+    const key = `${state.name(A.keys)}.${state.name(access.keyId)}`;
+    const expires = `${key}.${state.name(A.keyExpires)}`;
+    return (
+      `${key}.${state.name(A.keyHash)} = ${state.value({ S: access.keyHash })}` +
+      ` AND contains(${key}.${state.name(A.keyPermissions)}, ${state.value({ S: access.permission })})` +
+      ` AND (attribute_not_exists(${expires}) OR ${expires} > ${state.number(access.now)})`
+    );
+  }
+  const owner = `${state.name(A.owner)} = ${state.value({ S: access.username })}`;
+  const member = `${state.name(A.members)}.${state.name(access.username)}`;
+  return access.role === 'write'
+    ? `(${owner} OR ${member} = ${state.value({ S: 'editor' })})`
+    : `(${owner} OR attribute_exists(${member}))`;
+}
+
+/** What every write adds: access, the version bump, the new etag, the request token, If-Match and the size budget. */
+export function compileEnvelope(state: ExpressionState, envelope: WriteEnvelope): void {
+  const version = state.name(A.version);
+  const etag = state.name(A.etag);
+  const slot = state.name(slotAttribute(envelope.slot));
+  const bytes = state.name(A.bytes);
+  const token = state.value({ S: envelope.requestToken });
+  state.conditions.unshift(compileAccess(state, envelope.access));
+  state.sets.push(`${version} = ${version} + ${state.number(1)}`, `${etag} = ${token}`, `${slot} = ${token}`);
+  // A missing slot compares unequal on every engine, so this also holds before the slot was first used.
+  state.conditions.push(`${slot} <> ${token}`);
+  if (envelope.ifMatch !== undefined) {
+    state.conditions.push(`${etag} IN (${envelope.ifMatch.map((e) => state.value({ S: e })).join(', ')})`);
+  }
+  if (envelope.expectedVersion !== undefined) {
+    state.conditions.push(`${version} = ${state.number(envelope.expectedVersion)}`);
+  }
+  if ('exact' in envelope.size) {
+    state.sets.push(`${bytes} = ${state.number(envelope.size.exact)}`);
+  } else {
+    state.sets.push(`${bytes} = ${bytes} + ${state.number(envelope.size.growth)}`);
+    state.conditions.push(`${bytes} <= ${state.number(MAX_CONTENT_BYTES - envelope.size.growth)}`);
+  }
+}
+
+const NUMBER_BYTES = 21;
+const keyBytes = (segments: Segments) => 1 + Buffer.byteLength(segments[segments.length - 1] ?? '', 'utf8');
+
+/** How much an operation can grow the content at most, as DynamoDB counts bytes (a bound, not the exact change). */
+export function growthBound(op: ContentOperation): number {
+  switch (op.kind) {
+    case 'set':
+      return keyBytes(op.segments) + storedSize(op.value);
+    case 'push':
+    case 'insert':
+      return keyBytes(op.segments) + 4 + storedSize(op.value);
+    case 'add':
+      return keyBytes(op.segments) + NUMBER_BYTES;
+    case 'delete':
+      return 0;
+    case 'replace':
+      return storedSize(op.content);
+  }
+}
+
+/** One UpdateItem for a write: the fast form of the operation, or a concrete action after a read. */
+export function compileWrite(change: { op: ContentOperation } | { action: Action }, envelope: WriteEnvelope): UpdateRequest | undefined {
+  const state = new ExpressionState();
+  if ('op' in change) {
+    if (!compileFastOperation(state, change.op)) return undefined;
+  } else {
+    compileAction(state, change.action);
+  }
+  compileEnvelope(state, envelope);
+  return state.buildUpdate();
+}
+
+/**
+ * GetItem projection for a read: the content down to the first index (the rest is resolved in memory), or none
+ * at all when `segments` is null, plus what deciding access needs.
+ */
+export function compileRead(segments: Segments | undefined | null, access: AccessCheck): ReadRequest {
+  const state = new ExpressionState();
+  const projection = ['pk', state.name(A.etag), state.name(A.version)];
+  if (segments !== null) {
+    const prefix: Step[] = [];
+    for (const [i, segment] of (segments ?? []).entries()) {
+      if (i > 0 && asIndex(segment) !== undefined) break;
+      prefix.push(segment);
+    }
+    projection.push(state.path(prefix));
+  }
+  if (access.kind === 'key') {
+    projection.push(`${state.name(A.keys)}.${state.name(access.keyId)}`);
+  } else {
+    projection.push(state.name(A.owner), `${state.name(A.members)}.${state.name(access.username)}`);
+  }
+  return { ProjectionExpression: projection.join(', '), ExpressionAttributeNames: state.attributeNames() };
+}

@@ -1,0 +1,59 @@
+// HTTP edge: the middy chain every Lambda shares: JSON responses, security headers, and the one error handler.
+import middy, { type MiddlewareObj, type Request } from '@middy/core';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { HttpError } from './errors';
+import { logger } from './logger';
+
+export type Event = APIGatewayProxyEventV2;
+export type Result = APIGatewayProxyStructuredResultV2;
+
+/** What a handler returns: a status, a JSON body and extra headers; the edge turns it into the Lambda result. */
+export interface Reply {
+  statusCode: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+export const SECURITY_HEADERS: Record<string, string> = {
+  'Content-Type': 'application/json; charset=utf-8',
+  'Cache-Control': 'no-store',
+  'X-Content-Type-Options': 'nosniff',
+  'X-Frame-Options': 'DENY',
+  'Content-Security-Policy': "default-src 'none'; frame-ancestors 'none'",
+  'Referrer-Policy': 'no-referrer',
+  'Strict-Transport-Security': 'max-age=63072000; includeSubDomains',
+};
+
+export function toResult(reply: Reply): Result {
+  return {
+    statusCode: reply.statusCode,
+    headers: { ...SECURITY_HEADERS, ...reply.headers },
+    body: JSON.stringify(reply.body),
+  };
+}
+
+export function errorReply(error: unknown, requestId: string | undefined): Reply {
+  if (error instanceof HttpError && error.expose) {
+    return { statusCode: error.statusCode, body: error.toJSON(), headers: error.headers };
+  }
+  logger.error('request failed', { requestId, error });
+  if (error instanceof HttpError) {
+    return { statusCode: error.statusCode, body: { message: 'The service could not complete the request', code: error.code }, headers: error.headers };
+  }
+  return { statusCode: 500, body: { message: 'Internal server error', code: 'INTERNAL_ERROR' } };
+}
+
+/** The single error handler, last in the chain: exposed HttpErrors keep their message, anything else is a 500. */
+export function httpErrors(): MiddlewareObj<Event, Result> {
+  const httpErrorsOnError = async (request: Request<Event, Result, Error, Context>) => {
+    request.response = toResult(errorReply(request.error, request.context?.awsRequestId));
+  };
+  return { onError: httpErrorsOnError };
+}
+
+/** `middy().use(httpErrors()).handler(...)`: handlers return a Reply, the chain makes it a Lambda result. */
+export function httpHandler(fn: (event: Event, context: Context) => Promise<Reply>) {
+  return middy<Event, Result>()
+    .use(httpErrors())
+    .handler(async (event, context) => toResult(await fn(event, context)));
+}

@@ -1,0 +1,86 @@
+// HTTP errors: one small hierarchy; every client-facing error has a status, a stable code and a sentence.
+
+export class HttpError extends Error {
+  readonly statusCode: number;
+  readonly code: string;
+  /** Whether the message may reach the client; anything else becomes a plain 500. */
+  readonly expose: boolean;
+  readonly headers: Record<string, string>;
+
+  constructor(
+    statusCode: number,
+    code: string,
+    message: string,
+    options: { cause?: unknown; headers?: Record<string, string> } = {},
+  ) {
+    super(message, { cause: options.cause });
+    this.name = new.target.name;
+    this.statusCode = statusCode;
+    this.code = code;
+    this.expose = statusCode < 500;
+    this.headers = options.headers ?? {};
+  }
+
+  toJSON(): { message: string; code: string } {
+    return { message: this.message, code: this.code };
+  }
+}
+
+export class BadRequest extends HttpError {
+  constructor(code: string, message: string, options?: { cause?: unknown }) {
+    super(400, code, message, options);
+  }
+}
+
+/** Every unusable credential gets this exact error, so unknown, expired and revoked look the same. */
+export class Unauthorized extends HttpError {
+  constructor() {
+    super(401, 'UNAUTHORIZED', 'A valid session token or API key is required', {
+      headers: { 'WWW-Authenticate': 'Bearer' },
+    });
+  }
+}
+
+export class Forbidden extends HttpError {
+  constructor(message = 'You do not have access to this project') {
+    super(403, 'FORBIDDEN', message);
+  }
+}
+
+export class NotFound extends HttpError {
+  constructor(code: string, message: string) {
+    super(404, code, message);
+  }
+}
+
+export class Conflict extends HttpError {
+  constructor(code: string, message: string, headers?: Record<string, string>) {
+    super(409, code, message, { headers });
+  }
+}
+
+export class PreconditionFailed extends HttpError {
+  constructor(etag: string | undefined) {
+    super(412, 'PRECONDITION_FAILED', 'The content has changed since the version named in If-Match', {
+      headers: etag ? { ETag: etag } : {},
+    });
+  }
+}
+
+export class PayloadTooLarge extends HttpError {
+  constructor(code: string, message: string) {
+    super(413, code, message);
+  }
+}
+
+export class UnsupportedMediaType extends HttpError {
+  constructor() {
+    super(415, 'UNSUPPORTED_MEDIA_TYPE', 'The request body must be JSON (Content-Type: application/json)');
+  }
+}
+
+export class ServiceUnavailable extends HttpError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(503, 'SERVICE_UNAVAILABLE', message, { ...options, headers: { 'Retry-After': '1' } });
+  }
+}

@@ -1,0 +1,27 @@
+// Request schemas: the one source for the ajv validators (compiled at build time) and the OpenAPI document.
+
+const path = { type: 'string', description: 'Dot-separated path; `\\.` is a literal dot, `\\\\` a literal backslash.', examples: ['data.items'] };
+const anyValue = { description: 'Any JSON value (null included).' };
+const amount = { type: 'number', description: 'Amount; a finite number, default 1.', default: 1 };
+
+const body = (properties: Record<string, object>, required: string[]) => ({
+  type: 'object',
+  properties,
+  required,
+  additionalProperties: false,
+});
+
+export const requestSchemas = {
+  set: body({ path, value: anyValue }, ['path', 'value']),
+  insert: body(
+    { path, value: anyValue, index: { type: 'number', description: 'Zero-based integer index; negative counts from the end.' } },
+    ['path', 'value', 'index'],
+  ),
+  push: body({ path, value: anyValue }, ['path', 'value']),
+  decrement: body({ path, value: amount }, ['path']),
+  increment: body({ path, value: amount }, ['path']),
+  delete: body({ path }, ['path']),
+  update: body({ content: { type: 'object', description: 'The whole new content (an object).' } }, ['content']),
+} as const;
+
+export type RequestSchemaName = keyof typeof requestSchemas;

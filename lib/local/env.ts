@@ -1,0 +1,21 @@
+// Local defaults: what `npm start`, the admin CLI and the tests assume when nothing else is configured.
+import { join } from 'node:path';
+
+export const ROOT = join(__dirname, '..', '..');
+
+export const local = {
+  port: () => Number(process.env.PORT ?? 3000),
+  enginePort: () => Number(process.env.LOCAL_DYNAMODB_PORT ?? 8000),
+  dataDir: () => process.env.DATA_DIR ?? join(ROOT, '.data'),
+  corsOrigins: () => (process.env.CORS_ORIGINS ?? '*').split(',').map((o) => o.trim()).filter(Boolean),
+};
+
+/** Region, dummy credentials and the table name; set before any handler module builds its client. */
+export function applyLocalDefaults(): void {
+  process.env.AWS_REGION ??= 'us-east-1';
+  process.env.AWS_ACCESS_KEY_ID ??= 'local';
+  process.env.AWS_SECRET_ACCESS_KEY ??= 'local';
+  process.env.TABLE_NAME ??= 'content-api';
+  // The SDK warns on every client about Node 20's support window; Lambda runs Node 22.
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+}

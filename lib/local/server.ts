@@ -1,0 +1,221 @@
+// Local HTTP server: serves every route in serverless.yml by calling the very handler Lambda runs, with a v2 event.
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+
+const ROOT = join(__dirname, '..', '..');
+/** API Gateway's own payload limit; the handlers enforce the service's smaller one. */
+const MAX_REQUEST_BYTES = 10 * 1024 * 1024;
+
+type Handler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
+
+export interface Route {
+  functionName: string;
+  method: string;
+  path: string;
+  handler: string;
+  pattern: RegExp;
+  params: string[];
+}
+
+interface ServerlessConfig {
+  provider: { timeout?: number; httpApi?: { cors?: { allowedHeaders?: string[]; allowedMethods?: string[]; exposedResponseHeaders?: string[]; maxAge?: number } } };
+  functions: Record<string, { handler: string; events?: Array<{ httpApi?: { method: string; path: string } }> }>;
+}
+
+export function readServerlessConfig(): ServerlessConfig {
+  return parse(readFileSync(join(ROOT, 'serverless.yml'), 'utf8')) as ServerlessConfig;
+}
+
+/** Every httpApi event of every function in serverless.yml. */
+export function loadRoutes(config = readServerlessConfig()): Route[] {
+  const routes: Route[] = [];
+  for (const [functionName, fn] of Object.entries(config.functions)) {
+    for (const event of fn.events ?? []) {
+      if (!event.httpApi) continue;
+      const params: string[] = [];
+      const source = event.httpApi.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{([^}]+)\}/g, (_, name: string) => {
+        params.push(name.replace(/\+$/, ''));
+        return name.endsWith('+') ? '(.+)' : '([^/]+)';
+      });
+      routes.push({ functionName, method: event.httpApi.method.toUpperCase(), path: event.httpApi.path, handler: fn.handler, pattern: new RegExp(`^${source}$`), params });
+    }
+  }
+  return routes;
+}
+
+async function loadHandler(route: Route): Promise<Handler> {
+  const dot = route.handler.lastIndexOf('.');
+  const module = (await import(join(ROOT, route.handler.slice(0, dot)))) as Record<string, Handler>;
+  const handler = module[route.handler.slice(dot + 1)];
+  if (typeof handler !== 'function') throw new Error(`${route.handler} is not a function`);
+  return handler;
+}
+
+function readBody(req: IncomingMessage): Promise<Buffer | 'too-large'> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= MAX_REQUEST_BYTES) chunks.push(chunk);
+    });
+    req.on('end', () => resolve(size > MAX_REQUEST_BYTES ? 'too-large' : Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+const TEXT_TYPE = /^(?:text\/|application\/(?:[\w.+-]+\+)?json|application\/x-www-form-urlencoded)/i;
+
+/** The API Gateway HTTP API payload v2 event for a request (header names lower case, repeated values joined). */
+export function toEvent(req: IncomingMessage, body: Buffer, route: Route, match: RegExpExecArray): APIGatewayProxyEventV2 {
+  const url = new URL(req.url ?? '/', 'http://localhost');
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value !== undefined && name !== 'cookie') headers[name] = Array.isArray(value) ? value.join(',') : value;
+  }
+  const query: Record<string, string> = {};
+  for (const [name, value] of url.searchParams) query[name] = name in query ? `${query[name]},${value}` : value;
+  const pathParameters: Record<string, string> = {};
+  route.params.forEach((name, i) => {
+    const raw = match[i + 1] as string;
+    try {
+      pathParameters[name] = decodeURIComponent(raw);
+    } catch {
+      pathParameters[name] = raw;
+    }
+  });
+  const type = headers['content-type'];
+  const binary = body.length > 0 && type !== undefined && !TEXT_TYPE.test(type);
+  const now = new Date();
+  return {
+    version: '2.0',
+    routeKey: `${route.method} ${route.path}`,
+    rawPath: url.pathname,
+    rawQueryString: url.search.slice(1),
+    cookies: req.headers.cookie?.split(/;\s*/),
+    headers,
+    queryStringParameters: Object.keys(query).length > 0 ? query : undefined,
+    pathParameters: route.params.length > 0 ? pathParameters : undefined,
+    requestContext: {
+      accountId: 'local',
+      apiId: 'local',
+      domainName: headers.host ?? 'localhost',
+      domainPrefix: 'localhost',
+      http: { method: route.method, path: url.pathname, protocol: `HTTP/${req.httpVersion}`, sourceIp: req.socket.remoteAddress ?? '127.0.0.1', userAgent: headers['user-agent'] ?? '' },
+      requestId: randomUUID(),
+      routeKey: `${route.method} ${route.path}`,
+      stage: '$default',
+      time: now.toUTCString(),
+      timeEpoch: now.getTime(),
+    },
+    body: body.length > 0 ? body.toString(binary ? 'base64' : 'utf8') : undefined,
+    isBase64Encoded: binary,
+  };
+}
+
+function lambdaContext(functionName: string, timeoutSeconds: number): Context {
+  const deadline = Date.now() + timeoutSeconds * 1000;
+  return {
+    callbackWaitsForEmptyEventLoop: true,
+    functionName,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${functionName}`,
+    memoryLimitInMB: '512',
+    awsRequestId: randomUUID(),
+    logGroupName: `/aws/lambda/${functionName}`,
+    logStreamName: 'local',
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}
+
+export interface ServerOptions {
+  port: number;
+  host?: string;
+  /** Allowed CORS origins; ['*'] allows any. */
+  corsOrigins: string[];
+}
+
+function send(res: ServerResponse, status: number, headers: Record<string, string>, body: string): void {
+  res.writeHead(status, { ...headers, 'Content-Length': String(Buffer.byteLength(body)) });
+  res.end(body);
+}
+
+const jsonError = (message: string, code: string) => JSON.stringify({ message, code });
+const JSON_HEADERS = { 'Content-Type': 'application/json; charset=utf-8' };
+
+/** Starts the server; routes and CORS settings come from serverless.yml, origins from the options. */
+export async function startServer(options: ServerOptions): Promise<{ server: Server; url: string; routes: Route[] }> {
+  const config = readServerlessConfig();
+  const routes = loadRoutes(config);
+  const handlers = new Map<Route, Handler>();
+  for (const route of routes) handlers.set(route, await loadHandler(route));
+  const cors = config.provider.httpApi?.cors ?? {};
+  const timeout = config.provider.timeout ?? 10;
+
+  const corsHeaders = (origin: string | undefined): Record<string, string> => {
+    if (origin === undefined) return {};
+    const allowed = options.corsOrigins.includes('*') ? '*' : options.corsOrigins.includes(origin) ? origin : undefined;
+    if (allowed === undefined) return {};
+    return {
+      'Access-Control-Allow-Origin': allowed,
+      'Access-Control-Expose-Headers': (cors.exposedResponseHeaders ?? []).join(', '),
+      ...(allowed === '*' ? {} : { Vary: 'Origin' }),
+    };
+  };
+
+  const server = createServer((req, res) => {
+    void (async () => {
+      const origin = req.headers.origin;
+      const url = new URL(req.url ?? '/', 'http://localhost');
+      const method = (req.method ?? 'GET').toUpperCase();
+      if (method === 'OPTIONS' && req.headers['access-control-request-method']) {
+        const headers = corsHeaders(origin);
+        if (headers['Access-Control-Allow-Origin']) {
+          headers['Access-Control-Allow-Methods'] = (cors.allowedMethods ?? []).join(', ');
+          headers['Access-Control-Allow-Headers'] = (cors.allowedHeaders ?? []).join(', ');
+          headers['Access-Control-Max-Age'] = String(cors.maxAge ?? 600);
+        }
+        send(res, 204, headers, '');
+        return;
+      }
+      const candidates = routes.map((route) => ({ route, match: route.pattern.exec(url.pathname) })).filter((c) => c.match);
+      const found = candidates.find((c) => c.route.method === method);
+      if (!found) {
+        const status = candidates.length > 0 ? 405 : 404;
+        const body = status === 405 ? jsonError('Method not allowed', 'METHOD_NOT_ALLOWED') : jsonError('Not found', 'ROUTE_NOT_FOUND');
+        send(res, status, { ...JSON_HEADERS, ...corsHeaders(origin) }, body);
+        return;
+      }
+      const body = await readBody(req);
+      if (body === 'too-large') {
+        send(res, 413, { ...JSON_HEADERS, ...corsHeaders(origin) }, jsonError('Request entity too large', 'PAYLOAD_TOO_LARGE'));
+        return;
+      }
+      const handler = handlers.get(found.route) as Handler;
+      const result = await handler(toEvent(req, body, found.route, found.match as RegExpExecArray), lambdaContext(found.route.functionName, timeout));
+      const headers: Record<string, string> = { ...corsHeaders(origin) };
+      for (const [name, value] of Object.entries(result.headers ?? {})) headers[name] = String(value);
+      const text = result.isBase64Encoded ? Buffer.from(result.body ?? '', 'base64').toString('latin1') : (result.body ?? '');
+      send(res, result.statusCode ?? 200, headers, text);
+    })().catch((error: unknown) => {
+      console.error(JSON.stringify({ level: 'ERROR', message: 'local server failure', error: String(error) }));
+      if (!res.headersSent) send(res, 500, JSON_HEADERS, jsonError('Internal server error', 'INTERNAL_ERROR'));
+      else res.destroy();
+    });
+  });
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host ?? '127.0.0.1', () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  return { server, url: `http://127.0.0.1:${port}`, routes };
+}

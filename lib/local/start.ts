@@ -1,0 +1,54 @@
+// `npm start`: the embedded engine (or AWS_ENDPOINT_URL_DYNAMODB), the table, a demo project, and the API on PORT.
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { local } from './env';
+import { startRuntime } from './runtime';
+import { startServer } from './server';
+
+interface Demo {
+  username: string;
+  projectSlug: string;
+  key: string;
+}
+
+/** First start: a demo user, project and API key, remembered in the data folder so every start can print them. */
+async function ensureDemo(): Promise<Demo> {
+  const file = join(local.dataDir(), 'demo.json');
+  if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8')) as Demo;
+  const { createApiKey, createProject, createUser, AccountError } = await import('../store/accounts');
+  const demo = { username: '@demo', slug: 'site' };
+  for (const step of [() => createUser(demo.username), () => createProject(demo)]) {
+    try {
+      await step();
+    } catch (error) {
+      if (!(error instanceof AccountError && error.code === 'EXISTS')) throw error;
+    }
+  }
+  const { key } = await createApiKey(demo, { name: 'demo', permissions: ['content:read', 'content:write'] });
+  const saved: Demo = { username: demo.username, projectSlug: demo.slug, key };
+  writeFileSync(file, `${JSON.stringify(saved, null, 2)}\n`, { mode: 0o600 });
+  return saved;
+}
+
+async function main(): Promise<void> {
+  const runtime = await startRuntime();
+  const demo = await ensureDemo();
+  const { url, routes } = await startServer({ port: local.port(), corsOrigins: local.corsOrigins() });
+  const base = `${url}/api/${demo.username}/${demo.projectSlug}/content`;
+  console.log(`DynamoDB: ${runtime.embedded ? `embedded dynalite at ${runtime.endpoint}, data in ${local.dataDir()}` : runtime.endpoint}`);
+  console.log(`API: ${url} (${routes.length} routes from serverless.yml)`);
+  console.log(`Demo project ${demo.username}/${demo.projectSlug}, API key ${demo.key}\n`);
+  console.log('Try:');
+  console.log(`curl -s -X POST ${base}/set -H 'Authorization: Bearer ${demo.key}' -H 'Content-Type: application/json' -d '{"path":"data.greeting","value":"hello"}'`);
+  console.log(`curl -s ${base} -H 'Authorization: Bearer ${demo.key}'`);
+  const stop = () => {
+    void runtime.close().finally(() => process.exit(0));
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}
+
+main().catch((error: unknown) => {
+  console.error(error instanceof Error ? error.message : error);
+  process.exit(1);
+});

@@ -1,0 +1,67 @@
+// Paths: parse dot-separated content paths (with `\.` and `\\` escapes) into segments, and format them back.
+import { BadRequest } from '../http/errors';
+import { MAX_CONTAINER_DEPTH, MAX_PATH_LENGTH } from '../config/limits';
+import { MAX_KEY_LENGTH, RESERVED_KEY } from '../content/json';
+
+/** A parsed path: the raw segment strings, unescaped. */
+export type Segments = readonly string[];
+
+// An integer segment: no leading zeros, no "-0", and small enough to be an exact array index.
+const INTEGER_SEGMENT = /^(?:0|-?[1-9][0-9]{0,14})$/;
+
+/** The segment as an array index when it looks like an integer, else undefined. */
+export function asIndex(segment: string): number | undefined {
+  return INTEGER_SEGMENT.test(segment) ? Number(segment) : undefined;
+}
+
+/**
+ * Parses `a.b\.c.0` into ['a', 'b.c', '0']. Rejects what decisions.md rejects: a non-string or empty path,
+ * empty segments, unknown escapes, and paths deeper than the content may nest.
+ */
+export function parsePath(path: unknown): Segments {
+  if (typeof path !== 'string') throw new BadRequest('INVALID_PATH', 'path must be a string');
+  if (path.length === 0) throw new BadRequest('INVALID_PATH', 'path must not be empty');
+  if (path.length > MAX_PATH_LENGTH) {
+    throw new BadRequest('INVALID_PATH', `path must be at most ${MAX_PATH_LENGTH} characters`);
+  }
+  const segments: string[] = [];
+  let current = '';
+  for (let i = 0; i < path.length; i++) {
+    const ch = path[i];
+    if (ch === '\\') {
+      const next = path[i + 1];
+      if (next !== '.' && next !== '\\') {
+        throw new BadRequest('INVALID_PATH', `invalid escape at position ${i}: only \\. and \\\\ are allowed`);
+      }
+      current += next;
+      i++;
+    } else if (ch === '.') {
+      segments.push(current);
+      current = '';
+    } else {
+      current += ch;
+    }
+  }
+  segments.push(current);
+  if (segments.some((s) => s.length === 0)) {
+    throw new BadRequest('INVALID_PATH', 'path must not contain empty segments');
+  }
+  if (segments.includes(RESERVED_KEY)) throw new BadRequest('RESERVED_KEY', '"__proto__" cannot be used as a key');
+  if (segments.some((s) => s.length > MAX_KEY_LENGTH)) {
+    throw new BadRequest('INVALID_PATH', `path segments must be at most ${MAX_KEY_LENGTH} characters`);
+  }
+  // The root and every segment but the last are containers: a path of n segments needs n container levels.
+  if (segments.length > MAX_CONTAINER_DEPTH) {
+    throw new BadRequest('PATH_TOO_DEEP', `path must have at most ${MAX_CONTAINER_DEPTH} segments`);
+  }
+  return segments;
+}
+
+/** Escapes one segment so that parsePath reads it back unchanged. */
+export function escapeSegment(segment: string): string {
+  return segment.replace(/\\/g, '\\\\').replace(/\./g, '\\.');
+}
+
+export function formatPath(segments: Segments): string {
+  return segments.map(escapeSegment).join('.');
+}

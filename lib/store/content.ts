@@ -1,0 +1,180 @@
+// Content store: sends compiled operations to DynamoDB (one UpdateItem on the fast path) and handles the slow paths.
+import {
+  type AttributeValue,
+  ConditionalCheckFailedException,
+  GetItemCommand,
+  UpdateItemCommand,
+} from '@aws-sdk/client-dynamodb';
+import { randomBytes } from 'node:crypto';
+import { tableName } from '../config/env';
+import { MAX_CONTENT_BYTES, MAX_WRITE_ATTEMPTS } from '../config/limits';
+import { type Json, storedSize } from '../content/json';
+import { type Action, type ContentOperation, applyAction, plan, valueAt } from '../content/model';
+import { dynamo } from '../dynamo/client';
+import { type UpdateRequest, TOKEN_SLOTS, compileRead, compileWrite, growthBound, slotAttribute } from '../expressions';
+import { BadRequest, Conflict, PayloadTooLarge, PreconditionFailed, ServiceUnavailable } from '../http/errors';
+import type { Segments } from '../paths';
+import { type Need, type Principal, accessCheck, assertAccess } from '../auth/access';
+import { type ProjectItem, type ProjectRef, epochSeconds, projectPk, readProjectItem } from './items';
+
+export interface WriteRequest {
+  project: ProjectRef;
+  principal: Principal;
+  op: ContentOperation;
+  /** Parsed If-Match header; undefined when absent or `*`. */
+  ifMatch?: readonly string[];
+}
+
+export interface WriteResult {
+  etag: string;
+}
+
+const key = (project: ProjectRef) => ({ pk: { S: projectPk(project) } });
+
+const contentTooLarge = () =>
+  new PayloadTooLarge('CONTENT_TOO_LARGE', `the content would exceed ${MAX_CONTENT_BYTES} bytes; nothing was changed`);
+
+/** Maps what DynamoDB refuses about a write to the client's 4xx (the service checks first; this is the backstop). */
+function mapWriteError(error: unknown): never {
+  const message = error instanceof Error ? error.message : '';
+  const name = error instanceof Error ? error.name : '';
+  if (name === 'ValidationException' && /item size/i.test(message)) throw contentTooLarge();
+  if (name === 'ValidationException' && /number overflow|significant digits|magnitude/i.test(message)) {
+    throw new BadRequest('NUMBER_OUT_OF_RANGE', 'the result is outside the range of numbers that can be stored', { cause: error });
+  }
+  if (/Throttl|ProvisionedThroughputExceeded|RequestLimitExceeded/.test(name)) {
+    throw new ServiceUnavailable('The service is busy; retry shortly', { cause: error });
+  }
+  throw error;
+}
+
+type Sent = { ok: true } | { ok: false; item?: Record<string, AttributeValue> };
+
+async function sendUpdate(project: ProjectRef, request: UpdateRequest): Promise<Sent> {
+  try {
+    await dynamo.send(
+      new UpdateItemCommand({
+        TableName: tableName(),
+        Key: key(project),
+        ...request,
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
+    );
+    return { ok: true };
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return { ok: false, item: error.Item };
+    return mapWriteError(error);
+  }
+}
+
+async function readItem(project: ProjectRef): Promise<ProjectItem | undefined> {
+  const { Item } = await dynamo.send(new GetItemCommand({ TableName: tableName(), Key: key(project), ConsistentRead: true }));
+  return Item ? readProjectItem(Item) : undefined;
+}
+
+/** The item a failed condition returned (DynamoDB's ALL_OLD), or one read when the engine returned none. */
+async function itemAfterFailure(project: ProjectRef, sent: Sent): Promise<ProjectItem | undefined> {
+  return !sent.ok && sent.item ? readProjectItem(sent.item) : readItem(project);
+}
+
+type Decision = { kind: 'applied' } | { kind: 'unchanged'; etag: string } | { kind: 'write'; action: Action; bytes: number };
+
+/** With the item in hand: did our write already land, may the caller write, does If-Match hold, what to change. */
+async function decide(request: WriteRequest, item: ProjectItem | undefined, token: string, slot: number): Promise<Decision> {
+  if (item?.raw[slotAttribute(slot)]?.S === token) return { kind: 'applied' };
+  await assertAccess(request.project, item, request.principal, 'write', epochSeconds());
+  const current = item as ProjectItem;
+  if (request.ifMatch && !request.ifMatch.includes(current.etag)) throw new PreconditionFailed(formatEtag(current.etag));
+  const action = plan(current.content, request.op);
+  if (action === undefined) return { kind: 'unchanged', etag: current.etag };
+  const bytes = storedSize(applyAction(current.content, action));
+  if (bytes > MAX_CONTENT_BYTES) throw contentTooLarge();
+  return { kind: 'write', action, bytes };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** Full jitter, capped: racing writers spread out instead of colliding again in lockstep. */
+const backoff = (attempt: number) => sleep(Math.random() * Math.min(100, 5 * 2 ** attempt));
+
+export const formatEtag = (etag: string) => `"${etag}"`;
+
+/**
+ * Applies one content operation. Success costs one UpdateItem when the operation compiles without reading;
+ * otherwise (and after a failed condition) it reads the item, decides in memory and writes conditionally on the
+ * version it read, retrying with jitter while other writers race it.
+ */
+export async function writeContent(request: WriteRequest): Promise<WriteResult> {
+  const token = randomBytes(16).toString('base64url');
+  const slot = randomBytes(1)[0]! % TOKEN_SLOTS;
+  const envelope = {
+    access: accessCheck(request.principal, 'write', epochSeconds()),
+    requestToken: token,
+    slot,
+    ifMatch: request.ifMatch,
+  };
+  const growth = growthBound(request.op);
+  if (request.op.kind === 'replace' && growth > MAX_CONTENT_BYTES) throw contentTooLarge();
+  const fast = compileWrite(
+    { op: request.op },
+    { ...envelope, size: request.op.kind === 'replace' ? { exact: growth } : { growth } },
+  );
+
+  let item: ProjectItem | undefined;
+  if (fast) {
+    const sent = await sendUpdate(request.project, fast);
+    if (sent.ok) return { etag: formatEtag(token) };
+    item = await itemAfterFailure(request.project, sent);
+  } else {
+    item = await readItem(request.project);
+  }
+
+  for (let attempt = 1; ; attempt++) {
+    const decision = await decide(request, item, token, slot);
+    if (decision.kind === 'applied') return { etag: formatEtag(token) };
+    if (decision.kind === 'unchanged') return { etag: formatEtag(decision.etag) };
+    const write = compileWrite(
+      { action: decision.action },
+      { ...envelope, expectedVersion: (item as ProjectItem).version, size: { exact: decision.bytes } },
+    ) as UpdateRequest;
+    const sent = await sendUpdate(request.project, write);
+    if (sent.ok) return { etag: formatEtag(token) };
+    if (attempt >= MAX_WRITE_ATTEMPTS) {
+      throw new Conflict('WRITE_CONFLICT', 'Too many concurrent writes to this project; retry shortly', { 'Retry-After': '1' });
+    }
+    await backoff(attempt);
+    item = await itemAfterFailure(request.project, sent);
+  }
+}
+
+export interface ReadRequest {
+  project: ProjectRef;
+  principal: Principal;
+  segments?: Segments;
+}
+
+/** One GetItem: the content (or the part the path needs), the etag, and what access needs to be decided. */
+export async function readContent(request: ReadRequest): Promise<{ value: Json; etag: string }> {
+  const now = epochSeconds();
+  const projection = compileRead(request.segments, accessCheck(request.principal, 'read', now));
+  const { Item } = await dynamo.send(
+    new GetItemCommand({ TableName: tableName(), Key: key(request.project), ConsistentRead: true, ...projection }),
+  );
+  const item = Item ? readProjectItem(Item) : undefined;
+  await assertAccess(request.project, item, request.principal, 'read', now);
+  const content = (item as ProjectItem).content;
+  return { value: request.segments ? valueAt(content, request.segments) : content, etag: formatEtag((item as ProjectItem).etag) };
+}
+
+/** For requests that fail validation: decide 401/404/403 first (they come before 400), with one read. */
+export async function assertProjectAccess(project: ProjectRef, principal: Principal, need: Need): Promise<void> {
+  const now = epochSeconds();
+  const { Item } = await dynamo.send(
+    new GetItemCommand({
+      TableName: tableName(),
+      Key: key(project),
+      ConsistentRead: true,
+      ...compileRead(null, accessCheck(principal, need, now)),
+    }),
+  );
+  await assertAccess(project, Item ? readProjectItem(Item) : undefined, principal, need, now);
+}

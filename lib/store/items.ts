@@ -1,0 +1,71 @@
+// Items: the keys and shapes of the records in the table, and reading a project item into plain fields.
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { type JsonObject } from '../content/json';
+import { fromAttribute } from '../dynamo/attributes';
+import { A, type Permission } from '../expressions';
+
+export interface ProjectRef {
+  username: string;
+  slug: string;
+}
+
+export const USERNAME = /^@[A-Za-z0-9][A-Za-z0-9_.-]{0,38}$/;
+export const SLUG = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/;
+
+export const isProjectRef = (username: unknown, slug: unknown): boolean =>
+  typeof username === 'string' && typeof slug === 'string' && USERNAME.test(username) && SLUG.test(slug);
+
+export const projectName = (p: ProjectRef) => `${p.username}/${p.slug}`;
+export const projectPk = (p: ProjectRef) => `P#${projectName(p)}`;
+export const userPk = (username: string) => `U#${username}`;
+export const sessionPk = (tokenHash: string) => `S#${tokenHash}`;
+export const keyPk = (keyId: string) => `K#${keyId}`;
+
+export type Role = 'viewer' | 'editor';
+
+/** An API key as the project item holds it (the condition expression checks these fields). */
+export interface KeyEntry {
+  h: string;
+  p: Permission[];
+  e?: number;
+  n?: string;
+  c?: string;
+}
+
+/** The key record beside the project: lets a key be recognised on any project (401 vs 403) and listed. */
+export interface KeyRecord extends KeyEntry {
+  pk: string;
+  project: string;
+}
+
+export interface SessionRecord {
+  pk: string;
+  u: string;
+  /** Expiry, epoch seconds; also the table's TTL attribute. */
+  ttl: number;
+}
+
+export interface ProjectItem {
+  content: JsonObject;
+  version: number;
+  etag: string;
+  owner?: string;
+  members: Record<string, string>;
+  keys: Record<string, KeyEntry>;
+  raw: Record<string, AttributeValue>;
+}
+
+export function readProjectItem(raw: Record<string, AttributeValue>): ProjectItem {
+  const field = (name: string) => (raw[name] ? fromAttribute(raw[name]) : undefined);
+  return {
+    content: (field(A.content) ?? {}) as JsonObject,
+    version: Number(raw[A.version]?.N ?? 0),
+    etag: raw[A.etag]?.S ?? '',
+    owner: raw[A.owner]?.S,
+    members: (field(A.members) ?? {}) as Record<string, string>,
+    keys: (field(A.keys) ?? {}) as unknown as Record<string, KeyEntry>,
+    raw,
+  };
+}
+
+export const epochSeconds = () => Math.floor(Date.now() / 1000);
