@@ -37,6 +37,11 @@ export async function startEngine(options: { port: number; dataDir?: string }): 
   const { port } = server.address() as AddressInfo;
   return {
     endpoint: `http://127.0.0.1:${port}`,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        // Idle keep-alive connections would otherwise hold close() open.
+        server.closeAllConnections();
+      }),
   };
 }

@@ -1,11 +1,13 @@
 // Local defaults: what `npm start`, the admin CLI and the tests assume when nothing else is configured.
 import { join } from 'node:path';
 
-export const ROOT = join(__dirname, '..', '..');
+/** npm runs every script from the package root. */
+export const ROOT = process.cwd();
 
 export const local = {
   port: () => Number(process.env.PORT ?? 3000),
   enginePort: () => Number(process.env.LOCAL_DYNAMODB_PORT ?? 8000),
+  /** `:memory:` keeps the embedded engine in memory (tests). */
   dataDir: () => process.env.DATA_DIR ?? join(ROOT, '.data'),
   corsOrigins: () => (process.env.CORS_ORIGINS ?? '*').split(',').map((o) => o.trim()).filter(Boolean),
 };

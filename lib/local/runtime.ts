@@ -16,7 +16,8 @@ export async function startRuntime(options: { port?: number; dataDir?: string | 
   applyLocalDefaults();
   let engine: Engine | undefined;
   if (!process.env.AWS_ENDPOINT_URL_DYNAMODB) {
-    const dataDir = options.dataDir === null ? undefined : (options.dataDir ?? local.dataDir());
+    const dir = options.dataDir === null ? ':memory:' : (options.dataDir ?? local.dataDir());
+    const dataDir = dir === ':memory:' ? undefined : dir;
     if (dataDir) mkdirSync(dataDir, { recursive: true });
     engine = await startEngine({ port: options.port ?? local.enginePort(), dataDir });
     process.env.AWS_ENDPOINT_URL_DYNAMODB = engine.endpoint;

@@ -6,8 +6,7 @@ import { type IncomingMessage, type Server, type ServerResponse, createServer } 
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-
-const ROOT = join(__dirname, '..', '..');
+import { ROOT } from './env';
 /** API Gateway's own payload limit; the handlers enforce the service's smaller one. */
 const MAX_REQUEST_BYTES = 10 * 1024 * 1024;
 

@@ -13,8 +13,9 @@ interface Demo {
 
 /** First start: a demo user, project and API key, remembered in the data folder so every start can print them. */
 async function ensureDemo(): Promise<Demo> {
+  const inMemory = local.dataDir() === ':memory:';
   const file = join(local.dataDir(), 'demo.json');
-  if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8')) as Demo;
+  if (!inMemory && existsSync(file)) return JSON.parse(readFileSync(file, 'utf8')) as Demo;
   const { createApiKey, createProject, createUser, AccountError } = await import('../store/accounts');
   const demo = { username: '@demo', slug: 'site' };
   for (const step of [() => createUser(demo.username), () => createProject(demo)]) {
@@ -26,7 +27,7 @@ async function ensureDemo(): Promise<Demo> {
   }
   const { key } = await createApiKey(demo, { name: 'demo', permissions: ['content:read', 'content:write'] });
   const saved: Demo = { username: demo.username, projectSlug: demo.slug, key };
-  writeFileSync(file, `${JSON.stringify(saved, null, 2)}\n`, { mode: 0o600 });
+  if (!inMemory) writeFileSync(file, `${JSON.stringify(saved, null, 2)}\n`, { mode: 0o600 });
   return saved;
 }
 
@@ -41,6 +42,9 @@ async function main(): Promise<void> {
   console.log('Try:');
   console.log(`curl -s -X POST ${base}/set -H 'Authorization: Bearer ${demo.key}' -H 'Content-Type: application/json' -d '{"path":"data.greeting","value":"hello"}'`);
   console.log(`curl -s ${base} -H 'Authorization: Bearer ${demo.key}'`);
+  // For tools that start this process (the tests): where the API and the engine are, once both are ready.
+  const readyFile = process.env.LOCAL_READY_FILE;
+  if (readyFile) writeFileSync(readyFile, JSON.stringify({ url, endpoint: runtime.endpoint, pid: process.pid }));
   const stop = () => {
     void runtime.close().finally(() => process.exit(0));
   };

@@ -1,0 +1,27 @@
+// Unit tests run pure code with no engine; integration tests run over real HTTP against a real DynamoDB engine
+// (the embedded one by default; `npm run test:dynamodb-local` points them at DynamoDB Local).
+const transform = { '^.+\\.(t|j)sx?$': ['@swc/jest'] };
+const common = {
+  transform,
+  // @middy/core is ESM-only: let swc turn it into CommonJS like our own code.
+  transformIgnorePatterns: ['node_modules/(?!@middy)'],
+  // ...and resolve it to its ESM entry (its package.json only exports an `import` condition).
+  moduleNameMapper: { '^@middy/core$': '<rootDir>/node_modules/@middy/core/index.js' },
+  testEnvironment: 'node',
+};
+
+module.exports = {
+  projects: [
+    { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
+    {
+      ...common,
+      displayName: 'integration',
+      testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
+      globalSetup: '<rootDir>/test/support/global-setup.ts',
+      globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+      setupFiles: ['<rootDir>/test/support/env.ts'],
+      setupFilesAfterEnv: ['<rootDir>/test/support/after-env.ts'],
+    },
+  ],
+  testTimeout: 30000,
+};

@@ -1,0 +1,83 @@
+// Test helpers: HTTP calls to the local API, and fixtures (users, projects, keys, sessions) made through lib/.
+import { randomBytes } from 'node:crypto';
+import type { Permission } from '../../lib/expressions';
+import type { Role } from '../../lib/store/items';
+
+export interface Reply {
+  status: number;
+  body: any;
+  headers: Headers;
+}
+
+export const baseUrl = () => process.env.TEST_API_URL as string;
+
+export async function call(
+  method: string,
+  path: string,
+  options: { token?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> } = {},
+): Promise<Reply> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.token) headers.authorization = `Bearer ${options.token}`;
+  let body: string | undefined = options.rawBody;
+  if (options.body !== undefined) {
+    body = JSON.stringify(options.body);
+    headers['content-type'] ??= 'application/json';
+  }
+  const res = await fetch(`${baseUrl()}${path}`, { method, headers, body });
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = text === '' ? undefined : JSON.parse(text);
+  } catch {
+    // leave as text
+  }
+  return { status: res.status, body: parsed, headers: res.headers };
+}
+
+export interface Project {
+  username: string;
+  slug: string;
+  /** `/api/@user/slug/content` */
+  content: string;
+  owner: string;
+  key: string;
+  keyId: string;
+}
+
+export const unique = (prefix: string) => `${prefix}${randomBytes(5).toString('hex')}`;
+
+/** A fresh user and project, with an owner session and a read/write API key. */
+export async function newProject(): Promise<Project> {
+  const accounts = await import('../../lib/store/accounts');
+  const username = `@${unique('u')}`;
+  const slug = unique('p');
+  await accounts.createUser(username);
+  await accounts.createProject({ username, slug });
+  const { token } = await accounts.createSession(username, 3600);
+  const { id, key } = await accounts.createApiKey({ username, slug }, { name: 'test', permissions: ['content:read', 'content:write'] });
+  return { username, slug, content: `/api/${username}/${slug}/content`, owner: token, key, keyId: id };
+}
+
+export async function newKey(project: Project, permissions: Permission[], expiresInSeconds?: number) {
+  const accounts = await import('../../lib/store/accounts');
+  return accounts.createApiKey({ username: project.username, slug: project.slug }, { name: 'test', permissions, expiresInSeconds });
+}
+
+/** A new user with a session, optionally a member of the project. */
+export async function newUser(project?: Project, role?: Role): Promise<{ username: string; token: string }> {
+  const accounts = await import('../../lib/store/accounts');
+  const username = `@${unique('m')}`;
+  await accounts.createUser(username);
+  if (project && role) await accounts.setMember({ username: project.username, slug: project.slug }, username, role);
+  const { token } = await accounts.createSession(username, 3600);
+  return { username, token };
+}
+
+export const post = (project: Project, op: string, body: unknown, token = project.key, headers?: Record<string, string>) =>
+  call('POST', `${project.content}/${op}`, { token, body, headers });
+
+export async function content(project: Project, path?: string): Promise<any> {
+  const q = path === undefined ? '' : `?path=${encodeURIComponent(path)}`;
+  const res = await call('GET', `${project.content}${q}`, { token: project.key });
+  return res.body?.value;
+}

@@ -1,0 +1,38 @@
+// Starts the API as its own process, as `npm start` does: the embedded engine in memory, or the engine
+// AWS_ENDPOINT_URL_DYNAMODB names (DynamoDB Local), on free ports. Tests reach it over real HTTP.
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export default async function globalSetup(): Promise<void> {
+  // Connected tests refuse to reach anything but a local engine.
+  const endpoint = process.env.AWS_ENDPOINT_URL_DYNAMODB;
+  if (endpoint && !/^http:\/\/(127\.0\.0\.1|localhost|\[::1\])(:\d+)?\/?$/.test(endpoint)) {
+    throw new Error(`integration tests only run against a local engine, not ${endpoint}`);
+  }
+  const readyFile = join(tmpdir(), `content-api-test-${process.pid}-${Date.now()}.json`);
+  process.env.TABLE_NAME = `content-api-test-${Date.now()}`;
+  const child = spawn(process.execPath, ['--import', 'tsx', 'lib/local/start.ts'], {
+    env: {
+      ...process.env,
+      PORT: '0',
+      LOCAL_DYNAMODB_PORT: '0',
+      DATA_DIR: ':memory:',
+      CORS_ORIGINS: 'https://app.example.com',
+      LOCAL_READY_FILE: readyFile,
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const deadline = Date.now() + 60_000;
+  while (!existsSync(readyFile)) {
+    if (child.exitCode !== null) throw new Error(`the local API exited with ${child.exitCode}`);
+    if (Date.now() > deadline) throw new Error('the local API did not start within 60 s');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  const ready = JSON.parse(readFileSync(readyFile, 'utf8')) as { url: string; endpoint: string };
+  rmSync(readyFile, { force: true });
+  process.env.TEST_API_URL = ready.url;
+  process.env.AWS_ENDPOINT_URL_DYNAMODB = ready.endpoint;
+  (globalThis as Record<string, unknown>).__contentApi = child;
+}
