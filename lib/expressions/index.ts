@@ -166,10 +166,17 @@ function compileFastInsert(state: ExpressionState, steps: Step[], value: Attribu
   return true;
 }
 
+/** Well inside DynamoDB's range: near its edge the result is computed exactly after a read instead. */
+export const SAFE_MAGNITUDE = 9e125;
+
 function compileFastAdd(state: ExpressionState, steps: Step[], amount: number): void {
   const target = state.path(steps);
   state.sets.push(`${target} = if_not_exists(${target}, ${state.number(0)}) + ${state.number(amount)}`);
   state.conditions.push(missingOrType(state, steps, 'N'));
+  // dynalite does not check arithmetic overflow; bounding the operand keeps every engine's answer the same.
+  const low = -SAFE_MAGNITUDE - Math.min(amount, 0);
+  const high = SAFE_MAGNITUDE - Math.max(amount, 0);
+  state.conditions.push(`(attribute_not_exists(${target}) OR ${target} BETWEEN ${state.number(low)} AND ${state.number(high)})`);
 }
 
 function compileFastDelete(state: ExpressionState, steps: Step[]): void {

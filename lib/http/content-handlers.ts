@@ -4,11 +4,12 @@ import { type Need, type Principal, assertAccess, resolvePrincipal } from '../au
 import { parseAuthorization } from '../auth/credentials';
 import type { ContentOperation } from '../content/model';
 import { parsePath, type Segments } from '../paths';
-import { type ProjectRef, epochSeconds, isProjectRef } from '../store/items';
+import { type ProjectRef, epochSeconds, isProjectRef, projectName } from '../store/items';
 import { assertProjectAccess, readContent, writeContent } from '../store/content';
 import { type Event, httpHandler } from './edge';
 import { BadRequest } from './errors';
 import { bodyText, header, parseIfMatch, parseJsonObject } from './request';
+import { parseIdempotencyKey, runIdempotently } from './idempotency';
 
 /** A standalone ajv validator, as scripts/build-validators.ts generates them. */
 export interface Validator {
@@ -73,19 +74,34 @@ export interface MutationSpec {
 }
 
 export function contentMutation(spec: MutationSpec) {
-  return httpHandler(async (event) => {
+  return httpHandler(async (event, context) => {
     const { text, principal, project } = await begin(event, 'write');
     const input = validated(() => {
       const body = parseJsonObject(text);
       if (!spec.validate(body)) throw schemaError(spec.validate.errors);
-      return { op: spec.operation(body), ifMatch: parseIfMatch(event) };
+      const ifMatch = parseIfMatch(event);
+      const idempotencyKey = parseIdempotencyKey(header(event, 'idempotency-key'));
+      return { body, op: spec.operation(body), ifMatch, idempotencyKey };
     });
     if (input instanceof BadRequest) {
       await assertProjectAccess(project, principal, 'write');
       throw input;
     }
-    const { etag } = await writeContent({ project, principal, ...input });
-    return { statusCode: 200, body: { message: spec.message }, headers: { ETag: etag } };
+    const run = async () => {
+      const { etag } = await writeContent({ project, principal, op: input.op, ifMatch: input.ifMatch });
+      return { statusCode: 200, body: { message: spec.message }, headers: { ETag: etag } };
+    };
+    if (input.idempotencyKey === undefined) return run();
+    return runIdempotently(
+      {
+        project: projectName(project),
+        authorization: header(event, 'authorization') as string,
+        idempotencyKey: input.idempotencyKey,
+        fingerprint: [event.routeKey, input.body, input.ifMatch ?? null],
+      },
+      context,
+      run,
+    );
   });
 }
 

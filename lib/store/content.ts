@@ -5,13 +5,14 @@ import {
   GetItemCommand,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
+import Big from 'big.js';
 import { randomBytes } from 'node:crypto';
 import { tableName } from '../config/env';
 import { MAX_CONTENT_BYTES, MAX_WRITE_ATTEMPTS } from '../config/limits';
 import { type Json, storedSize } from '../content/json';
 import { type Action, type ContentOperation, applyAction, plan, valueAt } from '../content/model';
 import { dynamo } from '../dynamo/client';
-import { type UpdateRequest, TOKEN_SLOTS, compileRead, compileWrite, growthBound, slotAttribute } from '../expressions';
+import { A, type UpdateRequest, TOKEN_SLOTS, compileRead, compileWrite, growthBound, slotAttribute } from '../expressions';
 import { BadRequest, Conflict, PayloadTooLarge, PreconditionFailed, ServiceUnavailable } from '../http/errors';
 import type { Segments } from '../paths';
 import { type Need, type Principal, accessCheck, assertAccess } from '../auth/access';
@@ -87,10 +88,31 @@ async function decide(request: WriteRequest, item: ProjectItem | undefined, toke
   if (request.ifMatch && !request.ifMatch.includes(current.etag)) throw new PreconditionFailed(formatEtag(current.etag));
   const action = plan(current.content, request.op);
   if (action === undefined) return { kind: 'unchanged', etag: current.etag };
+  if (action.kind === 'add') assertSumStorable(current.raw, action.steps, action.amount);
   const bytes = storedSize(applyAction(current.content, action));
   if (bytes > MAX_CONTENT_BYTES) throw contentTooLarge();
   return { kind: 'write', action, bytes };
 }
+
+/** The stored number at `steps`, as DynamoDB's exact decimal string. */
+function storedNumber(raw: Record<string, AttributeValue>, steps: readonly (string | number)[]): string {
+  let node: AttributeValue | undefined = raw[A.content];
+  for (const step of steps) node = typeof step === 'number' ? node?.L?.[step] : node?.M?.[step];
+  return node?.N ?? '0';
+}
+
+/** DynamoDB's decimal arithmetic, checked exactly: range (1e-130 to below 1e126) and 38 significant digits. */
+function assertSumStorable(raw: Record<string, AttributeValue>, steps: readonly (string | number)[], amount: number): void {
+  const sum = new Big(storedNumber(raw, steps)).plus(new Big(String(amount)));
+  const magnitude = sum.abs();
+  const digits = sum.c.length;
+  if (!sum.eq(0) && (magnitude.gte(MAX_NUMBER_MAGNITUDE_TEXT) || magnitude.lt(MIN_NUMBER_MAGNITUDE_TEXT) || digits > 38)) {
+    throw new BadRequest('NUMBER_OUT_OF_RANGE', 'the result is outside the range or precision of numbers that can be stored');
+  }
+}
+
+const MAX_NUMBER_MAGNITUDE_TEXT = '1e126';
+const MIN_NUMBER_MAGNITUDE_TEXT = '1e-130';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** Full jitter, capped: racing writers spread out instead of colliding again in lockstep. */
