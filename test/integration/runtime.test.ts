@@ -1,0 +1,123 @@
+// The local runtime as a user runs it: the admin CLI, and the embedded engine's durability across kill -9.
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { unique } from '../support/api';
+
+function admin(args: string[], env: Record<string, string | undefined> = {}) {
+  const result = spawnSync(process.execPath, ['--import', 'tsx', 'lib/local/admin.ts', ...args], {
+    env: { ...process.env, ...env },
+    encoding: 'utf8',
+  });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+/** Runs the CLI and returns the one JSON object it printed. */
+function adminJson(args: string[], env?: Record<string, string | undefined>): any {
+  const result = admin(args, env);
+  expect(result.stderr).toBe('');
+  expect(result.status).toBe(0);
+  const lines = result.stdout.trim().split('\n');
+  expect(lines).toHaveLength(1);
+  return JSON.parse(lines[0] as string);
+}
+
+describe('admin CLI', () => {
+  const alice = `@${unique('alice')}`;
+  const bob = `@${unique('bob')}`;
+
+  it('creates users, a project, a session, keys and members, printing one JSON object each', async () => {
+    expect(adminJson(['user', 'create', alice])).toEqual({ username: alice });
+    expect(adminJson(['user', 'create', bob])).toEqual({ username: bob });
+    expect(adminJson(['project', 'create', `${alice}/site`])).toEqual({ username: alice, projectSlug: 'site' });
+    expect(adminJson(['session', 'create', alice, '--expires-in', '600'])).toEqual({ token: expect.stringMatching(/^csess_[\w-]{43}$/) });
+    const key = adminJson(['key', 'create', `${alice}/site`, '--permissions', 'content:read,content:write']);
+    expect(key).toEqual({ id: expect.stringMatching(/^[0-9a-f]{16}$/), key: expect.stringMatching(/^capi_[0-9a-f]{16}_[\w-]{43}$/) });
+    expect(adminJson(['member', 'add', `${alice}/site`, bob, '--role', 'viewer'])).toEqual({ member: bob, role: 'viewer' });
+
+    const api = process.env.TEST_API_URL as string;
+    const set = await fetch(`${api}/api/${alice}/site/content/set`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ path: 'a', value: 1 }),
+    });
+    expect(set.status).toBe(200);
+    expect(adminJson(['key', 'revoke', `${alice}/site`, key.id])).toEqual({ revoked: true });
+    const after = await fetch(`${api}/api/${alice}/site/content`, { headers: { authorization: `Bearer ${key.key}` } });
+    expect(after.status).toBe(401);
+  });
+
+  it.each([
+    [['user', 'create', 'alice'], 2, /username like @alice/],
+    [['project', 'create', '@nobody-here/site'], 1, /user @nobody-here does not exist/],
+    [['key', 'create', '@a/b', '--permissions', 'content:admin'], 2, /--permissions/],
+    [['member', 'add', '@a/b', '@c', '--role', 'owner'], 2, /--role/],
+    [['session', 'create', '@a', '--expires-in', '-5'], 2, /--expires-in/],
+    [['frobnicate'], 2, /unknown command/],
+  ])('fails %j with exit %i and a message on stderr only', (args, status, message) => {
+    const result = admin(args);
+    expect(result.status).toBe(status);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toMatch(message);
+  });
+
+  it('reports an existing user as an error', () => {
+    const result = admin(['user', 'create', alice]);
+    expect(result.status).toBe(1);
+    expect(result.stderr).toMatch(/already exists/);
+  });
+});
+
+/** Starts `npm start`'s entry point on free ports with its own data folder; resolves once it is serving. */
+async function startApi(dataDir: string, table: string): Promise<{ child: ChildProcess; url: string; endpoint: string }> {
+  const readyFile = join(dataDir, `ready-${Date.now()}.json`);
+  const env: Record<string, string | undefined> = { ...process.env, PORT: '0', LOCAL_DYNAMODB_PORT: '0', DATA_DIR: dataDir, TABLE_NAME: table, LOCAL_READY_FILE: readyFile };
+  // On the embedded engine, test the embedded engine's own persistence; on DynamoDB Local, the same flow.
+  if (process.env.DYNAMODB_ENGINE !== 'dynamodb-local') delete env.AWS_ENDPOINT_URL_DYNAMODB;
+  const child = spawn(process.execPath, ['--import', 'tsx', 'lib/local/start.ts'], { env, stdio: 'ignore' });
+  const deadline = Date.now() + 30_000;
+  while (!existsSync(readyFile)) {
+    if (child.exitCode !== null || Date.now() > deadline) throw new Error('the API did not start');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  const ready = JSON.parse(readFileSync(readyFile, 'utf8')) as { url: string; endpoint: string };
+  return { child, ...ready };
+}
+
+const kill9 = (child: ChildProcess) =>
+  new Promise<void>((resolve) => {
+    child.once('exit', () => resolve());
+    child.kill('SIGKILL');
+  });
+
+describe('npm start', () => {
+  it('creates a demo project on first start, and acknowledged writes survive kill -9 and a restart', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'content-api-data-'));
+    const table = `content-api-${unique('t')}`;
+    try {
+      const first = await startApi(dataDir, table);
+      const demo = JSON.parse(readFileSync(join(dataDir, 'demo.json'), 'utf8')) as { username: string; projectSlug: string; key: string };
+      const base = `${first.url}/api/${demo.username}/${demo.projectSlug}/content`;
+      const auth = { authorization: `Bearer ${demo.key}`, 'content-type': 'application/json' };
+      for (let i = 0; i < 20; i++) {
+        const reply = await fetch(`${base}/push`, { method: 'POST', headers: auth, body: JSON.stringify({ path: 'log', value: i }) });
+        expect(reply.status).toBe(200);
+      }
+      await kill9(first.child);
+
+      const second = await startApi(dataDir, table);
+      try {
+        const read = await fetch(`${second.url}/api/${demo.username}/${demo.projectSlug}/content?path=log`, { headers: auth });
+        expect(read.status).toBe(200);
+        expect(await read.json()).toEqual({ value: Array.from({ length: 20 }, (_, i) => i) });
+        // The same demo key still works: the first start's demo is reused, not recreated.
+        expect(JSON.parse(readFileSync(join(dataDir, 'demo.json'), 'utf8')).key).toBe(demo.key);
+      } finally {
+        await kill9(second.child);
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
