@@ -3,8 +3,8 @@
 const transform = { '^.+\\.(t|j)sx?$': ['@swc/jest'] };
 const common = {
   transform,
-  // @middy/core is ESM-only: let swc turn it into CommonJS like our own code.
-  transformIgnorePatterns: ['node_modules/(?!@middy)'],
+  // @middy/core and jose are ESM-only: let swc turn them into CommonJS like our own code.
+  transformIgnorePatterns: ['node_modules/(?!(@middy|jose)/)'],
   // ...and resolve it to its ESM entry (its package.json only exports an `import` condition).
   moduleNameMapper: { '^@middy/core$': '<rootDir>/node_modules/@middy/core/index.js' },
   testEnvironment: 'node',

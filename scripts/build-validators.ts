@@ -3,12 +3,13 @@ import Ajv from 'ajv';
 import standaloneCode from 'ajv/dist/standalone';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { requestSchemas } from '../lib/http/schemas';
+import { managementSchemas, requestSchemas } from '../lib/http/schemas';
 
-// strict: false allows the OpenAPI keywords (examples).
-const ajv = new Ajv({ code: { source: true, esm: true }, allErrors: false, strict: false });
+// strict: false allows the OpenAPI keywords (examples); unicode: false makes maxLength count UTF-16 units, which
+// keeps the output free of runtime requires (an ESM bundle has no require).
+const ajv = new Ajv({ code: { source: true, esm: true }, allErrors: false, strict: false, unicode: false });
 const exports: Record<string, string> = {};
-for (const [name, schema] of Object.entries(requestSchemas)) {
+for (const [name, schema] of Object.entries({ ...requestSchemas, ...managementSchemas })) {
   ajv.addSchema(schema, name);
   exports[`validate${name[0]!.toUpperCase()}${name.slice(1)}`] = name;
 }

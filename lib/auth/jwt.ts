@@ -1,7 +1,65 @@
-// JWT sessions from an identity provider (OIDC): verified locally, so they cost no DynamoDB request.
+// JWT sessions from an identity provider (OIDC): verified locally against its cached JWKS, so no DynamoDB request.
+import { type JWTVerifyGetKey, createRemoteJWKSet, jwtVerify } from 'jose';
+import { optionalEnv } from '../config/env';
 import { Unauthorized } from '../http/errors';
+import { USERNAME } from '../store/items';
 
-/** Returns the username a valid token names; until a provider is configured every JWT is a 401. */
-export async function verifyJwt(_token: string): Promise<string> {
-  throw new Unauthorized();
+interface Provider {
+  keys: JWTVerifyGetKey;
+  issuer: string;
+  audience: string;
+  usernameClaim: string;
+}
+
+let provider: Provider | null | undefined;
+
+/** AUTH_JWKS_URL, AUTH_ISSUER and AUTH_AUDIENCE configure a provider; without them every JWT is a 401. */
+function configuredProvider(): Provider | null {
+  if (provider !== undefined) return provider;
+  const jwksUrl = optionalEnv('AUTH_JWKS_URL');
+  const issuer = optionalEnv('AUTH_ISSUER');
+  const audience = optionalEnv('AUTH_AUDIENCE');
+  if (!jwksUrl || !issuer || !audience) {
+    provider = null;
+    return provider;
+  }
+  provider = {
+    // jose caches the key set and refetches it (at most every 30 s) when a token names an unknown key id.
+    keys: createRemoteJWKSet(new URL(jwksUrl), { cacheMaxAge: 10 * 60_000, cooldownDuration: 30_000, timeoutDuration: 3000 }),
+    issuer,
+    audience,
+    usernameClaim: optionalEnv('AUTH_USERNAME_CLAIM') ?? 'preferred_username',
+  };
+  return provider;
+}
+
+/**
+ * Returns the username a valid token names (`@` added when the claim has none). Only RS256 and ES256 are accepted,
+ * so `alg: none` and HMAC-with-the-public-key confusion fail; exp, nbf, iss and aud are checked. Any failure is
+ * the uniform 401.
+ */
+export async function verifyJwt(token: string): Promise<string> {
+  const configured = configuredProvider();
+  if (!configured) throw new Unauthorized();
+  try {
+    const { payload } = await jwtVerify(token, configured.keys, {
+      issuer: configured.issuer,
+      audience: configured.audience,
+      algorithms: ['RS256', 'ES256'],
+      clockTolerance: 5,
+      requiredClaims: ['exp'],
+    });
+    const claim = payload[configured.usernameClaim];
+    if (typeof claim !== 'string') throw new Unauthorized();
+    const username = claim.startsWith('@') ? claim : `@${claim}`;
+    if (!USERNAME.test(username)) throw new Unauthorized();
+    return username;
+  } catch {
+    throw new Unauthorized();
+  }
+}
+
+/** For tests that change the provider's environment between cases. */
+export function resetJwtProvider(): void {
+  provider = undefined;
 }

@@ -1,5 +1,4 @@
 // Content handlers: the shared request flow of every content route (credential, project, validation, store call).
-import type { ErrorObject } from 'ajv';
 import { type Need, type Principal, assertAccess, resolvePrincipal } from '../auth/access';
 import { parseAuthorization } from '../auth/credentials';
 import type { ContentOperation } from '../content/model';
@@ -8,49 +7,12 @@ import { type ProjectRef, epochSeconds, isProjectRef, projectName } from '../sto
 import { assertProjectAccess, readContent, writeContent } from '../store/content';
 import { type Event, httpHandler } from './edge';
 import { BadRequest } from './errors';
+import { type Validator, schemaError, validated } from './validation';
 import { bodyText, header, parseIfMatch, parseJsonObject } from './request';
 import { parseIdempotencyKey, runIdempotently } from './idempotency';
 
-/** A standalone ajv validator, as scripts/build-validators.ts generates them. */
-export interface Validator {
-  (data: unknown): boolean;
-  errors?: ErrorObject[] | null;
-}
-
-const FIELD_ERRORS: Record<string, [string, string]> = {
-  path: ['INVALID_PATH', 'path is required and must be a string'],
-  index: ['INVALID_INDEX', 'index is required and must be a number'],
-  content: ['INVALID_CONTENT', 'content is required and must be a JSON object'],
-};
-
-/** The first schema error as the client's 400, with a stable code per field. */
-export function schemaError(errors: ErrorObject[] | null | undefined): BadRequest {
-  const error = errors?.[0];
-  if (error?.keyword === 'additionalProperties') {
-    return new BadRequest('UNKNOWN_FIELD', `unknown field '${String(error.params.additionalProperty)}'`);
-  }
-  const field = error?.keyword === 'required' ? String(error.params.missingProperty) : (error?.instancePath.split('/')[1] ?? '');
-  if (field === 'value') {
-    return error?.keyword === 'required'
-      ? new BadRequest('MISSING_VALUE', 'value is required (null is a value)')
-      : new BadRequest('INVALID_AMOUNT', 'value must be a number');
-  }
-  const [code, message] = FIELD_ERRORS[field] ?? ['INVALID_BODY', 'the request body does not match the operation'];
-  return new BadRequest(code, message);
-}
-
-/** Runs request validation, returning its 400 instead of throwing: access is decided before it is reported. */
-function validated<T>(fn: () => T): T | BadRequest {
-  try {
-    return fn();
-  } catch (error) {
-    if (error instanceof BadRequest) return error;
-    throw error;
-  }
-}
-
 /** The project named by the route; a name that cannot exist is a 404 once the credential is known to be good. */
-async function projectOf(event: Event, principal: Principal, need: Need): Promise<ProjectRef> {
+export async function projectOf(event: Event, principal: Principal, need: Need): Promise<ProjectRef> {
   const username = event.pathParameters?.username;
   const slug = event.pathParameters?.projectSlug;
   const ref = { username: String(username), slug: String(slug) };
@@ -118,3 +80,6 @@ export function contentRead() {
     return { statusCode: 200, body: { value }, headers: { ETag: etag } };
   });
 }
+
+// schemaError moved to ./validation; re-exported for existing importers.
+export { schemaError } from './validation';

@@ -24,4 +24,24 @@ export const requestSchemas = {
   update: body({ content: { type: 'object', description: 'The whole new content (an object).' } }, ['content']),
 } as const;
 
+/** Management bodies (projects, API keys, members). */
+export const managementSchemas = {
+  createProject: body({}, []),
+  createKey: body(
+    {
+      name: { type: 'string', minLength: 1, maxLength: 100, description: 'A label for the key.', examples: ['ci'] },
+      permissions: {
+        type: 'array',
+        minItems: 1,
+        maxItems: 10,
+        items: { enum: ['content:read', 'content:write'] },
+        description: 'content:read allows GET; content:write allows every mutation.',
+      },
+      expiresInSeconds: { type: 'integer', minimum: 1, description: 'Lifetime; omit for a key that does not expire.' },
+    },
+    ['name', 'permissions'],
+  ),
+  putMember: body({ role: { enum: ['viewer', 'editor'], description: 'viewer reads; editor reads and writes.' } }, ['role']),
+} as const;
+
 export type RequestSchemaName = keyof typeof requestSchemas;

@@ -1,15 +1,16 @@
 // Accounts: users, projects, sessions, API keys and members: the records the admin CLI and management routes write.
-import { PutItemCommand } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { BatchWriteCommand, type BatchWriteCommandInput, type BatchWriteCommandOutput, DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { MAX_KEYS_PER_PROJECT, MAX_MEMBERS_PER_PROJECT } from '../config/limits';
 import { randomBytes } from 'node:crypto';
 import { tableName } from '../config/env';
 import { documents, dynamo } from '../dynamo/client';
-import { toAttribute } from '../dynamo/attributes';
-import { A, TOKEN_SLOTS, type Permission } from '../expressions';
+import { A, type Permission } from '../expressions';
 import { newApiKey, newSessionToken } from '../auth/credentials';
 import {
   type KeyEntry,
   type KeyRecord,
+  type ProjectItem,
   type ProjectRef,
   type Role,
   epochSeconds,
@@ -17,6 +18,7 @@ import {
   projectName,
   projectPk,
   sessionPk,
+  readProjectItem,
   userPk,
 } from './items';
 
@@ -42,6 +44,42 @@ async function putNew(item: Record<string, unknown>, what: string): Promise<void
 
 export async function createUser(username: string): Promise<void> {
   await putNew({ pk: userPk(username), username, createdAt: new Date().toISOString() }, `user ${username}`);
+}
+
+export async function userExists(username: string): Promise<boolean> {
+  const { Item } = await documents.send(new GetCommand({ TableName: tableName(), Key: { pk: userPk(username) }, ConsistentRead: true }));
+  return Item !== undefined;
+}
+
+/** Users who arrive with an identity provider's token get their record the first time they create a project. */
+export async function ensureUser(username: string): Promise<void> {
+  try {
+    await createUser(username);
+  } catch (error) {
+    if (!(error instanceof AccountError && error.code === 'EXISTS')) throw error;
+  }
+}
+
+/** The project item without its content (access, keys, members, version), read consistently. */
+export async function readProjectMeta(project: ProjectRef): Promise<(ProjectItem & { createdAt: string }) | undefined> {
+  const { Item } = await dynamo.send(
+    new GetItemCommand({
+      TableName: tableName(),
+      Key: { pk: { S: projectPk(project) } },
+      ConsistentRead: true,
+      ProjectionExpression: '#pk, #owner, #members, #keys, #ver, #etag, #createdAt',
+      ExpressionAttributeNames: {
+        '#pk': 'pk',
+        '#owner': A.owner,
+        '#members': A.members,
+        '#keys': A.keys,
+        '#ver': A.version,
+        '#etag': A.etag,
+        '#createdAt': 'createdAt',
+      },
+    }),
+  );
+  return Item ? { ...readProjectItem(Item), createdAt: Item.createdAt?.S ?? '' } : undefined;
 }
 
 /** A new project: empty content, version 1, the owner; fails if the owner is unknown or the project exists. */
@@ -79,13 +117,26 @@ export async function createSession(username: string, expiresInSeconds: number):
   return { token, expiresAt };
 }
 
-/** Adds to a map attribute of the project item, only while the project exists and the map is under its cap. */
-async function updateProject(project: ProjectRef, update: Omit<ConstructorParameters<typeof UpdateCommand>[0], 'TableName' | 'Key'>) {
+/**
+ * Sets one entry of a map attribute of the project item (keys or members), only while the project exists and the
+ * map is under its cap (replacing an existing entry is always allowed).
+ */
+async function putMapEntry(project: ProjectRef, map: string, entry: string, value: unknown, cap: number): Promise<void> {
   try {
-    await documents.send(new UpdateCommand({ TableName: tableName(), Key: { pk: projectPk(project) }, ...update }));
+    await documents.send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: { pk: projectPk(project) },
+        UpdateExpression: 'SET #map.#entry = :value',
+        ConditionExpression: 'attribute_exists(pk) AND (attribute_exists(#map.#entry) OR size(#map) < :cap)',
+        ExpressionAttributeNames: { '#map': map, '#entry': entry },
+        ExpressionAttributeValues: { ':value': value, ':cap': cap },
+      }),
+    );
   } catch (error) {
-    if (isConditionFailure(error)) throw new AccountError('NOT_FOUND', `project ${projectName(project)} does not exist`);
-    throw error;
+    if (!isConditionFailure(error)) throw error;
+    if (!(await readProjectMeta(project))) throw new AccountError('NOT_FOUND', `project ${projectName(project)} does not exist`);
+    throw new AccountError('LIMIT', `a project may have at most ${cap} ${map}`);
   }
 }
 
@@ -113,12 +164,7 @@ export async function createApiKey(
   const record: KeyRecord = { pk: keyPk(id), project: projectName(project), ...entry };
   await putNew({ ...record, ...(expiresAt === undefined ? {} : { ttl: expiresAt }) }, 'key');
   try {
-    await updateProject(project, {
-      UpdateExpression: 'SET #keys.#id = :entry',
-      ConditionExpression: 'attribute_exists(pk)',
-      ExpressionAttributeNames: { '#keys': A.keys, '#id': id },
-      ExpressionAttributeValues: { ':entry': entry },
-    });
+    await putMapEntry(project, A.keys, id, entry, MAX_KEYS_PER_PROJECT);
   } catch (error) {
     await documents.send(new DeleteCommand({ TableName: tableName(), Key: { pk: keyPk(id) } }));
     throw error;
@@ -146,12 +192,46 @@ export async function revokeApiKey(project: ProjectRef, id: string): Promise<voi
 }
 
 export async function setMember(project: ProjectRef, member: string, role: Role): Promise<void> {
-  await updateProject(project, {
-    UpdateExpression: 'SET #members.#m = :role',
-    ConditionExpression: 'attribute_exists(pk)',
-    ExpressionAttributeNames: { '#members': A.members, '#m': member },
-    ExpressionAttributeValues: { ':role': role },
-  });
+  await putMapEntry(project, A.members, member, role, MAX_MEMBERS_PER_PROJECT);
 }
 
-export { toAttribute, TOKEN_SLOTS };
+export async function removeMember(project: ProjectRef, member: string): Promise<void> {
+  try {
+    await documents.send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: { pk: projectPk(project) },
+        UpdateExpression: 'REMOVE #members.#m',
+        ConditionExpression: 'attribute_exists(#members.#m)',
+        ExpressionAttributeNames: { '#members': A.members, '#m': member },
+      }),
+    );
+  } catch (error) {
+    if (isConditionFailure(error)) throw new AccountError('NOT_FOUND', `${member} is not a member of ${projectName(project)}`);
+    throw error;
+  }
+}
+
+/**
+ * Deletes the project item (content, members and the keys' entries go with it, so every key stops working at
+ * once), then the keys' own records.
+ */
+export async function deleteProject(project: ProjectRef, keyIds: string[]): Promise<void> {
+  try {
+    await documents.send(
+      new DeleteCommand({ TableName: tableName(), Key: { pk: projectPk(project) }, ConditionExpression: 'attribute_exists(pk)' }),
+    );
+  } catch (error) {
+    if (isConditionFailure(error)) throw new AccountError('NOT_FOUND', `project ${projectName(project)} does not exist`);
+    throw error;
+  }
+  for (let i = 0; i < keyIds.length; i += 25) {
+    let requests: BatchWriteCommandInput['RequestItems'] = {
+      [tableName()]: keyIds.slice(i, i + 25).map((id) => ({ DeleteRequest: { Key: { pk: keyPk(id) } } })),
+    };
+    for (let attempt = 0; requests && Object.keys(requests).length > 0 && attempt < 5; attempt++) {
+      const result: BatchWriteCommandOutput = await documents.send(new BatchWriteCommand({ RequestItems: requests }));
+      requests = result.UnprocessedItems;
+    }
+  }
+}

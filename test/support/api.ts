@@ -81,3 +81,19 @@ export async function content(project: Project, path?: string): Promise<any> {
   const res = await call('GET', `${project.content}${q}`, { token: project.key });
   return res.body?.value;
 }
+
+/** Signs a token with the test identity provider's keys (see jwks.ts); claims override the valid defaults. */
+export async function signJwt(
+  claims: Record<string, unknown>,
+  options: { key?: 'rs256' | 'es256' | 'stranger'; header?: Record<string, unknown> } = {},
+): Promise<string> {
+  const { SignJWT, importJWK } = await import('jose');
+  const { readFileSync } = await import('node:fs');
+  const { TEST_AUDIENCE, TEST_ISSUER } = await import('./jwks');
+  const keys = JSON.parse(readFileSync(process.env.TEST_JWT_KEYS_FILE as string, 'utf8'));
+  const jwk = keys[options.key ?? 'rs256'];
+  const now = Math.floor(Date.now() / 1000);
+  return new SignJWT({ iss: TEST_ISSUER, aud: TEST_AUDIENCE, iat: now, exp: now + 600, ...claims })
+    .setProtectedHeader({ alg: jwk.alg, kid: jwk.kid, ...options.header })
+    .sign(await importJWK(jwk, jwk.alg));
+}

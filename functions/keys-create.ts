@@ -1,0 +1,18 @@
+// POST /api/{username}/{projectSlug}/keys: a new API key; its secret is shown only in this response. Owner only.
+import type { Permission } from '../lib/expressions';
+import { accountError, isoTime, managementRoute, projectNotFound } from '../lib/http/management-handlers';
+import { createApiKey } from '../lib/store/accounts';
+import { validateCreateKey as validate } from '../lib/http/validators.generated';
+
+export const handler = managementRoute({
+  rule: 'owner',
+  validate,
+  run: async ({ project, body }) => {
+    const created = await createApiKey(project, {
+      name: body.name as string,
+      permissions: [...new Set(body.permissions as Permission[])],
+      expiresInSeconds: body.expiresInSeconds as number | undefined,
+    }).catch((error: unknown) => accountError(error, () => projectNotFound(project)));
+    return { statusCode: 201, body: { ...created, expiresAt: isoTime(created.expiresAt) } };
+  },
+});

@@ -1,0 +1,15 @@
+// DELETE /api/{username}/{projectSlug}/members/{member}: removes a member. Owner only.
+import { accountError, managementRoute } from '../lib/http/management-handlers';
+import { NotFound } from '../lib/http/errors';
+import { removeMember } from '../lib/store/accounts';
+
+export const handler = managementRoute({
+  rule: 'owner',
+  run: async ({ project, event }) => {
+    const member = event.pathParameters?.member ?? '';
+    await removeMember(project, member).catch((error: unknown) =>
+      accountError(error, () => new NotFound('MEMBER_NOT_FOUND', `${member} is not a member of this project`)),
+    );
+    return { statusCode: 200, body: { message: 'Member removed successfully' } };
+  },
+});

@@ -1,0 +1,20 @@
+// PUT /api/{username}/{projectSlug}/members/{member}: adds a member or changes their role. Owner only.
+import type { Role } from '../lib/store/items';
+import { USERNAME } from '../lib/store/items';
+import { accountError, managementRoute, projectNotFound } from '../lib/http/management-handlers';
+import { BadRequest, NotFound } from '../lib/http/errors';
+import { setMember, userExists } from '../lib/store/accounts';
+import { validatePutMember as validate } from '../lib/http/validators.generated';
+
+export const handler = managementRoute({
+  rule: 'owner',
+  validate,
+  run: async ({ project, event, body }) => {
+    const member = event.pathParameters?.member ?? '';
+    if (!USERNAME.test(member) || !(await userExists(member))) throw new NotFound('USER_NOT_FOUND', `user ${member} does not exist`);
+    if (member === project.username) throw new BadRequest('INVALID_MEMBER', 'the owner cannot also be a member');
+    const role = body.role as Role;
+    await setMember(project, member, role).catch((error: unknown) => accountError(error, () => projectNotFound(project)));
+    return { statusCode: 200, body: { member, role } };
+  },
+});

@@ -1,0 +1,11 @@
+// DELETE /api/{username}/{projectSlug}: deletes content, keys and memberships; owner only.
+import { accountError, managementRoute, projectNotFound } from '../lib/http/management-handlers';
+import { deleteProject } from '../lib/store/accounts';
+
+export const handler = managementRoute({
+  rule: 'owner',
+  run: async ({ project, item }) => {
+    await deleteProject(project, Object.keys(item!.keys)).catch((error: unknown) => accountError(error, () => projectNotFound(project)));
+    return { statusCode: 200, body: { message: 'Project deleted successfully' } };
+  },
+});

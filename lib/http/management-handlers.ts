@@ -1,0 +1,96 @@
+// Management handlers: projects, API keys and members, for signed-in users only (API keys can never manage: 403).
+import type { Reply } from './edge';
+import { type Event, httpHandler } from './edge';
+import { BadRequest, Conflict, Forbidden, HttpError, NotFound, Unauthorized } from './errors';
+import { bodyText, header, parseJsonObject } from './request';
+import { type Validator, schemaError, validated } from './validation';
+import { projectOf } from './content-handlers';
+import { assertAccess, resolvePrincipal } from '../auth/access';
+import { parseAuthorization } from '../auth/credentials';
+import { AccountError, readProjectMeta } from '../store/accounts';
+import { type ProjectItem, type ProjectRef, epochSeconds, isProjectRef, projectName } from '../store/items';
+
+/** Who may call a route: the user named in the URL creating it, its owner, or any member (owner included). */
+export type Rule = 'creator' | 'owner' | 'member';
+
+export interface ManagementContext {
+  event: Event;
+  project: ProjectRef;
+  username: string;
+  /** The project item without content; present for every rule but `creator`. */
+  item: (ProjectItem & { createdAt: string }) | undefined;
+  body: Record<string, unknown>;
+}
+
+export interface ManagementSpec {
+  rule: Rule;
+  validate?: Validator;
+  run: (context: ManagementContext) => Promise<Reply>;
+}
+
+const invalidProjectName = () =>
+  new BadRequest(
+    'INVALID_PROJECT_NAME',
+    'a username is @ and 1-39 letters, digits, ".", "_" or "-"; a project slug is 1-100 of those, starting with a letter or digit',
+  );
+
+export const projectNotFound = (project: ProjectRef) =>
+  new NotFound('PROJECT_NOT_FOUND', `project ${projectName(project)} does not exist`);
+
+export const roleOf = (item: ProjectItem, username: string): 'owner' | 'editor' | 'viewer' | undefined =>
+  item.owner === username ? 'owner' : (item.members[username] as 'editor' | 'viewer' | undefined);
+
+/** Account errors as the client's status: missing things 404, caps 409, duplicates 409. */
+export function accountError(error: unknown, notFound: () => HttpError): never {
+  if (error instanceof AccountError) {
+    if (error.code === 'NOT_FOUND') throw notFound();
+    if (error.code === 'LIMIT') throw new Conflict('LIMIT_REACHED', error.message);
+    throw new Conflict('ALREADY_EXISTS', error.message);
+  }
+  throw error;
+}
+
+export function managementRoute(spec: ManagementSpec) {
+  return httpHandler(async (event) => {
+    const credential = parseAuthorization(header(event, 'authorization'));
+    const method = event.requestContext.http.method;
+    const text = method === 'POST' || method === 'PUT' ? bodyText(event) : '';
+    const principal = await resolvePrincipal(credential);
+    const named = isProjectRef(event.pathParameters?.username, event.pathParameters?.projectSlug);
+    if (spec.rule === 'creator' && !named && principal.kind === 'user') throw invalidProjectName();
+    const project = await projectOf(event, principal, 'read');
+    const item = await readProjectMeta(project);
+
+    if (principal.kind === 'key') {
+      // A usable key still gets 404 for a missing project (order: 401, 404, 403), then the 403 every key gets here.
+      try {
+        await assertAccess(project, item, principal, 'read', epochSeconds());
+      } catch (error) {
+        if (error instanceof Unauthorized || (error instanceof NotFound && spec.rule !== 'creator')) throw error;
+      }
+      throw new Forbidden('API keys cannot manage projects; sign in with a session');
+    }
+    const username = principal.username;
+    if (spec.rule === 'creator') {
+      if (username !== project.username) throw new Forbidden('You can create projects only under your own username');
+      if (item) throw new Conflict('PROJECT_EXISTS', `project ${projectName(project)} already exists`);
+    } else {
+      if (!item) throw projectNotFound(project);
+      const role = roleOf(item, username);
+      if (role === undefined || (spec.rule === 'owner' && role !== 'owner')) {
+        throw new Forbidden(spec.rule === 'owner' ? 'Only the project owner can do this' : undefined);
+      }
+    }
+
+    const body = validated(() => {
+      const parsed = text.trim() === '' ? {} : parseJsonObject(text);
+      if (spec.validate && !spec.validate(parsed)) throw schemaError(spec.validate.errors);
+      return parsed;
+    });
+    if (body instanceof BadRequest) throw body;
+    return spec.run({ event, project, username, item, body });
+  });
+}
+
+/** Epoch seconds as the ISO time the API shows, or null for "never". */
+export const isoTime = (epoch: number | undefined | null) => (epoch ? new Date(epoch * 1000).toISOString() : null);

@@ -1,0 +1,46 @@
+// Validation: standalone ajv validators' errors as the client's 400, and deferring a 400 until access is decided.
+import type { ErrorObject } from 'ajv';
+import { BadRequest } from './errors';
+
+/** A standalone ajv validator, as scripts/build-validators.ts generates them. */
+export interface Validator {
+  (data: unknown): boolean;
+  errors?: ErrorObject[] | null;
+}
+
+const FIELD_ERRORS: Record<string, [string, string]> = {
+  path: ['INVALID_PATH', 'path is required and must be a string'],
+  index: ['INVALID_INDEX', 'index is required and must be a number'],
+  content: ['INVALID_CONTENT', 'content is required and must be a JSON object'],
+  name: ['INVALID_NAME', 'name is required and must be a string of 1 to 100 characters'],
+  permissions: ['INVALID_PERMISSIONS', 'permissions must be a non-empty array of "content:read" and "content:write"'],
+  expiresInSeconds: ['INVALID_EXPIRY', 'expiresInSeconds must be a positive whole number'],
+  role: ['INVALID_ROLE', 'role must be "viewer" or "editor"'],
+};
+
+/** The first schema error as the client's 400, with a stable code per field. */
+export function schemaError(errors: ErrorObject[] | null | undefined): BadRequest {
+  const error = errors?.[0];
+  if (error?.keyword === 'additionalProperties') {
+    return new BadRequest('UNKNOWN_FIELD', `unknown field '${String(error.params.additionalProperty)}'`);
+  }
+  const field = error?.keyword === 'required' ? String(error.params.missingProperty) : (error?.instancePath.split('/')[1] ?? '');
+  if (field === 'value') {
+    return error?.keyword === 'required'
+      ? new BadRequest('MISSING_VALUE', 'value is required (null is a value)')
+      : new BadRequest('INVALID_AMOUNT', 'value must be a number');
+  }
+  const [code, message] = FIELD_ERRORS[field] ?? ['INVALID_BODY', 'the request body does not match the operation'];
+  return new BadRequest(code, message);
+}
+
+/** Runs request validation, returning its 400 instead of throwing: access is decided before it is reported. */
+export function validated<T>(fn: () => T): T | BadRequest {
+  try {
+    return fn();
+  } catch (error) {
+    if (error instanceof BadRequest) return error;
+    throw error;
+  }
+}
+
