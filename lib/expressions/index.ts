@@ -185,6 +185,16 @@ function compileFastDelete(state: ExpressionState, steps: Step[]): void {
   state.conditions.push(`attribute_exists(${target})`);
 }
 
+/**
+ * Every container an index step goes into must be a list: checked explicitly, because an engine may read `m[0]` on
+ * a map as its key "0" (dynalite does) and the update would then fail instead of the condition.
+ */
+function indexAssumptions(state: ExpressionState, steps: Step[]): void {
+  steps.forEach((step, i) => {
+    if (typeof step === 'number') state.conditions.push(`attribute_type(${state.path(steps.slice(0, i))}, ${state.value({ S: 'L' })})`);
+  });
+}
+
 /** Compiles an operation without reading the content; false when it cannot be done that way. */
 export function compileFastOperation(state: ExpressionState, op: ContentOperation): boolean {
   if (op.kind === 'replace') {
@@ -192,7 +202,8 @@ export function compileFastOperation(state: ExpressionState, op: ContentOperatio
     return true;
   }
   const steps = assumeSteps(op.segments);
-  if (steps === undefined) return false;
+  if (steps === undefined || (op.kind === 'insert' && op.index < 0)) return false;
+  indexAssumptions(state, steps);
   switch (op.kind) {
     case 'set':
       compileFastSet(state, steps, toAttribute(op.value));

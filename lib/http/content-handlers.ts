@@ -1,6 +1,7 @@
 // Content handlers: the shared request flow of every content route (credential, project, validation, store call).
 import { type Need, type Principal, assertAccess, resolvePrincipal } from '../auth/access';
 import { parseAuthorization } from '../auth/credentials';
+import type { Context } from 'aws-lambda';
 import type { ContentOperation } from '../content/model';
 import { parsePath, type Segments } from '../paths';
 import { type ProjectRef, epochSeconds, isProjectRef, projectName } from '../store/items';
@@ -29,6 +30,9 @@ async function begin(event: Event, need: Need) {
   return { text, principal, project };
 }
 
+/** Answer before Lambda's timeout: stop DynamoDB work with half a second to spare for the response. */
+const deadlineOf = (context: Context) => Date.now() + Math.max(1000, context.getRemainingTimeInMillis() - 500);
+
 export interface MutationSpec {
   validate: Validator;
   operation: (body: Record<string, unknown>) => ContentOperation;
@@ -50,7 +54,7 @@ export function contentMutation(spec: MutationSpec) {
       throw input;
     }
     const run = async () => {
-      const { etag } = await writeContent({ project, principal, op: input.op, ifMatch: input.ifMatch });
+      const { etag } = await writeContent({ deadline: deadlineOf(context), project, principal, op: input.op, ifMatch: input.ifMatch });
       return { statusCode: 200, body: { message: spec.message }, headers: { ETag: etag } };
     };
     if (input.idempotencyKey === undefined) return run();
@@ -68,7 +72,7 @@ export function contentMutation(spec: MutationSpec) {
 }
 
 export function contentRead() {
-  return httpHandler(async (event) => {
+  return httpHandler(async (event, context) => {
     const { principal, project } = await begin(event, 'read');
     const path = event.queryStringParameters?.path;
     const segments = validated<Segments | undefined>(() => (path === undefined ? undefined : parsePath(path)));
@@ -76,7 +80,7 @@ export function contentRead() {
       await assertProjectAccess(project, principal, 'read');
       throw segments;
     }
-    const { value, etag } = await readContent({ project, principal, segments });
+    const { value, etag } = await readContent({ deadline: deadlineOf(context), project, principal, segments });
     return { statusCode: 200, body: { value }, headers: { ETag: etag } };
   });
 }

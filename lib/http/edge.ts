@@ -1,5 +1,6 @@
 // HTTP edge: the middy chain every Lambda shares: JSON responses, security headers, and the one error handler.
 import middy, { type MiddlewareObj, type Request } from '@middy/core';
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { HttpError } from './errors';
 import { logger } from './logger';
@@ -36,7 +37,7 @@ export function errorReply(error: unknown, requestId: string | undefined): Reply
   if (error instanceof HttpError && error.expose) {
     return { statusCode: error.statusCode, body: error.toJSON(), headers: error.headers };
   }
-  logger.error('request failed', { requestId, error });
+  logger.error('request failed', { requestId, error: error as Error });
   if (error instanceof HttpError) {
     return { statusCode: error.statusCode, body: { message: 'The service could not complete the request', code: error.code }, headers: error.headers };
   }
@@ -51,9 +52,31 @@ export function httpErrors(): MiddlewareObj<Event, Result> {
   return { onError: httpErrorsOnError };
 }
 
-/** `middy().use(httpErrors()).handler(...)`: handlers return a Reply, the chain makes it a Lambda result. */
+/** One access-log line per request: route, status and duration; never headers or bodies. */
+export function accessLog(): MiddlewareObj<Event, Result> {
+  const started = new WeakMap<object, number>();
+  const accessLogBefore = async (request: Request<Event, Result, Error, Context>) => {
+    started.set(request, Date.now());
+  };
+  const accessLogAfter = async (request: Request<Event, Result, Error, Context>) => {
+    const status = request.response?.statusCode ?? 500;
+    logger[status >= 500 ? 'error' : 'info']('request', {
+      route: request.event.routeKey,
+      status,
+      durationMs: Date.now() - (started.get(request) ?? Date.now()),
+    });
+  };
+  return { before: accessLogBefore, after: accessLogAfter, onError: accessLogAfter };
+}
+
+/**
+ * `middy().use(...).handler(...)`: the request id in every log line, the access log, and the one error handler;
+ * handlers return a Reply and the chain makes it a Lambda result.
+ */
 export function httpHandler(fn: (event: Event, context: Context) => Promise<Reply>) {
   return middy<Event, Result>()
+    .use(injectLambdaContext(logger, { resetKeys: true }))
+    .use(accessLog())
     .use(httpErrors())
     .handler(async (event, context) => toResult(await fn(event, context)));
 }

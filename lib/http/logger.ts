@@ -1,17 +1,14 @@
-// Logging: one structured JSON line per event; never the Authorization header or any secret.
+// Logging: structured JSON through Powertools Logger, with every credential-shaped value redacted.
+import { Logger } from '@aws-lambda-powertools/logger';
 
-type Fields = Record<string, unknown> & { error?: unknown };
+const SECRET_KEY = /authorization|token|secret|password|cookie|api[-_]?key|^key$/i;
+const SECRET_VALUE = /\b(?:capi_[0-9a-f]{16}_[\w-]{43}|csess_[\w-]{43}|eyJ[\w-]+\.[\w-]+\.[\w-]*)/g;
 
-function serialise(fields: Fields): Record<string, unknown> {
-  const { error, ...rest } = fields;
-  if (error instanceof Error) {
-    return { ...rest, error: { name: error.name, message: error.message, stack: error.stack } };
-  }
-  return error === undefined ? rest : { ...rest, error: String(error) };
+/** JSON.stringify replacer: secrets by key name, and credentials inside any string (error messages included). */
+export function redact(key: string, value: unknown): unknown {
+  if (key !== '' && SECRET_KEY.test(key) && value !== undefined && value !== null) return '[REDACTED]';
+  if (typeof value === 'string') return value.replace(SECRET_VALUE, '[REDACTED]');
+  return value;
 }
 
-export const logger = {
-  error(message: string, fields: Fields = {}): void {
-    console.error(JSON.stringify({ level: 'ERROR', message, timestamp: new Date().toISOString(), ...serialise(fields) }));
-  },
-};
+export const logger = new Logger({ serviceName: 'content-api', jsonReplacerFn: redact });

@@ -6,6 +6,7 @@ import { type IncomingMessage, type Server, type ServerResponse, createServer } 
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { parse } from 'yaml';
+import { serveDocs } from '../openapi/docs-site';
 import { ROOT } from './env';
 /** API Gateway's own payload limit; the handlers enforce the service's smaller one. */
 const MAX_REQUEST_BYTES = 10 * 1024 * 1024;
@@ -185,6 +186,8 @@ export async function startServer(options: ServerOptions): Promise<{ server: Ser
         send(res, 204, headers, '');
         return;
       }
+      // The API reference (GET /, /openapi.json, /docs/assets/*): local only, never a Lambda route.
+      if (serveDocs(method, url.pathname, res)) return;
       const candidates = routes.map((route) => ({ route, match: route.pattern.exec(url.pathname) })).filter((c) => c.match);
       const found = candidates.find((c) => c.route.method === method);
       if (!found) {

@@ -19,6 +19,8 @@ import { type Need, type Principal, accessCheck, assertAccess } from '../auth/ac
 import { type ProjectItem, type ProjectRef, epochSeconds, projectPk, readProjectItem } from './items';
 
 export interface WriteRequest {
+  /** Epoch ms by which the answer must be ready (the Lambda's remaining time, less a margin). */
+  deadline: number;
   project: ProjectRef;
   principal: Principal;
   op: ContentOperation;
@@ -49,9 +51,24 @@ function mapWriteError(error: unknown): never {
   throw error;
 }
 
+/** Aborts a DynamoDB call (its retries included) when the request's time is up. */
+const within = (deadline: number) => ({ abortSignal: AbortSignal.timeout(Math.max(1, deadline - Date.now())) });
+
+/** A call cut short by the deadline is the client's 503, not a 500: nothing half-applied, retrying is safe. */
+function mapTimeout(error: unknown): never {
+  if (error instanceof Error && (error.name === 'AbortError' || error.name === 'TimeoutError')) {
+    throw new ServiceUnavailable('The request took too long; retry shortly', { cause: error });
+  }
+  throw error;
+}
+
 type Sent = { ok: true } | { ok: false; item?: Record<string, AttributeValue> };
 
-async function sendUpdate(project: ProjectRef, request: UpdateRequest): Promise<Sent> {
+/** An update whose path does not fit the item: on the fast path it means an assumption failed, so read and plan. */
+const isPathMismatch = (error: unknown) =>
+  error instanceof Error && error.name === 'ValidationException' && /document path/i.test(error.message);
+
+async function sendUpdate(project: ProjectRef, request: UpdateRequest, deadline: number, fast = false): Promise<Sent> {
   try {
     await dynamo.send(
       new UpdateItemCommand({
@@ -60,22 +77,27 @@ async function sendUpdate(project: ProjectRef, request: UpdateRequest): Promise<
         ...request,
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
+      within(deadline),
     );
     return { ok: true };
   } catch (error) {
     if (error instanceof ConditionalCheckFailedException) return { ok: false, item: error.Item };
+    if (fast && isPathMismatch(error)) return { ok: false };
+    mapTimeout(error);
     return mapWriteError(error);
   }
 }
 
-async function readItem(project: ProjectRef): Promise<ProjectItem | undefined> {
-  const { Item } = await dynamo.send(new GetItemCommand({ TableName: tableName(), Key: key(project), ConsistentRead: true }));
+async function readItem(project: ProjectRef, deadline: number): Promise<ProjectItem | undefined> {
+  const { Item } = await dynamo
+    .send(new GetItemCommand({ TableName: tableName(), Key: key(project), ConsistentRead: true }), within(deadline))
+    .catch(mapTimeout);
   return Item ? readProjectItem(Item) : undefined;
 }
 
 /** The item a failed condition returned (DynamoDB's ALL_OLD), or one read when the engine returned none. */
-async function itemAfterFailure(project: ProjectRef, sent: Sent): Promise<ProjectItem | undefined> {
-  return !sent.ok && sent.item ? readProjectItem(sent.item) : readItem(project);
+async function itemAfterFailure(project: ProjectRef, sent: Sent, deadline: number): Promise<ProjectItem | undefined> {
+  return !sent.ok && sent.item ? readProjectItem(sent.item) : readItem(project, deadline);
 }
 
 type Decision = { kind: 'applied' } | { kind: 'unchanged'; etag: string } | { kind: 'write'; action: Action; bytes: number };
@@ -143,11 +165,11 @@ export async function writeContent(request: WriteRequest): Promise<WriteResult> 
 
   let item: ProjectItem | undefined;
   if (fast) {
-    const sent = await sendUpdate(request.project, fast);
+    const sent = await sendUpdate(request.project, fast, request.deadline, true);
     if (sent.ok) return { etag: formatEtag(token) };
-    item = await itemAfterFailure(request.project, sent);
+    item = await itemAfterFailure(request.project, sent, request.deadline);
   } else {
-    item = await readItem(request.project);
+    item = await readItem(request.project, request.deadline);
   }
 
   for (let attempt = 1; ; attempt++) {
@@ -158,17 +180,18 @@ export async function writeContent(request: WriteRequest): Promise<WriteResult> 
       { action: decision.action },
       { ...envelope, expectedVersion: (item as ProjectItem).version, size: { exact: decision.bytes } },
     ) as UpdateRequest;
-    const sent = await sendUpdate(request.project, write);
+    const sent = await sendUpdate(request.project, write, request.deadline);
     if (sent.ok) return { etag: formatEtag(token) };
-    if (attempt >= MAX_WRITE_ATTEMPTS) {
+    if (attempt >= MAX_WRITE_ATTEMPTS || Date.now() >= request.deadline) {
       throw new Conflict('WRITE_CONFLICT', 'Too many concurrent writes to this project; retry shortly', { 'Retry-After': '1' });
     }
     await backoff(attempt);
-    item = await itemAfterFailure(request.project, sent);
+    item = await itemAfterFailure(request.project, sent, request.deadline);
   }
 }
 
 export interface ReadRequest {
+  deadline: number;
   project: ProjectRef;
   principal: Principal;
   segments?: Segments;
@@ -178,9 +201,9 @@ export interface ReadRequest {
 export async function readContent(request: ReadRequest): Promise<{ value: Json; etag: string }> {
   const now = epochSeconds();
   const projection = compileRead(request.segments, accessCheck(request.principal, 'read', now));
-  const { Item } = await dynamo.send(
-    new GetItemCommand({ TableName: tableName(), Key: key(request.project), ConsistentRead: true, ...projection }),
-  );
+  const { Item } = await dynamo
+    .send(new GetItemCommand({ TableName: tableName(), Key: key(request.project), ConsistentRead: true, ...projection }), within(request.deadline))
+    .catch(mapTimeout);
   const item = Item ? readProjectItem(Item) : undefined;
   await assertAccess(request.project, item, request.principal, 'read', now);
   const content = (item as ProjectItem).content;

@@ -1,0 +1,125 @@
+// Route table of the content routes (GET content and the POST content/* mutations), for the API docs.
+import { requestSchemas } from '../http/schemas';
+import type { ErrorCode } from './errors';
+import { ACCESS_ERRORS, BODY_ERRORS, type RouteDoc, messageSchema } from './route-doc';
+
+// Codes every mutation shares: access, the body, If-Match, Idempotency-Key, concurrency and the content's size.
+const MUTATION: ErrorCode[] = [
+  ...ACCESS_ERRORS,
+  ...BODY_ERRORS,
+  'INVALID_IF_MATCH',
+  'INVALID_IDEMPOTENCY_KEY',
+  'PRECONDITION_FAILED',
+  'WRITE_CONFLICT',
+  'IDEMPOTENCY_IN_PROGRESS',
+  'IDEMPOTENCY_KEY_REUSED',
+  'CONTENT_TOO_LARGE',
+  'SERVICE_UNAVAILABLE',
+];
+const PATH: ErrorCode[] = ['INVALID_PATH', 'PATH_TOO_DEEP', 'RESERVED_KEY'];
+const VALUE: ErrorCode[] = ['MISSING_VALUE', 'INVALID_VALUE', 'VALUE_TOO_DEEP', 'EMPTY_KEY', 'KEY_TOO_LONG', 'NUMBER_OUT_OF_RANGE'];
+
+const CONTENT = '/api/{username}/{projectSlug}/content';
+
+/** A POST content/<name> mutation: its body schema is requestSchemas[name], its success a `{message}`. */
+function contentMutation(
+  name: keyof typeof requestSchemas,
+  doc: { summary: string; description: string; example: unknown; message: string; errors: ErrorCode[] },
+): RouteDoc {
+  return {
+    method: 'POST',
+    path: `${CONTENT}/${name}`,
+    operationId: `${name}Content`,
+    tag: 'content',
+    summary: doc.summary,
+    description: doc.description,
+    body: { schema: requestSchemas[name], example: doc.example },
+    versioned: 'write',
+    success: { status: 200, description: 'Done; `ETag` carries the new version of the content.', schema: messageSchema, example: { message: doc.message } },
+    errors: [...MUTATION, ...doc.errors],
+  };
+}
+
+export const CONTENT_ROUTES: readonly RouteDoc[] = [
+  {
+    method: 'GET',
+    path: CONTENT,
+    operationId: 'getContent',
+    tag: 'content',
+    summary: 'Get project content',
+    description: 'The value at `path`, or the whole content when `path` is left out. Needs `content:read` (or any member role).',
+    query: [
+      {
+        name: 'path',
+        required: false,
+        description: 'Dot-separated path of the value to read; `\\.` is a literal dot. Left out: the whole content.',
+        schema: { type: 'string' },
+        example: 'data.items',
+      },
+    ],
+    versioned: 'read',
+    success: {
+      status: 200,
+      description: 'The value; `ETag` carries the current version of the content.',
+      schema: {
+        type: 'object',
+        properties: { value: { description: 'The JSON value at `path`, or the whole content (an object).' } },
+        required: ['value'],
+        additionalProperties: false,
+      },
+      example: { value: { data: { items: ['a', 'b'], count: 3 } } },
+    },
+    errors: [...ACCESS_ERRORS, ...PATH, 'PATH_NOT_FOUND'],
+  },
+  contentMutation('set', {
+    summary: 'Set a value',
+    description:
+      'Writes `value` at `path`, creating missing parents as objects. On an array, an index inside it replaces the element and `index == length` appends. Walking through a scalar is a 400 and changes nothing.',
+    example: { path: 'data.item.name', value: 'hello' },
+    message: 'Value set successfully',
+    errors: [...PATH, ...VALUE, 'NOT_A_CONTAINER', 'INDEX_OUT_OF_RANGE'],
+  }),
+  contentMutation('insert', {
+    summary: 'Insert a value into an array',
+    description:
+      'Inserts `value` into the array at `path` before `index` (an integer in `-length..length`; negative counts from the end, like Python\'s `list.insert`). A missing array is created.',
+    example: { path: 'data.items', value: 'first', index: 0 },
+    message: 'Value inserted successfully',
+    errors: [...PATH, ...VALUE, 'INVALID_INDEX', 'INDEX_OUT_OF_RANGE', 'NOT_AN_ARRAY', 'NOT_A_CONTAINER'],
+  }),
+  contentMutation('push', {
+    summary: 'Append a value to an array',
+    description: 'Appends `value` to the array at `path`. A missing array becomes `[value]`; a value that is not an array is a 400.',
+    example: { path: 'data.items', value: { id: 1 } },
+    message: 'Object pushed successfully',
+    errors: [...PATH, ...VALUE, 'NOT_AN_ARRAY', 'NOT_A_CONTAINER', 'INDEX_OUT_OF_RANGE'],
+  }),
+  contentMutation('decrement', {
+    summary: 'Decrement a number',
+    description: 'Subtracts `value` (default 1) from the number at `path`. A missing number counts as 0; a value that is not a number is a 400.',
+    example: { path: 'data.item.count', value: 2 },
+    message: 'Value decremented successfully',
+    errors: [...PATH, 'INVALID_AMOUNT', 'NOT_A_NUMBER', 'NOT_A_CONTAINER', 'INDEX_OUT_OF_RANGE', 'NUMBER_OUT_OF_RANGE'],
+  }),
+  contentMutation('increment', {
+    summary: 'Increment a number',
+    description: 'Adds `value` (default 1) to the number at `path`. A missing number counts as 0; a value that is not a number is a 400.',
+    example: { path: 'data.item.count' },
+    message: 'Value incremented successfully',
+    errors: [...PATH, 'INVALID_AMOUNT', 'NOT_A_NUMBER', 'NOT_A_CONTAINER', 'INDEX_OUT_OF_RANGE', 'NUMBER_OUT_OF_RANGE'],
+  }),
+  contentMutation('delete', {
+    summary: 'Delete a value',
+    description: 'Removes the key or array element at `path` (later elements shift). Deleting a missing path is a 200: deleting is idempotent.',
+    example: { path: 'data.item.name' },
+    message: 'Value deleted successfully',
+    errors: [...PATH],
+  }),
+  contentMutation('update', {
+    summary: 'Replace the whole content',
+    description: 'Replaces the whole content with `content`, which must be a JSON object.',
+    example: { content: { data: { items: [], count: 0 } } },
+    message: 'Content updated successfully',
+    errors: ['INVALID_CONTENT', 'INVALID_VALUE', 'VALUE_TOO_DEEP', 'EMPTY_KEY', 'KEY_TOO_LONG', 'RESERVED_KEY', 'NUMBER_OUT_OF_RANGE'],
+  }),
+];

@@ -1,0 +1,188 @@
+// OpenAPI document: a pure function of the route table and the request schemas the ajv validators are built from.
+import { MAX_BODY_BYTES, MAX_CONTENT_BYTES, MAX_DEPTH, MAX_PATH_LENGTH } from '../config/limits';
+import { ERROR_CODES, type ErrorCode, STATUS_DESCRIPTIONS } from './errors';
+import { PATH_PARAMETERS, ROUTES, type RouteDoc, TAGS } from './routes';
+
+type Json = Record<string, unknown>;
+
+export interface OpenApiDocument {
+  openapi: '3.1.0';
+  info: Json;
+  servers: Json[];
+  security: Json[];
+  tags: Json[];
+  paths: Record<string, Record<string, Json>>;
+  components: Json;
+}
+
+/** The contract's own version: bump it when a route, body or response changes. */
+export const API_VERSION = '0.1.0';
+
+const DESCRIPTION = `A JSON content tree per project, read and changed through dot-separated paths.
+
+**Credentials.** Every route takes \`Authorization: Bearer <credential>\`: a session token (\`csess_...\`, or a JWT from
+the configured identity provider) or an API key (\`capi_...\`, permissions \`content:read\` and/or \`content:write\`).
+Content routes take either; managing projects, keys and members needs a session. Locally, \`npm start\` prints a demo
+project and its API key (\`npm run -s admin -- session create @demo\` makes a session): press **Authorize**, paste it,
+then **Try it out** on any operation.
+
+**Paths.** Segments are separated by \`.\`; \`\\.\` is a literal dot and \`\\\\\` a literal backslash. An integer segment
+(\`0\`, \`-1\`) addresses an array element (negative counts from the end) and is an ordinary key on an object.
+
+**Errors.** Every error is JSON \`{"message", "code"}\`: \`message\` is a sentence for people, \`code\` is stable for
+programs. Checks run in this order: credential (401), project (404), access (403), request (400), operation.
+
+**Concurrency.** Every write bumps the content's version, sent back as \`ETag\`. A mutation with \`If-Match\` that no
+longer matches is a 412 and changes nothing. Retrying a mutation with the same \`Idempotency-Key\` returns the first
+answer and applies it once.
+
+**Limits.** Request body ${MAX_BODY_BYTES} bytes; content ${MAX_CONTENT_BYTES} bytes (DynamoDB's size); ${MAX_DEPTH}
+levels of nesting counting the root; paths of ${MAX_PATH_LENGTH} characters.`;
+
+/** The fields that are set: the document must read the same in memory as after a JSON round trip. */
+const defined = (fields: Json): Json => Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
+const json = (schema: unknown, extra: Json = {}) => ({ 'application/json': defined({ schema, ...extra }) });
+const ref = (kind: string, name: string) => ({ $ref: `#/components/${kind}/${name}` });
+
+/** Headers an error carries, by code, as lib/http/errors.ts and its callers set them. */
+const ERROR_HEADERS: Partial<Record<ErrorCode, string[]>> = {
+  UNAUTHORIZED: ['WWW-Authenticate'],
+  PRECONDITION_FAILED: ['ETag'],
+  WRITE_CONFLICT: ['Retry-After'],
+  IDEMPOTENCY_IN_PROGRESS: ['Retry-After'],
+  SERVICE_UNAVAILABLE: ['Retry-After'],
+};
+
+/** One response per status, ascending, with one named example per code; INTERNAL_ERROR applies everywhere. */
+function errorResponses(codes: readonly ErrorCode[]): Record<string, Json> {
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of new Set<ErrorCode>([...codes, 'INTERNAL_ERROR'])) {
+    const { status } = ERROR_CODES[code];
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  const responses: Record<string, Json> = {};
+  for (const status of [...byStatus.keys()].sort((a, b) => a - b)) {
+    const examples: Record<string, Json> = {};
+    const headers: Json = {};
+    for (const code of byStatus.get(status) ?? []) {
+      const { when, message } = ERROR_CODES[code];
+      examples[code] = { summary: when, value: { message, code } };
+      for (const name of ERROR_HEADERS[code] ?? []) headers[name] = ref('headers', name);
+    }
+    responses[String(status)] = {
+      description: STATUS_DESCRIPTIONS[status] ?? 'Error',
+      ...(Object.keys(headers).length > 0 ? { headers } : {}),
+      content: json(ref('schemas', 'Error'), { examples }),
+    };
+  }
+  return responses;
+}
+
+const pathParameterNames = (path: string) => [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1] as string);
+
+function operation(route: RouteDoc): Json {
+  const parameters: Json[] = pathParameterNames(route.path).map((name) => ref('parameters', name));
+  for (const q of route.query ?? []) {
+    parameters.push(defined({ name: q.name, in: 'query', required: q.required, description: q.description, schema: structuredClone(q.schema), example: q.example }));
+  }
+  if (route.versioned === 'write') parameters.push(ref('parameters', 'If-Match'), ref('parameters', 'Idempotency-Key'));
+  const { success } = route;
+  return {
+    tags: [route.tag],
+    summary: route.summary,
+    description: route.description,
+    operationId: route.operationId,
+    ...(route.public ? { security: [] } : {}),
+    parameters,
+    ...(route.body
+      ? { requestBody: { required: !route.body.optional, content: json(structuredClone(route.body.schema), { example: route.body.example }) } }
+      : {}),
+    responses: {
+      [String(success.status)]: {
+        description: success.description,
+        ...(route.versioned ? { headers: { ETag: ref('headers', 'ETag') } } : {}),
+        ...(success.schema ? { content: json(structuredClone(success.schema), { example: success.example }) } : {}),
+      },
+      ...errorResponses(route.errors),
+    },
+  };
+}
+
+function components(routes: readonly RouteDoc[]): Json {
+  const parameters: Record<string, Json> = {};
+  for (const name of new Set(routes.flatMap((r) => pathParameterNames(r.path)))) {
+    const doc = PATH_PARAMETERS[name];
+    if (!doc) throw new Error(`path parameter {${name}} has no entry in PATH_PARAMETERS (lib/openapi/routes.ts)`);
+    parameters[name] = { name, in: 'path', required: true, ...structuredClone(doc) };
+  }
+  parameters['If-Match'] = {
+    name: 'If-Match',
+    in: 'header',
+    required: false,
+    description: 'Apply only if the content is still at this version (an `ETag` from an earlier response); else 412. `*` or absent: always.',
+    schema: { type: 'string' },
+    example: '"3f2a9c"',
+  };
+  parameters['Idempotency-Key'] = {
+    name: 'Idempotency-Key',
+    in: 'header',
+    required: false,
+    description:
+      'A unique key per logical request (a UUID, say): for 24 hours, a retry with the same key, credential and project gets the first answer back (ETag included) and the mutation is applied once. The same key with a different request is a 422; errors are not remembered.',
+    schema: { type: 'string', pattern: '^[!-~]{1,255}$' },
+    example: '5b0c3f2e-8d1a-4c55-9a7e-2f4e1d6c9b10',
+  };
+  return {
+    securitySchemes: {
+      bearerAuth: {
+        type: 'http',
+        scheme: 'bearer',
+        description:
+          'A session token (`csess_...`, or a JWT from the configured identity provider), for users of web and mobile apps; or an API key (`capi_...`), for pipelines. Sent as `Authorization: Bearer <credential>`. Managing projects, keys and members needs a session.',
+      },
+    },
+    parameters,
+    headers: {
+      ETag: { description: 'The version of the content after the request (strong entity tag).', schema: { type: 'string' }, example: '"3f2a9c"' },
+      'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer' }, example: 1 },
+      'WWW-Authenticate': { description: 'The scheme to authenticate with.', schema: { type: 'string' }, example: 'Bearer' },
+    },
+    schemas: {
+      Error: {
+        type: 'object',
+        description: 'Every error response.',
+        properties: {
+          message: { type: 'string', description: 'A sentence for people; may change.' },
+          code: { type: 'string', description: 'A stable code for programs (see each response\'s examples).' },
+        },
+        required: ['message', 'code'],
+        additionalProperties: false,
+      },
+    },
+  };
+}
+
+/** The OpenAPI 3.1 document of the routes: a fresh object every call, so callers may change it freely. */
+export function buildOpenApiDocument(routes: readonly RouteDoc[] = ROUTES): OpenApiDocument {
+  const paths: Record<string, Record<string, Json>> = {};
+  for (const route of routes) {
+    const item = (paths[route.path] ??= {});
+    const method = route.method.toLowerCase();
+    if (item[method]) throw new Error(`${route.method} ${route.path} is in the route table twice`);
+    item[method] = operation(route);
+  }
+  return {
+    openapi: '3.1.0',
+    info: { title: 'Content API', version: API_VERSION, description: DESCRIPTION, license: { name: 'MIT', identifier: 'MIT' } },
+    servers: [
+      {
+        url: '/',
+        description: 'The origin this document is served from: http://localhost:3000 under `npm start`; deployed, the HTTP API\'s URL (https://{api-id}.execute-api.{region}.amazonaws.com).',
+      },
+    ],
+    security: [{ bearerAuth: [] }],
+    tags: [...new Set(routes.map((r) => r.tag))].map((name) => ({ name, description: TAGS[name] })),
+    paths,
+    components: components(routes),
+  };
+}

@@ -1,0 +1,155 @@
+// Route table of the management routes (projects, API keys, members), for the API docs. Sessions only.
+import { managementSchemas } from '../http/schemas';
+import { ACCESS_ERRORS, BODY_ERRORS, type RouteDoc, messageSchema } from './route-doc';
+
+const PROJECT = '/api/{username}/{projectSlug}';
+
+const object = (properties: Record<string, object>) => ({
+  type: 'object',
+  properties,
+  required: Object.keys(properties),
+  additionalProperties: false,
+});
+const string = { type: 'string' };
+const time = { type: 'string', format: 'date-time' };
+const role = { enum: ['viewer', 'editor'] };
+const permissions = { type: 'array', items: { enum: ['content:read', 'content:write'] } };
+const keyFields = { id: string, name: string, permissions, createdAt: time, expiresAt: { ...time, type: ['string', 'null'], description: 'null: never expires.' } };
+
+export const MANAGEMENT_ROUTES: readonly RouteDoc[] = [
+  {
+    method: 'POST',
+    path: PROJECT,
+    operationId: 'createProject',
+    tag: 'projects',
+    summary: 'Create a project',
+    description: 'Creates an empty project (content `{}`) owned by the caller, who must be `{username}`. The body may be empty.',
+    body: { schema: managementSchemas.createProject, example: {}, optional: true },
+    success: {
+      status: 201,
+      description: 'Created.',
+      schema: object({ username: string, projectSlug: string, createdAt: time }),
+      example: { username: '@demo', projectSlug: 'site', createdAt: '2025-01-31T12:00:00.000Z' },
+    },
+    errors: ['UNAUTHORIZED', 'FORBIDDEN', 'INVALID_PROJECT_NAME', 'PROJECT_EXISTS', ...BODY_ERRORS],
+  },
+  {
+    method: 'GET',
+    path: PROJECT,
+    operationId: 'getProject',
+    tag: 'projects',
+    summary: 'Get a project',
+    description: "The project, with the caller's role. Any member.",
+    success: {
+      status: 200,
+      description: 'The project.',
+      schema: object({
+        username: string,
+        projectSlug: string,
+        owner: string,
+        role: { enum: ['owner', 'editor', 'viewer'] },
+        createdAt: time,
+        version: { type: 'integer', description: 'Bumped by every write of the content.' },
+      }),
+      example: { username: '@demo', projectSlug: 'site', owner: '@demo', role: 'owner', createdAt: '2025-01-31T12:00:00.000Z', version: 7 },
+    },
+    errors: ACCESS_ERRORS,
+  },
+  {
+    method: 'DELETE',
+    path: PROJECT,
+    operationId: 'deleteProject',
+    tag: 'projects',
+    summary: 'Delete a project',
+    description: 'Deletes the project with its content, API keys and memberships. Owner only.',
+    success: { status: 200, description: 'Deleted.', schema: messageSchema, example: { message: 'Project deleted successfully' } },
+    errors: ACCESS_ERRORS,
+  },
+  {
+    method: 'POST',
+    path: `${PROJECT}/keys`,
+    operationId: 'createKey',
+    tag: 'keys',
+    summary: 'Create an API key',
+    description: 'A new API key for this project. Its secret (`key`) is shown in this response only: store it now. Owner only.',
+    body: { schema: managementSchemas.createKey, example: { name: 'ci', permissions: ['content:read', 'content:write'], expiresInSeconds: 2592000 } },
+    success: {
+      status: 201,
+      description: 'Created; `key` is the secret to send as `Authorization: Bearer <key>`.',
+      schema: object({ ...keyFields, key: { type: 'string', description: 'The secret (`capi_...`); never shown again.' } }),
+      example: {
+        id: '0123456789abcdef',
+        // Deliberately not a well-formed key, so secret scanners looking for `capi_` never flag the published docs.
+        key: 'capi_0123456789abcdef_EXAMPLE-SECRET',
+        name: 'ci',
+        permissions: ['content:read', 'content:write'],
+        createdAt: '2025-01-31T12:00:00.000Z',
+        expiresAt: '2025-03-02T12:00:00.000Z',
+      },
+    },
+    errors: [...ACCESS_ERRORS, ...BODY_ERRORS, 'INVALID_NAME', 'INVALID_PERMISSIONS', 'INVALID_EXPIRY', 'LIMIT_REACHED'],
+  },
+  {
+    method: 'GET',
+    path: `${PROJECT}/keys`,
+    operationId: 'listKeys',
+    tag: 'keys',
+    summary: 'List API keys',
+    description: "The project's API keys, oldest first, without their secrets. Owner only.",
+    success: {
+      status: 200,
+      description: 'The keys.',
+      schema: object({ keys: { type: 'array', items: object(keyFields) } }),
+      example: {
+        keys: [{ id: '0123456789abcdef', name: 'ci', permissions: ['content:read'], createdAt: '2025-01-31T12:00:00.000Z', expiresAt: null }],
+      },
+    },
+    errors: ACCESS_ERRORS,
+  },
+  {
+    method: 'DELETE',
+    path: `${PROJECT}/keys/{id}`,
+    operationId: 'revokeKey',
+    tag: 'keys',
+    summary: 'Revoke an API key',
+    description: 'Revokes the key at once: from now on it is a 401. Owner only.',
+    success: { status: 200, description: 'Revoked.', schema: messageSchema, example: { message: 'API key revoked successfully' } },
+    errors: [...ACCESS_ERRORS, 'KEY_NOT_FOUND'],
+  },
+  {
+    method: 'GET',
+    path: `${PROJECT}/members`,
+    operationId: 'listMembers',
+    tag: 'members',
+    summary: 'List members',
+    description: 'The owner, and the members with their roles (`viewer` reads, `editor` reads and writes). Owner only.',
+    success: {
+      status: 200,
+      description: 'The owner and the members.',
+      schema: object({ owner: string, members: { type: 'array', items: object({ username: string, role }) } }),
+      example: { owner: '@demo', members: [{ username: '@bob', role: 'editor' }] },
+    },
+    errors: ACCESS_ERRORS,
+  },
+  {
+    method: 'PUT',
+    path: `${PROJECT}/members/{member}`,
+    operationId: 'putMember',
+    tag: 'members',
+    summary: 'Add a member or change their role',
+    description: 'Makes an existing user a member with `role`, or changes their role. The owner cannot also be a member. Owner only.',
+    body: { schema: managementSchemas.putMember, example: { role: 'editor' } },
+    success: { status: 200, description: 'The membership.', schema: object({ member: string, role }), example: { member: '@bob', role: 'editor' } },
+    errors: [...ACCESS_ERRORS, ...BODY_ERRORS, 'INVALID_ROLE', 'INVALID_MEMBER', 'USER_NOT_FOUND', 'LIMIT_REACHED'],
+  },
+  {
+    method: 'DELETE',
+    path: `${PROJECT}/members/{member}`,
+    operationId: 'removeMember',
+    tag: 'members',
+    summary: 'Remove a member',
+    description: 'Removes the member; their sessions lose access at once. Owner only.',
+    success: { status: 200, description: 'Removed.', schema: messageSchema, example: { message: 'Member removed successfully' } },
+    errors: [...ACCESS_ERRORS, 'MEMBER_NOT_FOUND'],
+  },
+];

@@ -1,0 +1,57 @@
+// Route descriptions for the API docs: what a route table entry holds, the tags, and the shared path parameters.
+import { SLUG, USERNAME } from '../store/items';
+import type { ErrorCode } from './errors';
+
+export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
+
+/** The reference's sections, in order; a route names one. */
+export const TAGS = {
+  content: "Read and change a project's content through dot-separated paths.",
+  projects: 'Create, read and delete projects. Sessions only: an API key gets 403.',
+  keys: "A project's API keys (owner only). Sessions only: an API key gets 403.",
+  members: "A project's members and their roles (owner only). Sessions only: an API key gets 403.",
+} as const;
+
+export interface QueryParameter {
+  name: string;
+  required: boolean;
+  description: string;
+  schema: object;
+  example?: unknown;
+}
+
+export interface RouteDoc {
+  method: Method;
+  /** Exactly as in serverless.yml (`{name}` parameters); every name must be in PATH_PARAMETERS. */
+  path: string;
+  operationId: string;
+  tag: keyof typeof TAGS;
+  summary: string;
+  description: string;
+  /** The request body: `schema` is an object from lib/http/schemas.ts, the one the route's validator is built from. */
+  body?: { schema: object; example: unknown; optional?: boolean };
+  query?: QueryParameter[];
+  /** `write`: takes If-Match and Idempotency-Key and answers with the new ETag; `read`: answers with the ETag. */
+  versioned?: 'read' | 'write';
+  success: { status: number; description: string; schema?: object; example?: unknown };
+  /** The error codes this route can answer with (INTERNAL_ERROR is added to every route). */
+  errors: readonly ErrorCode[];
+  /** Routes without a credential (none yet) set this; everything else needs the bearer credential. */
+  public?: boolean;
+}
+
+/** Path parameters by name: a new route's `{name}` needs an entry here once. */
+export const PATH_PARAMETERS: Record<string, { description: string; schema: object; example: string }> = {
+  username: { description: 'Username of the project owner; starts with `@`.', schema: { type: 'string', pattern: USERNAME.source }, example: '@demo' },
+  projectSlug: { description: 'The project ID (slug) of the project.', schema: { type: 'string', pattern: SLUG.source }, example: 'site' },
+  id: { description: 'The ID of the API key (as listed by GET keys).', schema: { type: 'string' }, example: '0123456789abcdef' },
+  member: { description: 'Username of the member; starts with `@`.', schema: { type: 'string', pattern: USERNAME.source }, example: '@bob' },
+};
+
+/** The `{message}` success body. */
+export const messageSchema = { type: 'object', properties: { message: { type: 'string' } }, required: ['message'], additionalProperties: false };
+
+/** Codes every project route shares: the credential (401), then the project (404), then the caller's access (403). */
+export const ACCESS_ERRORS: ErrorCode[] = ['UNAUTHORIZED', 'PROJECT_NOT_FOUND', 'FORBIDDEN'];
+/** Codes of every route that reads a JSON body: its size, type and shape. */
+export const BODY_ERRORS: ErrorCode[] = ['PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'INVALID_JSON', 'INVALID_BODY', 'UNKNOWN_FIELD'];

@@ -1,0 +1,116 @@
+// The API reference in a real browser (Debian's Chromium via playwright-core): it renders every route, loads nothing
+// from another origin, and a person can authorize with an API key and try a request against the local API.
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { type Browser, type Page, chromium } from 'playwright-core';
+import { loadRoutes } from '../../lib/local/server';
+import { buildOpenApiDocument } from '../../lib/openapi/document';
+import { baseUrl, newProject, post, type Project } from '../support/api';
+
+// Debian's Chromium only: no tool may download a browser of its own.
+const CHROMIUM = '/usr/bin/chromium';
+const SCREENSHOT = join(process.cwd(), 'docs', 'screenshot.png');
+
+let browser: Browser;
+let page: Page;
+let project: Project;
+const requested: string[] = [];
+const pageErrors: string[] = [];
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium`);
+  project = await newProject();
+  expect((await post(project, 'set', { path: 'data.greeting', value: 'hello from the docs' })).status).toBe(200);
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+  page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  page.on('request', (request) => requested.push(request.url()));
+  // A CSP violation (anything not from this server) or a script error shows up here.
+  page.on('console', (message) => {
+    if (message.type() === 'error') pageErrors.push(message.text());
+  });
+  page.on('pageerror', (error) => pageErrors.push(error.message));
+  await page.goto(`${baseUrl()}/`, { waitUntil: 'load' });
+  await page.locator('.opblock').first().waitFor({ state: 'visible', timeout: 30000 });
+});
+
+afterAll(async () => {
+  await browser?.close();
+});
+
+const operation = (method: string, path: string) => page.locator(`.opblock-${method.toLowerCase()}:has(.opblock-summary-path[data-path="${path}"])`);
+
+describe('the API reference page at GET /', () => {
+  it('renders the title and one operation per route in serverless.yml', async () => {
+    await expect(page.title()).resolves.toBe('Content API reference');
+    expect(await page.locator('.info .title').innerText()).toContain('Content API');
+    const routes = loadRoutes();
+    for (const route of routes) {
+      const op = operation(route.method, route.path);
+      expect({ route: `${route.method} ${route.path}`, count: await op.count() }).toEqual({ route: `${route.method} ${route.path}`, count: 1 });
+      await expect(op.locator('.opblock-summary-method').innerText()).resolves.toBe(route.method);
+      expect(await op.isVisible()).toBe(true);
+    }
+    expect(await page.locator('.opblock').count()).toBe(routes.length);
+  });
+
+  it('shows each operation summary from the document', async () => {
+    const document = buildOpenApiDocument();
+    for (const [path, item] of Object.entries(document.paths)) {
+      for (const [method, op] of Object.entries(item)) {
+        await expect(operation(method, path).locator('.opblock-summary-description').innerText()).resolves.toBe(op.summary);
+      }
+    }
+  });
+
+  it('has an Authorize button for the bearer credential', async () => {
+    await expect(page.locator('.auth-wrapper button.authorize').isVisible()).resolves.toBe(true);
+  });
+
+  it('tries GET content with an API key entered through Authorize, and shows the 200', async () => {
+    await page.locator('.auth-wrapper button.authorize').click();
+    await page.locator('#auth-bearer-value').fill(project.key);
+    await page.locator('.auth-btn-wrapper button.authorize').click();
+    await page.locator('.auth-btn-wrapper button.btn-done').click();
+
+    const get = operation('GET', '/api/{username}/{projectSlug}/content');
+    await get.locator('.opblock-summary-control').click();
+    // tryItOutEnabled: the parameters are editable at once, no "Try it out" click needed.
+    await get.locator('tr[data-param-name="username"] input').fill(project.username);
+    await get.locator('tr[data-param-name="projectSlug"] input').fill(project.slug);
+    await get.locator('tr[data-param-name="path"] input').fill('data.greeting');
+    const [apiRequest] = await Promise.all([
+      page.waitForRequest((r) => r.url().includes('/content?path=')),
+      get.locator('button.execute').click(),
+    ]);
+    expect(await apiRequest.headerValue('authorization')).toBe(`Bearer ${project.key}`);
+    expect(apiRequest.url()).toBe(`${baseUrl()}/api/${encodeURIComponent(project.username)}/${project.slug}/content?path=data.greeting`);
+
+    const live = get.locator('.live-responses-table .response');
+    await live.first().waitFor({ state: 'visible' });
+    await expect(live.locator('.response-col_status').first().innerText()).resolves.toBe('200');
+    await expect(live.locator('.response-col_description').first().innerText()).resolves.toContain('hello from the docs');
+
+    await get.scrollIntoViewIfNeeded();
+    mkdirSync(join(process.cwd(), 'docs'), { recursive: true });
+    await page.screenshot({ path: SCREENSHOT, fullPage: true });
+  });
+
+  it('loaded nothing from any other origin, and logged no errors', () => {
+    expect(requested.length).toBeGreaterThan(3);
+    expect(requested.filter((url) => !url.startsWith(`${baseUrl()}/`) && !url.startsWith('data:'))).toEqual([]);
+    expect(requested).toEqual(expect.arrayContaining([`${baseUrl()}/openapi.json`, `${baseUrl()}/docs/assets/swagger-ui-bundle.js`]));
+    expect(pageErrors).toEqual([]);
+  });
+});

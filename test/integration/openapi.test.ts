@@ -1,0 +1,192 @@
+// The OpenAPI document: valid OpenAPI 3.1, one operation per served route, built from the validators' own schemas,
+// committed as generated, and served by the running local API together with its reference page.
+import { spawnSync } from 'node:child_process';
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { managementSchemas, requestSchemas } from '../../lib/http/schemas';
+import { loadRoutes } from '../../lib/local/server';
+import { buildOpenApiDocument } from '../../lib/openapi/document';
+import { ERROR_CODES } from '../../lib/openapi/errors';
+import { ROUTES } from '../../lib/openapi/routes';
+import { serializeDocument } from '../../lib/openapi/serialize';
+import { baseUrl } from '../support/api';
+
+const ROOT = process.cwd();
+const document = buildOpenApiDocument();
+// swagger-parser's dependencies are ESM-only, which jest's CommonJS runtime cannot load on Node 20: it runs in Node itself.
+const VALIDATE = `import SwaggerParser from '@apidevtools/swagger-parser';
+let text = '';
+for await (const chunk of process.stdin) text += chunk;
+const api = await SwaggerParser.validate(JSON.parse(text));
+process.stdout.write(api.openapi);`;
+
+/** Validates a document with @apidevtools/swagger-parser: the OpenAPI version, or the validator's complaint. */
+function validate(doc: unknown): { ok: boolean; output: string } {
+  const run = spawnSync(process.execPath, ['--input-type=module', '-e', VALIDATE], { cwd: ROOT, input: JSON.stringify(doc), encoding: 'utf8' });
+  return { ok: run.status === 0, output: run.status === 0 ? run.stdout : run.stderr };
+}
+
+const operationOf = (method: string, path: string) => document.paths[path]?.[method.toLowerCase()] as Record<string, any> | undefined;
+
+describe('the OpenAPI document', () => {
+  it('is valid OpenAPI 3.1 (swagger-parser, $refs resolved)', () => {
+    expect(validate(document)).toEqual({ ok: true, output: '3.1.0' });
+  });
+
+  it('would fail that validation if it were broken (the validator is real)', () => {
+    const broken = structuredClone(document) as any;
+    broken.paths['/api/{username}/{projectSlug}/content'].get.parameters.push({ $ref: '#/components/parameters/missing' });
+    const result = validate(broken);
+    expect(result.ok).toBe(false);
+    expect(result.output).toMatch(/Missing \$ref pointer/);
+  });
+
+  it('has exactly one operation per route in serverless.yml, same method and path', () => {
+    const served = loadRoutes().map((r) => `${r.method} ${r.path}`).sort();
+    const documented = Object.entries(document.paths)
+      .flatMap(([path, item]) => Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`))
+      .sort();
+    expect(documented).toEqual(served);
+  });
+
+  it.each(Object.keys(requestSchemas) as Array<keyof typeof requestSchemas>)(
+    'documents the body of content/%s with the very schema its validator is built from',
+    (name) => {
+      const body = operationOf('POST', `/api/{username}/{projectSlug}/content/${name}`)?.requestBody;
+      expect(body?.required).toBe(true);
+      expect(body?.content['application/json'].schema).toStrictEqual(requestSchemas[name]);
+      // The table holds the object itself, not a copy that could be edited apart from it.
+      expect(ROUTES.find((r) => r.path.endsWith(`/content/${name}`))?.body?.schema).toBe(requestSchemas[name]);
+    },
+  );
+
+  it('documents every other request body with a schema object from lib/http/schemas.ts, as is', () => {
+    const sources: object[] = [...Object.values(requestSchemas), ...Object.values(managementSchemas)];
+    const withBody = ROUTES.filter((r) => r.body);
+    expect(withBody.length).toBeGreaterThan(Object.keys(requestSchemas).length);
+    for (const route of withBody) {
+      expect({ route: route.operationId, fromSchemas: sources.includes(route.body?.schema as object) }).toEqual({ route: route.operationId, fromSchemas: true });
+      const body = operationOf(route.method, route.path)?.requestBody;
+      expect(body?.content['application/json'].schema).toStrictEqual(route.body?.schema);
+    }
+  });
+
+  it('secures every operation with the bearer scheme and answers every error with {message, code}', () => {
+    expect(document.security).toEqual([{ bearerAuth: [] }]);
+    expect(document.components).toMatchObject({ securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } } });
+    for (const item of Object.values(document.paths)) {
+      for (const op of Object.values(item) as Array<Record<string, any>>) {
+        expect(op.security).toBeUndefined();
+        expect(Object.keys(op.responses)).toContain('500');
+        for (const [status, response] of Object.entries(op.responses as Record<string, any>)) {
+          if (Number(status) < 400) continue;
+          const media = response.content['application/json'];
+          expect(media.schema).toEqual({ $ref: '#/components/schemas/Error' });
+          for (const [code, example] of Object.entries(media.examples as Record<string, any>)) {
+            expect(example.value).toEqual({ code, message: expect.any(String) });
+            expect(ERROR_CODES[code as keyof typeof ERROR_CODES].status).toBe(Number(status));
+          }
+        }
+      }
+    }
+  });
+
+  it('takes If-Match and Idempotency-Key on every mutation and returns an ETag', () => {
+    for (const name of Object.keys(requestSchemas)) {
+      const op = operationOf('POST', `/api/{username}/{projectSlug}/content/${name}`);
+      expect(op?.parameters).toEqual(
+        expect.arrayContaining([{ $ref: '#/components/parameters/If-Match' }, { $ref: '#/components/parameters/Idempotency-Key' }]),
+      );
+      expect(op?.responses['200'].headers).toEqual({ ETag: { $ref: '#/components/headers/ETag' } });
+      expect(Object.keys(op?.responses ?? {})).toEqual(expect.arrayContaining(['400', '401', '403', '404', '409', '412', '413', '415', '422', '500']));
+    }
+    const get = operationOf('GET', '/api/{username}/{projectSlug}/content');
+    expect(get?.parameters).toContainEqual(expect.objectContaining({ name: 'path', in: 'query', required: false }));
+  });
+
+  it('catalogues every error code lib/ and functions/ throw, with the status they are thrown with', () => {
+    const STATUS: Record<string, number> = { BadRequest: 400, NotFound: 404, Conflict: 409, PayloadTooLarge: 413 };
+    // The HTTP error classes (other errors, like the store's AccountError, never reach a client as they are).
+    const classes = [...readFileSync(join(ROOT, 'lib', 'http', 'errors.ts'), 'utf8').matchAll(/class (\w+) extends HttpError/g)].map((m) => m[1]);
+    const construct = new RegExp(`new (${classes.join('|')})\\(\\s*'([A-Z][A-Z_]+)'`, 'g');
+    const thrown = new Map<string, number | undefined>();
+    const scan = (dir: string): void => {
+      for (const entry of readdirSync(dir, { withFileTypes: true })) {
+        const file = join(dir, entry.name);
+        // The local runtime's own codes never come from a Lambda; the docs only describe codes.
+        if (entry.isDirectory()) {
+          if (!['local', 'openapi'].includes(entry.name)) scan(file);
+          continue;
+        }
+        if (!entry.name.endsWith('.ts') || entry.name.endsWith('.generated.ts')) continue;
+        const text = readFileSync(file, 'utf8');
+        for (const m of text.matchAll(construct)) thrown.set(m[2] as string, STATUS[m[1] as string]);
+        for (const m of text.matchAll(/(?:super|new HttpError)\(\s*(\d{3}),\s*'([A-Z][A-Z_]+)'/g)) thrown.set(m[2] as string, Number(m[1]));
+        // Field errors ['CODE', 'message'] (400s) and literal error bodies { ..., code: 'CODE' } (500s).
+        for (const m of text.matchAll(/\[\s*'([A-Z][A-Z_]+)',\s*'/g)) thrown.set(m[1] as string, 400);
+        for (const m of text.matchAll(/message: '[^']*', code: '([A-Z][A-Z_]+)'/g)) if (!thrown.has(m[1] as string)) thrown.set(m[1] as string, undefined);
+      }
+    };
+    scan(join(ROOT, 'lib'));
+    scan(join(ROOT, 'functions'));
+    expect(thrown.size).toBeGreaterThan(20);
+    for (const [code, status] of thrown) {
+      const doc = (ERROR_CODES as Record<string, { status: number }>)[code];
+      expect({ code, documented: doc !== undefined }).toEqual({ code, documented: true });
+      if (status !== undefined) expect({ code, status: doc?.status }).toEqual({ code, status });
+    }
+  });
+
+  it('is committed as docs/openapi.json exactly as `npm run build` writes it', () => {
+    const committed = readFileSync(join(ROOT, 'docs', 'openapi.json'), 'utf8');
+    if (committed !== serializeDocument(document)) {
+      throw new Error('docs/openapi.json differs from what lib/openapi builds: run `npm run build` and commit docs/openapi.json');
+    }
+  });
+});
+
+describe('the local server', () => {
+  it('serves the same document at GET /openapi.json', async () => {
+    const res = await fetch(`${baseUrl()}/openapi.json`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(await res.json()).toEqual(document);
+  });
+
+  it('serves the reference page at GET /, loading only its own files', async () => {
+    const res = await fetch(`${baseUrl()}/`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(res.headers.get('content-security-policy')).toContain("script-src 'self'");
+    const html = await res.text();
+    expect(html).not.toMatch(/https?:\/\//);
+    const assets = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1] as string).filter((u) => u.startsWith('/docs/'));
+    expect(assets).toEqual(
+      expect.arrayContaining(['/docs/assets/swagger-ui.css', '/docs/assets/swagger-ui-bundle.js', '/docs/assets/init.js']),
+    );
+    const types = await Promise.all(assets.map(async (a) => [a, (await fetch(`${baseUrl()}${a}`)).headers.get('content-type')]));
+    expect(Object.fromEntries(types)).toEqual({
+      '/docs/assets/favicon-32x32.png': 'image/png',
+      '/docs/assets/swagger-ui.css': 'text/css; charset=utf-8',
+      '/docs/assets/swagger-ui-bundle.js': 'text/javascript; charset=utf-8',
+      '/docs/assets/init.js': 'text/javascript; charset=utf-8',
+    });
+    const init = await (await fetch(`${baseUrl()}/docs/assets/init.js`)).text();
+    expect(init).toMatch(/url: '\/openapi\.json'/);
+    expect(init).toMatch(/tryItOutEnabled: true/);
+    expect(init).toMatch(/persistAuthorization: true/);
+  });
+
+  it.each([
+    '/docs/assets/package.json',
+    '/docs/assets/..%2Fpackage.json',
+    '/docs/assets/%2e%2e/%2e%2e/package.json',
+    '/docs/assets/swagger-ui-bundle.js.map',
+    '/docs/assets/constructor',
+    '/docs/assets/',
+  ])('serves nothing else under /docs/assets: %s is a 404', async (path) => {
+    const res = await fetch(`${baseUrl()}${path}`);
+    expect(res.status).toBe(404);
+    expect(await res.json()).toMatchObject({ code: 'ROUTE_NOT_FOUND' });
+  });
+});
