@@ -22,19 +22,34 @@ export type Need = 'read' | 'write';
 
 const permissionFor = (need: Need): Permission => (need === 'read' ? 'content:read' : 'content:write');
 
+/**
+ * Verified sessions, per warm container: a session costs its lookup once a minute at most, so operations stay at
+ * one DynamoDB request. An entry never outlives the session's own expiry; at most SESSION_CACHE_SIZE are kept.
+ */
+const SESSION_CACHE_SECONDS = 60;
+const SESSION_CACHE_SIZE = 10_000;
+const sessions = new Map<string, { username: string; until: number }>();
+
+async function lookupSession(tokenHash: string): Promise<string> {
+  const now = Date.now() / 1000;
+  const cached = sessions.get(tokenHash);
+  if (cached && cached.until > now) return cached.username;
+  sessions.delete(tokenHash);
+  const { Item } = await documents.send(new GetCommand({ TableName: tableName(), Key: { pk: sessionPk(tokenHash) }, ConsistentRead: true }));
+  const session = Item as SessionRecord | undefined;
+  if (!session || session.ttl <= now) throw new Unauthorized();
+  if (sessions.size >= SESSION_CACHE_SIZE) sessions.delete(sessions.keys().next().value as string);
+  sessions.set(tokenHash, { username: session.u, until: Math.min(session.ttl, now + SESSION_CACHE_SECONDS) });
+  return session.u;
+}
+
 /** Turns a credential into a principal: API keys as they are (checked in the write), sessions by lookup. */
 export async function resolvePrincipal(credential: Credential): Promise<Principal> {
   switch (credential.kind) {
     case 'key':
       return { kind: 'key', keyId: credential.keyId, keyHash: credential.keyHash };
-    case 'session': {
-      const { Item } = await documents.send(
-        new GetCommand({ TableName: tableName(), Key: { pk: sessionPk(credential.tokenHash) }, ConsistentRead: true }),
-      );
-      const session = Item as SessionRecord | undefined;
-      if (!session || session.ttl <= Date.now() / 1000) throw new Unauthorized();
-      return { kind: 'user', username: session.u };
-    }
+    case 'session':
+      return { kind: 'user', username: await lookupSession(credential.tokenHash) };
     case 'jwt':
       return { kind: 'user', username: await verifyJwt(credential.token) };
   }
