@@ -5,8 +5,8 @@ const common = {
   transform,
   // @middy/core and jose are ESM-only: let swc turn them into CommonJS like our own code.
   transformIgnorePatterns: ['node_modules/(?!(@middy|jose)/)'],
-  // ...and resolve it to its ESM entry (its package.json only exports an `import` condition).
-  moduleNameMapper: { '^@middy/core$': '<rootDir>/node_modules/@middy/core/index.js' },
+  // ...and resolve middy's packages to their ESM entries (their package.json only exports an `import` condition).
+  moduleNameMapper: { '^@middy/(core|util)$': '<rootDir>/node_modules/@middy/$1/index.js' },
   testEnvironment: 'node',
 };
 

@@ -117,9 +117,10 @@ export function plan(root: JsonObject, op: ContentOperation): Action | undefined
       return { kind: 'append', steps: w.steps, value: op.value };
     case 'insert':
       if (!found) {
+        const create = createAt(op.segments, w, [op.value]);
         // A missing target is an empty array, where only index 0 is in range.
         if (op.index !== 0) throw new BadRequest('INDEX_OUT_OF_RANGE', `index ${op.index} is outside -0..0`);
-        return createAt(op.segments, w, [op.value]);
+        return create;
       }
       if (!Array.isArray(w.node)) throw new BadRequest('NOT_AN_ARRAY', `the value at '${path}' is not an array`);
       return insertAction(w.steps, w.node, op.index, op.value);

@@ -125,13 +125,14 @@ export function assumeSteps(segments: Segments): Step[] | undefined {
   return steps;
 }
 
-/** The container at `parent` can take `last`: an object for a key, a list of at least `last` elements for an index. */
+/**
+ * The container at `parent` can take `last`: an object for a key, a list of at least `last` elements for an index
+ * (that it is a list, indexAssumptions states).
+ */
 function parentAccepts(state: ExpressionState, steps: Step[]): string {
   const parent = state.path(steps.slice(0, -1));
   const last = steps[steps.length - 1] as Step;
-  if (typeof last === 'number') {
-    return `attribute_type(${parent}, ${state.value({ S: 'L' })}) AND size(${parent}) >= ${state.number(last)}`;
-  }
+  if (typeof last === 'number') return `size(${parent}) >= ${state.number(last)}`;
   return `attribute_type(${parent}, ${state.value({ S: 'M' })})`;
 }
 

@@ -1,4 +1,5 @@
 // Embedded DynamoDB: dynalite in-process on LevelDB under DATA_DIR, for `npm start` and the tests. Never bundled.
+import Big from 'big.js';
 import dynalite from 'dynalite';
 import db from 'dynalite/db';
 import type { Server } from 'node:http';
@@ -6,9 +7,32 @@ import type { AddressInfo } from 'node:net';
 
 let patched = false;
 
+/** DynamoDB's Number rules, which dynalite checks on input but not on the results of `+` and `-`. */
+function numberProblem(value: unknown): string | undefined {
+  if (Array.isArray(value)) {
+    for (const v of value) {
+      const problem = numberProblem(v);
+      if (problem) return problem;
+    }
+    return undefined;
+  }
+  if (typeof value !== 'object' || value === null) return undefined;
+  const attribute = value as { N?: string; L?: unknown[]; M?: Record<string, unknown> };
+  if (attribute.N !== undefined) {
+    const n = new Big(attribute.N);
+    if (n.eq(0)) return undefined;
+    if (n.e > 125) return 'Number overflow. Attempting to store a number with magnitude larger than supported range';
+    if (n.e < -130) return 'Number underflow. Attempting to store a number with magnitude smaller than supported range';
+    if (n.c.length > 38) return 'Attempting to store more than 38 significant digits in a Number';
+    return undefined;
+  }
+  return numberProblem(attribute.L ?? Object.values(attribute.M ?? {}));
+}
+
 /**
- * dynalite ignores ReturnValuesOnConditionCheckFailure; DynamoDB returns the old item with the failed condition.
- * Returning it here too makes the embedded engine cost what DynamoDB costs (no follow-up read on that path).
+ * Two differences from DynamoDB that matter here. dynalite ignores ReturnValuesOnConditionCheckFailure, while
+ * DynamoDB returns the old item with the failed condition: returning it here too makes the embedded engine cost
+ * what DynamoDB costs (no follow-up read on that path). And dynalite stores arithmetic results DynamoDB refuses.
  */
 function returnOldItemOnConditionFailure(): void {
   if (patched) return;
@@ -18,6 +42,13 @@ function returnOldItemOnConditionFailure(): void {
     const error = check(data, existing);
     if (error?.body && existing && data.ReturnValuesOnConditionCheckFailure === 'ALL_OLD') error.body.Item = existing;
     return error;
+  };
+  // updateItem hands the updated item here just before storing it: refuse what DynamoDB refuses, as DynamoDB does.
+  const updateIndexes = db.updateIndexes;
+  db.updateIndexes = (store, table, existing, item, cb) => {
+    const problem = item ? numberProblem(Object.values(item)) : undefined;
+    if (problem) return cb(db.validationError(problem));
+    return updateIndexes(store, table, existing, item, cb);
   };
 }
 

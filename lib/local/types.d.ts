@@ -4,6 +4,11 @@ declare module 'dynalite' {
   export default dynalite;
 }
 declare module 'dynalite/db' {
-  const db: { checkConditional: (data: Record<string, unknown>, existing: unknown) => (Error & { body?: Record<string, unknown> }) | null | undefined };
+  type Item = Record<string, unknown> | null | undefined;
+  const db: {
+    checkConditional: (data: Record<string, unknown>, existing: unknown) => (Error & { body?: Record<string, unknown> }) | null | undefined;
+    updateIndexes: (store: unknown, table: unknown, existing: Item, item: Item, cb: (error?: Error | null) => void) => void;
+    validationError: (message: string) => Error;
+  };
   export default db;
 }

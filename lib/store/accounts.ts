@@ -172,22 +172,27 @@ export async function createApiKey(
   return { id, key, name: options.name, permissions: options.permissions, createdAt, expiresAt: expiresAt ?? null };
 }
 
-/** Removes the project's entry first (the key stops working at once), then its record. */
-export async function revokeApiKey(project: ProjectRef, id: string): Promise<void> {
+/** Removes one entry of a map attribute of the project item; NOT_FOUND when there is none. */
+async function removeMapEntry(project: ProjectRef, map: string, entry: string, missing: string): Promise<void> {
   try {
     await documents.send(
       new UpdateCommand({
         TableName: tableName(),
         Key: { pk: projectPk(project) },
-        UpdateExpression: 'REMOVE #keys.#id',
-        ConditionExpression: 'attribute_exists(#keys.#id)',
-        ExpressionAttributeNames: { '#keys': A.keys, '#id': id },
+        UpdateExpression: 'REMOVE #map.#entry',
+        ConditionExpression: 'attribute_exists(#map.#entry)',
+        ExpressionAttributeNames: { '#map': map, '#entry': entry },
       }),
     );
   } catch (error) {
-    if (isConditionFailure(error)) throw new AccountError('NOT_FOUND', `key ${id} does not exist in ${projectName(project)}`);
+    if (isConditionFailure(error)) throw new AccountError('NOT_FOUND', missing);
     throw error;
   }
+}
+
+/** Removes the project's entry first (the key stops working at once), then its record. */
+export async function revokeApiKey(project: ProjectRef, id: string): Promise<void> {
+  await removeMapEntry(project, A.keys, id, `key ${id} does not exist in ${projectName(project)}`);
   await documents.send(new DeleteCommand({ TableName: tableName(), Key: { pk: keyPk(id) } }));
 }
 
@@ -196,20 +201,7 @@ export async function setMember(project: ProjectRef, member: string, role: Role)
 }
 
 export async function removeMember(project: ProjectRef, member: string): Promise<void> {
-  try {
-    await documents.send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: { pk: projectPk(project) },
-        UpdateExpression: 'REMOVE #members.#m',
-        ConditionExpression: 'attribute_exists(#members.#m)',
-        ExpressionAttributeNames: { '#members': A.members, '#m': member },
-      }),
-    );
-  } catch (error) {
-    if (isConditionFailure(error)) throw new AccountError('NOT_FOUND', `${member} is not a member of ${projectName(project)}`);
-    throw error;
-  }
+  await removeMapEntry(project, A.members, member, `${member} is not a member of ${projectName(project)}`);
 }
 
 /**

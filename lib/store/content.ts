@@ -13,7 +13,7 @@ import { type Json, storedSize } from '../content/json';
 import { type Action, type ContentOperation, applyAction, plan, valueAt } from '../content/model';
 import { dynamo } from '../dynamo/client';
 import { A, type UpdateRequest, TOKEN_SLOTS, compileRead, compileWrite, growthBound, slotAttribute } from '../expressions';
-import { BadRequest, Conflict, PayloadTooLarge, PreconditionFailed, ServiceUnavailable } from '../http/errors';
+import { BadRequest, Conflict, HttpError, PayloadTooLarge, PreconditionFailed, ServiceUnavailable } from '../http/errors';
 import type { Segments } from '../paths';
 import { type Need, type Principal, accessCheck, assertAccess } from '../auth/access';
 import { type ProjectItem, type ProjectRef, epochSeconds, projectPk, readProjectItem } from './items';
@@ -39,10 +39,12 @@ const contentTooLarge = () =>
 
 /** Maps what DynamoDB refuses about a write to the client's 4xx (the service checks first; this is the backstop). */
 function mapWriteError(error: unknown): never {
+  if (error instanceof HttpError) throw error;
   const message = error instanceof Error ? error.message : '';
   const name = error instanceof Error ? error.name : '';
   if (name === 'ValidationException' && /item size/i.test(message)) throw contentTooLarge();
-  if (name === 'ValidationException' && /number overflow|significant digits|magnitude/i.test(message)) {
+  // DynamoDB: "Number overflow/underflow ...", "... precision up to 38 digits"; dynalite: "... 38 significant digits".
+  if (name === 'ValidationException' && /number (?:overflow|underflow)|significant digits|precision/i.test(message)) {
     throw new BadRequest('NUMBER_OUT_OF_RANGE', 'the result is outside the range of numbers that can be stored', { cause: error });
   }
   if (/Throttl|ProvisionedThroughputExceeded|RequestLimitExceeded/.test(name)) {
@@ -55,12 +57,16 @@ function mapWriteError(error: unknown): never {
 const within = (deadline: number) => ({ abortSignal: AbortSignal.timeout(Math.max(1, deadline - Date.now())) });
 
 /** A call cut short by the deadline is the client's 503, not a 500: nothing half-applied, retrying is safe. */
-function mapTimeout(error: unknown): never {
+function mapTimeout(error: unknown): unknown {
   if (error instanceof Error && (error.name === 'AbortError' || error.name === 'TimeoutError')) {
-    throw new ServiceUnavailable('The request took too long; retry shortly', { cause: error });
+    return new ServiceUnavailable('The request took too long; retry shortly', { cause: error });
   }
-  throw error;
+  return error;
 }
+
+const rethrow = (error: unknown): never => {
+  throw mapTimeout(error);
+};
 
 type Sent = { ok: true } | { ok: false; item?: Record<string, AttributeValue> };
 
@@ -83,15 +89,14 @@ async function sendUpdate(project: ProjectRef, request: UpdateRequest, deadline:
   } catch (error) {
     if (error instanceof ConditionalCheckFailedException) return { ok: false, item: error.Item };
     if (fast && isPathMismatch(error)) return { ok: false };
-    mapTimeout(error);
-    return mapWriteError(error);
+    return mapWriteError(mapTimeout(error));
   }
 }
 
 async function readItem(project: ProjectRef, deadline: number): Promise<ProjectItem | undefined> {
   const { Item } = await dynamo
     .send(new GetItemCommand({ TableName: tableName(), Key: key(project), ConsistentRead: true }), within(deadline))
-    .catch(mapTimeout);
+    .catch(rethrow);
   return Item ? readProjectItem(Item) : undefined;
 }
 
@@ -203,7 +208,7 @@ export async function readContent(request: ReadRequest): Promise<{ value: Json; 
   const projection = compileRead(request.segments, accessCheck(request.principal, 'read', now));
   const { Item } = await dynamo
     .send(new GetItemCommand({ TableName: tableName(), Key: key(request.project), ConsistentRead: true, ...projection }), within(request.deadline))
-    .catch(mapTimeout);
+    .catch(rethrow);
   const item = Item ? readProjectItem(Item) : undefined;
   await assertAccess(request.project, item, request.principal, 'read', now);
   const content = (item as ProjectItem).content;

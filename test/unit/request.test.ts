@@ -1,0 +1,149 @@
+import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import { bodyText, parseIfMatch, parseJsonObject } from '../../lib/http/request';
+import { badRequest, failure } from './helpers';
+
+const KiB = 1024;
+const LIMIT = 512 * KiB;
+
+/** An HTTP API (payload v2) event: header names arrive in lower case. */
+function event(fields: { body?: string; isBase64Encoded?: boolean; headers?: Record<string, string> }): APIGatewayProxyEventV2 {
+  return { headers: {}, isBase64Encoded: false, ...fields } as unknown as APIGatewayProxyEventV2;
+}
+const typed = (contentType: string | undefined, body = '{}') =>
+  event({ body, headers: contentType === undefined ? {} : { 'content-type': contentType } });
+
+describe('bodyText', () => {
+  it.each<[string, string | undefined]>([
+    ['no Content-Type', undefined],
+    ['an empty Content-Type', ''],
+    ['application/json', 'application/json'],
+    ['application/json; charset=utf-8', 'application/json; charset=utf-8'],
+    ['application/json;charset=UTF-8', 'application/json;charset=UTF-8'],
+    ['a quoted charset', 'application/json; charset="utf-8"'],
+    ['upper-case type', 'Application/JSON'],
+    ['application/merge-patch+json', 'application/merge-patch+json'],
+    ['a vendor +json type', 'application/vnd.api+json'],
+    ['surrounding spaces', '  application/json  '],
+  ])('accepts %s', (_, contentType) => {
+    expect(bodyText(typed(contentType, '{"path":"a"}'))).toBe('{"path":"a"}');
+  });
+
+  it.each([
+    ['text/plain', 'text/plain'],
+    ['form data', 'application/x-www-form-urlencoded'],
+    ['multipart', 'multipart/form-data; boundary=x'],
+    ['XML', 'application/xml'],
+    ['text/json', 'text/json'],
+    ['jsonp', 'application/jsonp'],
+    ['json-seq', 'application/json-seq'],
+    ['another charset', 'application/json; charset=latin1'],
+    ['a type with JSON only in a parameter', 'text/plain; format=application/json'],
+    ['garbage', 'json'],
+  ])('refuses %s with 415', (_, contentType) => {
+    expect(failure(() => bodyText(typed(contentType)))).toEqual({ statusCode: 415, code: 'UNSUPPORTED_MEDIA_TYPE' });
+  });
+
+  it.each<[string, APIGatewayProxyEventV2, string]>([
+    ['a missing body', event({}), ''],
+    ['a UTF-8 body', event({ body: '{"v":"é€😀"}' }), '{"v":"é€😀"}'],
+    ['a base64 body', event({ body: Buffer.from('{"v":"é"}').toString('base64'), isBase64Encoded: true }), '{"v":"é"}'],
+    ['a body of exactly 512 KiB', event({ body: 'a'.repeat(LIMIT) }), 'a'.repeat(LIMIT)],
+    ['a base64 body of exactly 512 KiB decoded', event({ body: Buffer.alloc(LIMIT, 'a').toString('base64'), isBase64Encoded: true }), 'a'.repeat(LIMIT)],
+  ])('reads %s', (_, e, text) => {
+    expect(bodyText(e)).toBe(text);
+  });
+
+  it.each<[string, APIGatewayProxyEventV2]>([
+    ['one byte over 512 KiB', event({ body: 'a'.repeat(LIMIT + 1) })],
+    ['512 KiB of characters that take two bytes each', event({ body: 'é'.repeat(LIMIT / 2 + 1) })],
+    ['a base64 body one byte over 512 KiB decoded', event({ body: Buffer.alloc(LIMIT + 1, 'a').toString('base64'), isBase64Encoded: true })],
+    ['a large body with a non-JSON type (size first)', event({ body: 'a'.repeat(LIMIT + 1), headers: { 'content-type': 'text/plain' } })],
+  ])('refuses %s with 413', (_, e) => {
+    expect(failure(() => bodyText(e))).toEqual({ statusCode: 413, code: 'PAYLOAD_TOO_LARGE' });
+  });
+});
+
+describe('parseJsonObject', () => {
+  it.each<[string, Record<string, unknown>]>([
+    ['{}', {}],
+    ['{"path":"a","value":null}', { path: 'a', value: null }],
+    [' \n{"a":[1,{"b":true}]}\n ', { a: [1, { b: true }] }],
+  ])('parses %j', (text, value) => {
+    expect(parseJsonObject(text)).toEqual(value);
+  });
+
+  it('keeps a __proto__ key as own data', () => {
+    const body = parseJsonObject('{"__proto__":{"polluted":true}}');
+    expect(Object.keys(body)).toEqual(['__proto__']);
+    expect(Object.getPrototypeOf(body)).toBe(Object.prototype);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it.each([
+    ['an empty body', '', 'INVALID_JSON'],
+    ['truncated JSON', '{"a":', 'INVALID_JSON'],
+    ['single quotes', "{'a':1}", 'INVALID_JSON'],
+    ['a trailing comma', '{"a":1,}', 'INVALID_JSON'],
+    ['an array', '[1]', 'INVALID_BODY'],
+    ['null', 'null', 'INVALID_BODY'],
+    ['a number', '1', 'INVALID_BODY'],
+    ['a string', '"a"', 'INVALID_BODY'],
+    ['true', 'true', 'INVALID_BODY'],
+  ])('refuses %s with 400 %s', (_, text, code) => {
+    expect(failure(() => parseJsonObject(text))).toEqual(badRequest(code));
+  });
+});
+
+describe('parseIfMatch', () => {
+  const ifMatch = (value: string | undefined) => event({ headers: value === undefined ? {} : { 'if-match': value } });
+
+  it.each<[string, string | undefined, string[] | undefined]>([
+    ['absent', undefined, undefined],
+    ['empty', '', undefined],
+    ['blank', '   ', undefined],
+    ['*', '*', undefined],
+    ['* with spaces', ' * ', undefined],
+    ['one quoted tag', '"abc"', ['abc']],
+    ['a tag with base64url characters', '"Ab-_9"', ['Ab-_9']],
+    ['several tags', '"a", "b","c"', ['a', 'b', 'c']],
+    ['empty list items', '"a",, ,"b"', ['a', 'b']],
+    ['exactly 20 tags', Array.from({ length: 20 }, (_, i) => `"t${i}"`).join(','), Array.from({ length: 20 }, (_, i) => `t${i}`)],
+  ])('reads %s', (_, value, tags) => {
+    expect(parseIfMatch(ifMatch(value))).toEqual(tags);
+  });
+
+  // Weak and malformed tags stay in the list (so the write is conditional) but can never equal a stored etag.
+  it.each([
+    ['a weak tag', 'W/"abc"'],
+    ['an unquoted tag', 'abc'],
+    ['a half-quoted tag', '"abc'],
+    ['a tag with an inner quote', '"a"b"'],
+    ['* among tags', '*, "x"'],
+  ])('keeps %s conditional but never matching', (_, value) => {
+    const tags = parseIfMatch(ifMatch(value));
+    expect(tags).toBeDefined();
+    expect(tags).not.toContain('abc');
+    expect(tags).not.toContain('a');
+    expect(tags).not.toContain('*');
+    for (const tag of (tags ?? []).filter((t) => t !== 'x')) expect(tag.startsWith('invalid:')).toBe(true);
+  });
+
+  it('reads a weak tag beside a strong one as one never-matching entry and the strong tag', () => {
+    expect(parseIfMatch(ifMatch('W/"a", "b"'))).toEqual(['invalid:W/"a"', 'b']);
+  });
+
+  // A header that is only separators names no tag: garbage, so the write stays conditional (and fails with 412).
+  // How it then compiles is checked in expressions.test.ts.
+  it.each([[','], [', ,'], [' , ']])('keeps %j conditional, not absent', (value) => {
+    const tags = parseIfMatch(ifMatch(value));
+    expect(tags).toBeDefined();
+    expect(tags).not.toContain('');
+  });
+
+  it.each([
+    ['21 tags', Array.from({ length: 21 }, (_, i) => `"t${i}"`).join(',')],
+    ['21 weak tags', Array.from({ length: 21 }, (_, i) => `W/"t${i}"`).join(', ')],
+  ])('refuses %s with 400 INVALID_IF_MATCH', (_, value) => {
+    expect(failure(() => parseIfMatch(ifMatch(value)))).toEqual(badRequest('INVALID_IF_MATCH'));
+  });
+});
