@@ -24,6 +24,21 @@ export type Action =
   | { kind: 'add'; steps: Step[]; amount: number }
   | { kind: 'remove'; steps: Step[] };
 
+/**
+ * What a read-then-write assumed about the content it read. The write is conditioned on exactly these, so writes
+ * that commute (two decrements of `list.-1.n`, keys created under one new parent) do not conflict; only a rewritten
+ * list needs the whole version unchanged.
+ */
+export type Guard =
+  | { kind: 'type'; steps: Step[]; type: 'M' | 'L' | 'N' }
+  | { kind: 'size'; steps: Step[]; size: number }
+  | { kind: 'absent'; steps: Step[] }
+  | { kind: 'present'; steps: Step[] }
+  /** The number still leaves room for the amount (sums commute), or is exactly what was read (near the range edge). */
+  | { kind: 'between'; steps: Step[]; low: number; high: number }
+  | { kind: 'equals'; steps: Step[]; number: string }
+  | { kind: 'version' };
+
 type Stop = 'missing' | 'out-of-range' | 'through-scalar' | 'key-on-array';
 
 /** How far a path can be followed in the content: the concrete steps taken, and why it stopped, if it did. */
@@ -129,6 +144,53 @@ export function plan(root: JsonObject, op: ContentOperation): Action | undefined
       if (typeof w.node !== 'number') throw new BadRequest('NOT_A_NUMBER', `the value at '${path}' is not a number`);
       return { kind: 'add', steps: w.steps, amount: op.amount };
   }
+}
+
+/** The guards of an action `plan` chose for `op` on this content (see Guard). */
+export function guardsFor(root: JsonObject, op: ContentOperation, action: Action): Guard[] {
+  if (op.kind === 'replace') return [];
+  const w = walk(root, op.segments);
+  const guards: Guard[] = [];
+  // Every list a step indexes into stays a list; one indexed from the end also keeps its length.
+  let node: Json = root;
+  w.steps.forEach((step, i) => {
+    if (typeof step === 'number') {
+      guards.push({ kind: 'type', steps: w.steps.slice(0, i), type: 'L' });
+      if ((asIndex(op.segments[i] as string) as number) < 0) {
+        guards.push({ kind: 'size', steps: w.steps.slice(0, i), size: (node as Json[]).length });
+      }
+    }
+    node = (node as Record<string | number, Json>)[step] as Json;
+  });
+  const target = action.steps;
+  const parent = target.slice(0, -1);
+  const last = target[target.length - 1];
+  if (target.length > 0) guards.push({ kind: 'type', steps: parent, type: typeof last === 'number' ? 'L' : 'M' });
+  const found = w.stop === undefined;
+  switch (action.kind) {
+    case 'set':
+      if (!found) {
+        // Creating: nothing may have appeared there meanwhile, and an append position must still be the end.
+        guards.push({ kind: 'absent', steps: target });
+        if (typeof last === 'number') guards.push({ kind: 'size', steps: parent, size: last });
+      } else if (op.kind === 'insert') {
+        // A middle insert rewrites the list from what was read: nothing in the project may have changed.
+        guards.push({ kind: 'version' });
+      }
+      break;
+    case 'append':
+    case 'prepend':
+      guards.push({ kind: 'type', steps: target, type: 'L' });
+      break;
+    case 'add':
+      guards.push({ kind: 'type', steps: target, type: 'N' });
+      break;
+    case 'remove':
+      guards.push({ kind: 'present', steps: target });
+      break;
+  }
+  const seen = new Set<string>();
+  return guards.filter((g) => !seen.has(JSON.stringify(g)) && seen.add(JSON.stringify(g)));
 }
 
 /** The value at a path (GET), or a 404 when the path does not exist. */

@@ -1,6 +1,6 @@
 // Expression compiler: pure functions from operations to DynamoDB UpdateItem/GetItem parameters, no I/O.
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import type { Action, ContentOperation, Step } from '../content/model';
+import type { Action, ContentOperation, Guard, Step } from '../content/model';
 import { storedSize } from '../content/json';
 import { toAttribute } from '../dynamo/attributes';
 import { asIndex, type Segments } from '../paths';
@@ -40,8 +40,11 @@ export interface WriteEnvelope {
   ifMatch?: readonly string[];
   /** Read-then-write: the version that was read. */
   expectedVersion?: number;
-  /** Growth bound of the content (fast path) or its exact new size (read-then-write). */
-  size: { growth: number } | { exact: number };
+  /**
+   * The content-size estimate: `growth` adds a bound and checks the budget (fast path); `exact` resets it (writes
+   * guarded by the version); `added` adds what a guarded read-then-write grows it by, already checked in memory.
+   */
+  size: { growth: number } | { exact: number } | { added: number };
 }
 
 export interface UpdateRequest {
@@ -170,14 +173,23 @@ function compileFastInsert(state: ExpressionState, steps: Step[], value: Attribu
 /** Well inside DynamoDB's range: near its edge the result is computed exactly after a read instead. */
 export const SAFE_MAGNITUDE = 9e125;
 
+/** Where a number leaves room for adding `amount` (well inside DynamoDB's range). */
+export function roomFor(amount: number): { low: number; high: number } {
+  return { low: -SAFE_MAGNITUDE - Math.min(amount, 0), high: SAFE_MAGNITUDE - Math.max(amount, 0) };
+}
+
+/** The number at `target` leaves room for `amount`: near the edge of the range the sum is checked exactly instead. */
+function sumInRange(state: ExpressionState, target: string, amount: number): string {
+  const { low, high } = roomFor(amount);
+  return `${target} BETWEEN ${state.number(low)} AND ${state.number(high)}`;
+}
+
 function compileFastAdd(state: ExpressionState, steps: Step[], amount: number): void {
   const target = state.path(steps);
   state.sets.push(`${target} = if_not_exists(${target}, ${state.number(0)}) + ${state.number(amount)}`);
   state.conditions.push(missingOrType(state, steps, 'N'));
   // dynalite does not check arithmetic overflow; bounding the operand keeps every engine's answer the same.
-  const low = -SAFE_MAGNITUDE - Math.min(amount, 0);
-  const high = SAFE_MAGNITUDE - Math.max(amount, 0);
-  state.conditions.push(`(attribute_not_exists(${target}) OR ${target} BETWEEN ${state.number(low)} AND ${state.number(high)})`);
+  state.conditions.push(`(attribute_not_exists(${target}) OR ${sumInRange(state, target, amount)})`);
 }
 
 function compileFastDelete(state: ExpressionState, steps: Step[]): void {
@@ -223,7 +235,35 @@ export function compileFastOperation(state: ExpressionState, op: ContentOperatio
   }
 }
 
-/** Compiles a concrete action (read-then-write path): no assumptions, the version condition guards it. */
+/** The conditions of a read-then-write: what its plan assumed (the version guard becomes the envelope's). */
+export function compileGuards(state: ExpressionState, guards: readonly Guard[]): void {
+  for (const guard of guards) {
+    if (guard.kind === 'version') continue;
+    const path = state.path(guard.steps);
+    switch (guard.kind) {
+      case 'type':
+        state.conditions.push(`attribute_type(${path}, ${state.value({ S: guard.type })})`);
+        break;
+      case 'size':
+        state.conditions.push(`size(${path}) = ${state.number(guard.size)}`);
+        break;
+      case 'absent':
+        state.conditions.push(`attribute_not_exists(${path})`);
+        break;
+      case 'present':
+        state.conditions.push(`attribute_exists(${path})`);
+        break;
+      case 'between':
+        state.conditions.push(`${path} BETWEEN ${state.number(guard.low)} AND ${state.number(guard.high)}`);
+        break;
+      case 'equals':
+        state.conditions.push(`${path} = ${state.value({ N: guard.number })}`);
+        break;
+    }
+  }
+}
+
+/** Compiles a concrete action (read-then-write path), with the guards its plan assumed. */
 export function compileAction(state: ExpressionState, action: Action): void {
   const target = state.path(action.steps);
   switch (action.kind) {
@@ -282,6 +322,8 @@ export function compileEnvelope(state: ExpressionState, envelope: WriteEnvelope)
   }
   if ('exact' in envelope.size) {
     state.sets.push(`${bytes} = ${state.number(envelope.size.exact)}`);
+  } else if ('added' in envelope.size) {
+    state.sets.push(`${bytes} = ${bytes} + ${state.number(envelope.size.added)}`);
   } else {
     state.sets.push(`${bytes} = ${bytes} + ${state.number(envelope.size.growth)}`);
     state.conditions.push(`${bytes} <= ${state.number(MAX_CONTENT_BYTES - envelope.size.growth)}`);
@@ -308,13 +350,17 @@ export function growthBound(op: ContentOperation): number {
   }
 }
 
-/** One UpdateItem for a write: the fast form of the operation, or a concrete action after a read. */
-export function compileWrite(change: { op: ContentOperation } | { action: Action }, envelope: WriteEnvelope): UpdateRequest | undefined {
+/** One UpdateItem for a write: the fast form of the operation, or a concrete action (and its guards) after a read. */
+export function compileWrite(
+  change: { op: ContentOperation } | { action: Action; guards?: readonly Guard[] },
+  envelope: WriteEnvelope,
+): UpdateRequest | undefined {
   const state = new ExpressionState();
   if ('op' in change) {
     if (!compileFastOperation(state, change.op)) return undefined;
   } else {
     compileAction(state, change.action);
+    compileGuards(state, change.guards ?? []);
   }
   compileEnvelope(state, envelope);
   return state.buildUpdate();

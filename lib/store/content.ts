@@ -10,9 +10,19 @@ import { randomBytes } from 'node:crypto';
 import { tableName } from '../config/env';
 import { MAX_CONTENT_BYTES, MAX_WRITE_ATTEMPTS } from '../config/limits';
 import { type Json, storedSize } from '../content/json';
-import { type Action, type ContentOperation, applyAction, plan, valueAt } from '../content/model';
+import { type Action, type ContentOperation, type Guard, type Step, applyAction, guardsFor, plan, valueAt } from '../content/model';
 import { dynamo } from '../dynamo/client';
-import { A, type UpdateRequest, TOKEN_SLOTS, compileRead, compileWrite, growthBound, slotAttribute } from '../expressions';
+import {
+  A,
+  type UpdateRequest,
+  type WriteEnvelope,
+  TOKEN_SLOTS,
+  compileRead,
+  compileWrite,
+  growthBound,
+  roomFor,
+  slotAttribute,
+} from '../expressions';
 import { BadRequest, Conflict, HttpError, PayloadTooLarge, PreconditionFailed, ServiceUnavailable } from '../http/errors';
 import type { Segments } from '../paths';
 import { type Need, type Principal, accessCheck, assertAccess } from '../auth/access';
@@ -105,7 +115,10 @@ async function itemAfterFailure(project: ProjectRef, sent: Sent, deadline: numbe
   return !sent.ok && sent.item ? readProjectItem(sent.item) : readItem(project, deadline);
 }
 
-type Decision = { kind: 'applied' } | { kind: 'unchanged'; etag: string } | { kind: 'write'; action: Action; bytes: number };
+type Decision =
+  | { kind: 'applied' }
+  | { kind: 'unchanged'; etag: string }
+  | { kind: 'write'; action: Action; guards: Guard[]; size: WriteEnvelope['size']; version?: number };
 
 /** With the item in hand: did our write already land, may the caller write, does If-Match hold, what to change. */
 async function decide(request: WriteRequest, item: ProjectItem | undefined, token: string, slot: number): Promise<Decision> {
@@ -116,9 +129,17 @@ async function decide(request: WriteRequest, item: ProjectItem | undefined, toke
   const action = plan(current.content, request.op);
   if (action === undefined) return { kind: 'unchanged', etag: current.etag };
   if (action.kind === 'add') assertSumStorable(current.raw, action.steps, action.amount);
+  const before = storedSize(current.content);
   const bytes = storedSize(applyAction(current.content, action));
   if (bytes > MAX_CONTENT_BYTES) throw contentTooLarge();
-  return { kind: 'write', action, bytes };
+  const guards = guardsFor(current.content, request.op, action);
+  if (action.kind === 'add') guards.push(sumGuard(current.raw, action.steps, action.amount));
+  // Near the budget the size estimate is reset exactly, which needs nothing else to have changed.
+  const estimate = Number(current.raw[A.bytes]?.N ?? 0);
+  const exact = guards.some((g) => g.kind === 'version') || estimate + growthBound(request.op) > MAX_CONTENT_BYTES;
+  return exact
+    ? { kind: 'write', action, guards, size: { exact: bytes }, version: current.version }
+    : { kind: 'write', action, guards, size: { added: Math.max(0, bytes - before) } };
 }
 
 /** The stored number at `steps`, as DynamoDB's exact decimal string. */
@@ -126,6 +147,14 @@ function storedNumber(raw: Record<string, AttributeValue>, steps: readonly (stri
   let node: AttributeValue | undefined = raw[A.content];
   for (const step of steps) node = typeof step === 'number' ? node?.L?.[step] : node?.M?.[step];
   return node?.N ?? '0';
+}
+
+/** Sums commute while the number leaves room for them; near the range edge the exact value read must still hold. */
+function sumGuard(raw: Record<string, AttributeValue>, steps: Step[], amount: number): Guard {
+  const stored = storedNumber(raw, steps);
+  const { low, high } = roomFor(amount);
+  const value = new Big(stored);
+  return value.gte(low) && value.lte(high) ? { kind: 'between', steps, low, high } : { kind: 'equals', steps, number: stored };
 }
 
 /** DynamoDB's decimal arithmetic, checked exactly: range (1e-130 to below 1e126) and 38 significant digits. */
@@ -149,8 +178,8 @@ export const formatEtag = (etag: string) => `"${etag}"`;
 
 /**
  * Applies one content operation. Success costs one UpdateItem when the operation compiles without reading;
- * otherwise (and after a failed condition) it reads the item, decides in memory and writes conditionally on the
- * version it read, retrying with jitter while other writers race it.
+ * otherwise (and after a failed condition) it reads the item, decides in memory and writes conditionally on what
+ * that decision assumed (guardsFor), retrying with jitter while other writers race it.
  */
 export async function writeContent(request: WriteRequest): Promise<WriteResult> {
   const token = randomBytes(16).toString('base64url');
@@ -182,8 +211,8 @@ export async function writeContent(request: WriteRequest): Promise<WriteResult> 
     if (decision.kind === 'applied') return { etag: formatEtag(token) };
     if (decision.kind === 'unchanged') return { etag: formatEtag(decision.etag) };
     const write = compileWrite(
-      { action: decision.action },
-      { ...envelope, expectedVersion: (item as ProjectItem).version, size: { exact: decision.bytes } },
+      { action: decision.action, guards: decision.guards },
+      { ...envelope, expectedVersion: decision.version, size: decision.size },
     ) as UpdateRequest;
     const sent = await sendUpdate(request.project, write, request.deadline);
     if (sent.ok) return { etag: formatEtag(token) };
