@@ -1,0 +1,102 @@
+// osls plugin: bundles each function with esbuild (scripts/bundle.mjs) and gives each its own least-privilege role
+// from infra/iam.yml. Both run inside `osls package` and `osls deploy`, so a deploy never ships a stale bundle.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+import { bundleFunctions } from '../scripts/bundle.mjs';
+
+/** The table every function's DynamoDB actions are granted on (a resource in serverless.yml). */
+const TABLE = 'ContentTable';
+const ACTION = /^dynamodb:[A-Z][A-Za-z]+$/;
+
+/** { function: [actions] } from infra/iam.yml, checked against the functions serverless.yml declares. */
+export function readPermissions(serviceDir, functionNames) {
+  const permissions = parse(readFileSync(join(serviceDir, 'infra', 'iam.yml'), 'utf8')) ?? {};
+  const problems = [];
+  for (const name of functionNames) {
+    const actions = permissions[name];
+    if (!Array.isArray(actions) || actions.length === 0) problems.push(`${name}: no DynamoDB actions listed`);
+    else for (const action of actions) if (!ACTION.test(action)) problems.push(`${name}: "${action}" is not one dynamodb:<Action>`);
+  }
+  for (const name of Object.keys(permissions)) if (!functionNames.includes(name)) problems.push(`${name}: not a function in serverless.yml`);
+  if (problems.length > 0) throw new Error(`infra/iam.yml:\n  ${problems.join('\n  ')}`);
+  return permissions;
+}
+
+export default class ContentApiPackaging {
+  constructor(serverless, options, { log } = {}) {
+    this.serverless = serverless;
+    this.options = options ?? {};
+    this.log = log;
+    this.provider = serverless.getProvider('aws');
+    this.hooks = {
+      // Before osls decides whether to create its shared role: every function has its own.
+      'before:package:setupProviderConfiguration': () => this.addFunctionRoles(),
+      'before:package:createDeploymentArtifacts': () => this.bundleAll(),
+      'before:deploy:function:packageFunction': () => this.bundleOne(this.options.function),
+    };
+  }
+
+  get service() {
+    return this.serverless.service;
+  }
+
+  bundleAll() {
+    return this.bundle(this.service.getAllFunctions());
+  }
+
+  bundleOne(name) {
+    return this.bundle([name]);
+  }
+
+  /** Bundles the functions and points each one's artifact at its zip, so osls zips nothing itself. */
+  async bundle(names) {
+    const started = Date.now();
+    const functions = Object.fromEntries(names.map((name) => [name, this.service.getFunction(name).handler]));
+    for (const { name, zip } of await bundleFunctions({ root: this.serverless.serviceDir, functions })) {
+      const fn = this.service.getFunction(name);
+      fn.package = { ...fn.package, artifact: zip };
+    }
+    this.log?.info?.(`esbuild: ${names.length} functions bundled in ${Date.now() - started} ms`);
+  }
+
+  /** One role per function: write to its own log group, and only its infra/iam.yml actions on the table's ARN. */
+  addFunctionRoles() {
+    const names = this.service.getAllFunctions();
+    const permissions = readPermissions(this.serverless.serviceDir, names);
+    if (!this.service.resources?.Resources?.[TABLE]) throw new Error(`serverless.yml has no ${TABLE} resource to grant access to`);
+    const { naming } = this.provider;
+    const resources = this.service.provider.compiledCloudFormationTemplate.Resources;
+    for (const name of names) {
+      const fn = this.service.getFunction(name);
+      const roleId = `${naming.getNormalizedFunctionName(name)}IamRoleLambdaExecution`;
+      resources[roleId] = {
+        Type: 'AWS::IAM::Role',
+        Properties: {
+          AssumeRolePolicyDocument: {
+            Version: '2012-10-17',
+            Statement: [{ Effect: 'Allow', Principal: { Service: ['lambda.amazonaws.com'] }, Action: ['sts:AssumeRole'] }],
+          },
+          Policies: [
+            {
+              PolicyName: `${fn.name}`,
+              PolicyDocument: {
+                Version: '2012-10-17',
+                Statement: [
+                  // The log group osls creates for this function (its Arn attribute covers the group's streams).
+                  {
+                    Effect: 'Allow',
+                    Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+                    Resource: [{ 'Fn::GetAtt': [naming.getLogGroupLogicalId(name), 'Arn'] }],
+                  },
+                  { Effect: 'Allow', Action: [...permissions[name]], Resource: [{ 'Fn::GetAtt': [TABLE, 'Arn'] }] },
+                ],
+              },
+            },
+          ],
+        },
+      };
+      fn.role = roleId;
+    }
+  }
+}
