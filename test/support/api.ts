@@ -11,6 +11,17 @@ export interface Reply {
 
 export const baseUrl = () => process.env.TEST_API_URL as string;
 
+/** The success message of every content mutation (the spec's and decisions.md's texts). */
+export const MESSAGES = {
+  set: 'Value set successfully',
+  insert: 'Value inserted successfully',
+  push: 'Object pushed successfully',
+  decrement: 'Value decremented successfully',
+  increment: 'Value incremented successfully',
+  delete: 'Value deleted successfully',
+  update: 'Content updated successfully',
+} as const;
+
 export async function call(
   method: string,
   path: string,
@@ -96,4 +107,25 @@ export async function signJwt(
   return new SignJWT({ iss: TEST_ISSUER, aud: TEST_AUDIENCE, iat: now, exp: now + 600, ...claims })
     .setProtectedHeader({ alg: jwk.alg, kid: jwk.kid, ...options.header })
     .sign(await importJWK(jwk, jwk.alg));
+}
+
+/** The project's content and version, read with its key. */
+export async function state(p: Project): Promise<{ value: any; etag: string | null }> {
+  const r = await call('GET', p.content, { token: p.key });
+  expect(r.status).toBe(200);
+  return { value: r.body.value, etag: r.headers.get('etag') };
+}
+
+/** A fresh project whose content is `initial`, when given. */
+export async function project(initial?: Record<string, unknown>): Promise<Project> {
+  const p = await newProject();
+  if (initial !== undefined) expect((await post(p, 'update', { content: initial })).status).toBe(200);
+  return p;
+}
+
+/** The error body `{message, code}`, with a message that is a sentence, never internals or credentials. */
+export function expectError(r: Reply, status: number, code: string): void {
+  expect({ status: r.status, body: r.body }).toEqual({ status, body: { message: expect.any(String), code } });
+  expect(r.body.message).not.toMatch(/Exception|\n\s+at |content-api-test|arn:aws|capi_|csess_/);
+  expect(r.body.message.length).toBeGreaterThan(0);
 }
