@@ -1,9 +1,9 @@
 // Unit tests run pure code with no engine; integration tests run over real HTTP against a real DynamoDB engine
 // (the embedded one by default; `npm run test:dynamodb-local` points them at DynamoDB Local).
-const transform = { '^.+\\.(t|j)sx?$': ['@swc/jest'] };
+const transform = { '^.+\\.[cm]?[tj]sx?$': '<rootDir>/test/support/esbuild-transform.cjs' };
 const common = {
   transform,
-  // @middy/core and jose are ESM-only: let swc turn them into CommonJS like our own code.
+  // @middy/core and jose are ESM-only: let esbuild turn them into CommonJS like our own code.
   transformIgnorePatterns: ['node_modules/(?!(@middy|jose)/)'],
   // ...and resolve middy's packages to their ESM entries (their package.json only exports an `import` condition).
   moduleNameMapper: { '^@middy/(core|util)$': '<rootDir>/node_modules/@middy/$1/index.js' },
