@@ -1,4 +1,4 @@
 // GET /api/{username}/{projectSlug}/content[?path=a.b]
-import { contentRead } from '../lib/http/content-handlers';
+import { contentRead } from '../lib/http/content-read';
 
 export const handler = contentRead();

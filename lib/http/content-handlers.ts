@@ -1,37 +1,13 @@
-// Content handlers: the shared request flow of every content route (credential, project, validation, store call).
-import { type Need, type Principal, assertAccess, resolvePrincipal } from '../auth/access';
-import { parseAuthorization } from '../auth/credentials';
-import type { Context } from 'aws-lambda';
+// Content mutations: the request flow of every content write (credential, project, validation, store call).
 import type { ContentOperation } from '../content/model';
-import { parsePath, type Segments } from '../paths';
-import { type ProjectRef, epochSeconds, isProjectRef, projectName } from '../store/items';
-import { assertProjectAccess, readContent, writeContent } from '../store/content';
-import { type Event, httpHandler } from './edge';
+import { projectName } from '../store/items';
+import { assertProjectAccess, writeContent } from '../store/content';
+import { httpHandler } from './edge';
 import { BadRequest } from './errors';
 import { type Validator, schemaError, validated } from './validation';
-import { bodyText, header, parseIfMatch, parseJsonObject } from './request';
-import { parseIdempotencyKey, runIdempotently } from './idempotency';
-
-/** The project named by the route; a name that cannot exist is a 404 once the credential is known to be good. */
-export async function projectOf(event: Event, principal: Principal, need: Need): Promise<ProjectRef> {
-  const username = event.pathParameters?.username;
-  const slug = event.pathParameters?.projectSlug;
-  const ref = { username: String(username), slug: String(slug) };
-  if (!isProjectRef(username, slug)) await assertAccess(ref, undefined, principal, need, epochSeconds());
-  return ref;
-}
-
-/** Resolves the caller and the project; 401 (no I/O for a missing credential) and the body envelope checks first. */
-async function begin(event: Event, need: Need) {
-  const credential = parseAuthorization(header(event, 'authorization'));
-  const text = need === 'write' ? bodyText(event) : '';
-  const principal = await resolvePrincipal(credential);
-  const project = await projectOf(event, principal, need);
-  return { text, principal, project };
-}
-
-/** Answer before Lambda's timeout: stop DynamoDB work with half a second to spare for the response. */
-const deadlineOf = (context: Context) => Date.now() + Math.max(1000, context.getRemainingTimeInMillis() - 500);
+import { parseIdempotencyKey } from './idempotency-key';
+import { header, parseIfMatch, parseJsonObject } from './request';
+import { beginRequest, deadlineOf } from './route-context';
 
 export interface MutationSpec {
   validate: Validator;
@@ -41,7 +17,7 @@ export interface MutationSpec {
 
 export function contentMutation(spec: MutationSpec) {
   return httpHandler(async (event, context) => {
-    const { text, principal, project } = await begin(event, 'write');
+    const { text, principal, project } = await beginRequest(event, 'write');
     const input = validated(() => {
       const body = parseJsonObject(text);
       if (!spec.validate(body)) throw schemaError(spec.validate.errors);
@@ -58,6 +34,8 @@ export function contentMutation(spec: MutationSpec) {
       return { statusCode: 200, body: { message: spec.message }, headers: { ETag: etag } };
     };
     if (input.idempotencyKey === undefined) return run();
+    // Loaded on first use: requests without the header (most) do not pay for Powertools idempotency at cold start.
+    const { runIdempotently } = await import('./idempotency');
     return runIdempotently(
       {
         project: projectName(project),
@@ -70,20 +48,3 @@ export function contentMutation(spec: MutationSpec) {
     );
   });
 }
-
-export function contentRead() {
-  return httpHandler(async (event, context) => {
-    const { principal, project } = await begin(event, 'read');
-    const path = event.queryStringParameters?.path;
-    const segments = validated<Segments | undefined>(() => (path === undefined ? undefined : parsePath(path)));
-    if (segments instanceof BadRequest) {
-      await assertProjectAccess(project, principal, 'read');
-      throw segments;
-    }
-    const { value, etag } = await readContent({ deadline: deadlineOf(context), project, principal, segments });
-    return { statusCode: 200, body: { value }, headers: { ETag: etag } };
-  });
-}
-
-// schemaError moved to ./validation; re-exported for existing importers.
-export { schemaError } from './validation';

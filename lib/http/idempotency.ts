@@ -11,10 +11,9 @@ import { tableName } from '../config/env';
 import { hashSecret } from '../auth/credentials';
 import { dynamo } from '../dynamo/client';
 import type { Reply } from './edge';
-import { BadRequest, Conflict, HttpError } from './errors';
+import { Conflict, HttpError } from './errors';
 
 export const IDEMPOTENCY_TTL_SECONDS = 24 * 3600;
-const KEY = /^[\x21-\x7e]{1,255}$/;
 
 /** What identifies a retry (`key`) and what must be the same in it (`fingerprint`); `run` does the mutation. */
 interface IdempotentCall {
@@ -44,12 +43,6 @@ function idempotentRunner(): (call: IdempotentCall) => Promise<Reply> {
     keyPrefix: 'IDEM',
   });
   return applyOnce;
-}
-
-export function parseIdempotencyKey(value: string | undefined): string | undefined {
-  if (value === undefined) return undefined;
-  if (!KEY.test(value)) throw new BadRequest('INVALID_IDEMPOTENCY_KEY', 'Idempotency-Key must be 1 to 255 visible ASCII characters');
-  return value;
 }
 
 /**

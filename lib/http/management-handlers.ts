@@ -4,7 +4,7 @@ import { type Event, httpHandler } from './edge';
 import { BadRequest, Conflict, Forbidden, HttpError, NotFound, Unauthorized } from './errors';
 import { bodyText, header, parseJsonObject } from './request';
 import { type Validator, schemaError, validated } from './validation';
-import { projectOf } from './content-handlers';
+import { projectOf } from './route-context';
 import { assertAccess, resolvePrincipal } from '../auth/access';
 import { parseAuthorization } from '../auth/credentials';
 import { AccountError, readProjectMeta } from '../store/accounts';

@@ -2,6 +2,9 @@
 import Big from 'big.js';
 import dynalite from 'dynalite';
 import db from 'dynalite/db';
+import putItemValidation from 'dynalite/validations/putItem';
+import updateItemValidation from 'dynalite/validations/updateItem';
+import deleteItemValidation from 'dynalite/validations/deleteItem';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -37,6 +40,10 @@ function numberProblem(value: unknown): string | undefined {
 function returnOldItemOnConditionFailure(): void {
   if (patched) return;
   patched = true;
+  // dynalite drops request fields its validation does not list, so the option has to be listed first.
+  for (const validation of [putItemValidation, updateItemValidation, deleteItemValidation]) {
+    validation.types.ReturnValuesOnConditionCheckFailure = { type: 'String', enum: ['ALL_OLD', 'NONE'] };
+  }
   const check = db.checkConditional;
   db.checkConditional = (data, existing) => {
     const error = check(data, existing);

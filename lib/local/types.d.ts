@@ -12,3 +12,15 @@ declare module 'dynalite/db' {
   };
   export default db;
 }
+declare module 'dynalite/validations/putItem' {
+  const validation: { types: Record<string, unknown> };
+  export default validation;
+}
+declare module 'dynalite/validations/updateItem' {
+  const validation: { types: Record<string, unknown> };
+  export default validation;
+}
+declare module 'dynalite/validations/deleteItem' {
+  const validation: { types: Record<string, unknown> };
+  export default validation;
+}

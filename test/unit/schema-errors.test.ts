@@ -7,7 +7,7 @@ import {
   validateSet,
   validateUpdate,
 } from '../../lib/http/validators.generated';
-// schemaError is defined in validation.ts (content-handlers.ts re-exports it).
+// schemaError is defined in validation.ts.
 import { type Validator, schemaError } from '../../lib/http/validation';
 
 const VALIDATORS: Record<string, Validator> = {

@@ -1,0 +1,29 @@
+// Route context: who is calling, which project the route names, and the deadline, shared by every route's handler.
+import type { Context } from 'aws-lambda';
+import { type Need, type Principal, assertAccess, resolvePrincipal } from '../auth/access';
+import { parseAuthorization } from '../auth/credentials';
+import { type ProjectRef, epochSeconds, isProjectRef } from '../store/items';
+import type { Event } from './edge';
+import { bodyText, header } from './request';
+
+/** The project named by the route; a name that cannot exist is a 404 once the credential is known to be good. */
+export async function projectOf(event: Event, principal: Principal, need: Need): Promise<ProjectRef> {
+  const username = event.pathParameters?.username;
+  const slug = event.pathParameters?.projectSlug;
+  const ref = { username: String(username), slug: String(slug) };
+  if (!isProjectRef(username, slug)) await assertAccess(ref, undefined, principal, need, epochSeconds());
+  return ref;
+}
+
+/** Resolves the caller and the project; 401 (no I/O for a missing credential) and the body envelope checks first. */
+export async function beginRequest(event: Event, need: Need) {
+  const credential = parseAuthorization(header(event, 'authorization'));
+  const text = need === 'write' ? bodyText(event) : '';
+  const principal = await resolvePrincipal(credential);
+  const project = await projectOf(event, principal, need);
+  return { text, principal, project };
+}
+
+/** Answer before Lambda's timeout: stop DynamoDB work with half a second to spare for the response. */
+export const deadlineOf = (context: Context) => Date.now() + Math.max(1000, context.getRemainingTimeInMillis() - 500);
+
