@@ -22,7 +22,12 @@ export type Action =
   | { kind: 'append'; steps: Step[]; value: Json }
   | { kind: 'prepend'; steps: Step[]; value: Json }
   | { kind: 'add'; steps: Step[]; amount: number }
-  | { kind: 'remove'; steps: Step[] };
+  | { kind: 'remove'; steps: Step[] }
+  /** A middle insert: the elements from `index` move up one, in place (DynamoDB copies them from the old item). */
+  | { kind: 'insert'; steps: Step[]; index: number; value: Json; length: number };
+
+/** Beyond this many elements to move, a middle insert rewrites the list instead (update expressions are capped). */
+export const MAX_SHIFTED_ELEMENTS = 100;
 
 /**
  * What a read-then-write assumed about the content it read. The write is conditioned on exactly these, so writes
@@ -110,6 +115,7 @@ function insertAction(steps: Step[], list: Json[], index: number, value: Json): 
   const position = index < 0 ? list.length + index : index;
   if (position === 0) return { kind: 'prepend', steps, value };
   if (position === list.length) return { kind: 'append', steps, value };
+  if (list.length - position <= MAX_SHIFTED_ELEMENTS) return { kind: 'insert', steps, index: position, value, length: list.length };
   const next = list.slice();
   next.splice(position, 0, value);
   return { kind: 'set', steps, value: next };
@@ -174,9 +180,13 @@ export function guardsFor(root: JsonObject, op: ContentOperation, action: Action
         guards.push({ kind: 'absent', steps: target });
         if (typeof last === 'number') guards.push({ kind: 'size', steps: parent, size: last });
       } else if (op.kind === 'insert') {
-        // A middle insert rewrites the list from what was read: nothing in the project may have changed.
+        // A long middle insert rewrites the list from what was read: nothing in the project may have changed.
         guards.push({ kind: 'version' });
       }
+      break;
+    case 'insert':
+      // Shifting in place copies whatever the elements are then; only the length must be the one planned with.
+      guards.push({ kind: 'type', steps: target, type: 'L' }, { kind: 'size', steps: target, size: action.length });
       break;
     case 'append':
     case 'prepend':
@@ -229,6 +239,9 @@ export function applyAction(root: JsonObject, action: Action): JsonObject {
     case 'remove':
       if (Array.isArray(container)) container.splice(last as number, 1);
       else delete container[last as string];
+      break;
+    case 'insert':
+      put([...(current as Json[]).slice(0, action.index), action.value, ...(current as Json[]).slice(action.index)]);
       break;
   }
   return next;

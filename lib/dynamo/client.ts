@@ -5,6 +5,7 @@ import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { Agent } from 'node:https';
 import { Agent as HttpAgent } from 'node:http';
 import { optionalEnv } from '../config/env';
+import { honourDeadline } from './deadline';
 
 function createClient(): DynamoDBClient {
   const endpoint = optionalEnv('AWS_ENDPOINT_URL_DYNAMODB');
@@ -15,6 +16,8 @@ function createClient(): DynamoDBClient {
     requestHandler: new NodeHttpHandler({
       connectionTimeout: 1000,
       requestTimeout: 3000,
+      // Without this the handler only logs a warning and keeps waiting.
+      throwOnRequestTimeout: true,
       httpsAgent: new Agent({ keepAlive: true, maxSockets: 64 }),
       httpAgent: new HttpAgent({ keepAlive: true, maxSockets: 64 }),
     }),
@@ -22,6 +25,9 @@ function createClient(): DynamoDBClient {
 }
 
 export const dynamo = createClient();
+// Every call through this client (the document client and Powertools idempotency share it) honours the request's
+// deadline, so a slow DynamoDB becomes a 503 before Lambda's timeout, never a timeout.
+dynamo.middlewareStack.add(honourDeadline as never, { step: 'initialize', name: 'requestDeadline' });
 
 /** For flat records (users, sessions, key records); content goes through lib/dynamo/attributes instead. */
 export const documents = DynamoDBDocumentClient.from(dynamo, {

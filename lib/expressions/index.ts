@@ -282,6 +282,14 @@ export function compileAction(state: ExpressionState, action: Action): void {
     case 'remove':
       state.removes.push(target);
       return;
+    case 'insert': {
+      // Every operand reads the item as it was before the update, so each element moves up exactly one place.
+      for (let i = action.length; i > action.index; i--) {
+        state.sets.push(`${state.path([...action.steps, i])} = ${state.path([...action.steps, i - 1])}`);
+      }
+      state.sets.push(`${state.path([...action.steps, action.index])} = ${state.value(toAttribute(action.value))}`);
+      return;
+    }
   }
 }
 

@@ -7,7 +7,8 @@ import { BadRequest } from './errors';
 import { type Validator, schemaError, validated } from './validation';
 import { parseIdempotencyKey } from './idempotency-key';
 import { header, parseIfMatch, parseJsonObject } from './request';
-import { beginRequest, deadlineOf } from './route-context';
+import { beginRequest } from './route-context';
+import { hashSecret } from '../auth/credentials';
 
 export interface MutationSpec {
   validate: Validator;
@@ -29,22 +30,21 @@ export function contentMutation(spec: MutationSpec) {
       await assertProjectAccess(project, principal, 'write');
       throw input;
     }
+    const named = input.idempotencyKey === undefined ? undefined : {
+      project: projectName(project),
+      authorization: header(event, 'authorization') as string,
+      idempotencyKey: input.idempotencyKey,
+      fingerprint: [event.routeKey, input.body, input.ifMatch ?? null],
+    };
+    // A named request writes with a token derived from its name, so a retry after a lost answer is recognised.
+    const requestToken = named && hashSecret(JSON.stringify(named)).slice(0, 32);
     const run = async () => {
-      const { etag } = await writeContent({ deadline: deadlineOf(context), project, principal, op: input.op, ifMatch: input.ifMatch });
+      const { etag } = await writeContent({ project, principal, op: input.op, ifMatch: input.ifMatch, requestToken });
       return { statusCode: 200, body: { message: spec.message }, headers: { ETag: etag } };
     };
-    if (input.idempotencyKey === undefined) return run();
+    if (named === undefined) return run();
     // Loaded on first use: requests without the header (most) do not pay for Powertools idempotency at cold start.
     const { runIdempotently } = await import('./idempotency');
-    return runIdempotently(
-      {
-        project: projectName(project),
-        authorization: header(event, 'authorization') as string,
-        idempotencyKey: input.idempotencyKey,
-        fingerprint: [event.routeKey, input.body, input.ifMatch ?? null],
-      },
-      context,
-      run,
-    );
+    return runIdempotently(named, context, run);
   });
 }

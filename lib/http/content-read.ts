@@ -3,11 +3,11 @@ import { parsePath, type Segments } from '../paths';
 import { assertProjectAccess, readContent } from '../store/content';
 import { httpHandler } from './edge';
 import { BadRequest } from './errors';
-import { beginRequest, deadlineOf } from './route-context';
+import { beginRequest } from './route-context';
 import { validated } from './validation';
 
 export function contentRead() {
-  return httpHandler(async (event, context) => {
+  return httpHandler(async (event) => {
     const { principal, project } = await beginRequest(event, 'read');
     const path = event.queryStringParameters?.path;
     const segments = validated<Segments | undefined>(() => (path === undefined ? undefined : parsePath(path)));
@@ -15,7 +15,7 @@ export function contentRead() {
       await assertProjectAccess(project, principal, 'read');
       throw segments;
     }
-    const { value, etag } = await readContent({ deadline: deadlineOf(context), project, principal, segments });
+    const { value, etag } = await readContent({ project, principal, segments });
     return { statusCode: 200, body: { value }, headers: { ETag: etag } };
   });
 }

@@ -2,7 +2,8 @@
 import middy, { type MiddlewareObj, type Request } from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { HttpError } from './errors';
+import { HttpError, unavailable } from './errors';
+import { withDeadline } from '../dynamo/deadline';
 import { logger } from './logger';
 
 export type Event = APIGatewayProxyEventV2;
@@ -33,7 +34,8 @@ export function toResult(reply: Reply): Result {
   };
 }
 
-export function errorReply(error: unknown, requestId: string | undefined): Reply {
+export function errorReply(thrown: unknown, requestId: string | undefined): Reply {
+  const error = unavailable(thrown) ?? thrown;
   if (error instanceof HttpError && error.expose) {
     return { statusCode: error.statusCode, body: error.toJSON(), headers: error.headers };
   }
@@ -69,14 +71,17 @@ export function accessLog(): MiddlewareObj<Event, Result> {
   return { before: accessLogBefore, after: accessLogAfter, onError: accessLogAfter };
 }
 
+/** Answer before Lambda's timeout: DynamoDB work stops with half a second to spare for the response. */
+export const deadlineOf = (context: Context) => Date.now() + Math.max(1000, context.getRemainingTimeInMillis() - 500);
+
 /**
  * `middy().use(...).handler(...)`: the request id in every log line, the access log, and the one error handler;
- * handlers return a Reply and the chain makes it a Lambda result.
+ * handlers return a Reply and the chain makes it a Lambda result, within the invocation's deadline.
  */
 export function httpHandler(fn: (event: Event, context: Context) => Promise<Reply>) {
   return middy<Event, Result>()
     .use(injectLambdaContext(logger, { resetKeys: true }))
     .use(accessLog())
     .use(httpErrors())
-    .handler(async (event, context) => toResult(await fn(event, context)));
+    .handler(async (event, context) => toResult(await withDeadline(deadlineOf(context), () => fn(event, context))));
 }

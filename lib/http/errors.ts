@@ -84,3 +84,20 @@ export class ServiceUnavailable extends HttpError {
     super(503, 'SERVICE_UNAVAILABLE', message, { ...options, headers: { 'Retry-After': '1' } });
   }
 }
+
+const BUSY = /Throttl|ProvisionedThroughputExceeded|RequestLimitExceeded|InternalServerError|ServiceUnavailable/;
+
+/**
+ * DynamoDB being busy or slow, after the SDK's own retries and whatever the call was: the client's 503 with
+ * Retry-After, never a 500. Undefined for anything else.
+ */
+export function unavailable(error: unknown): ServiceUnavailable | undefined {
+  // Libraries wrap what DynamoDB said (Powertools: IdempotencyPersistenceLayerError), so follow the causes.
+  for (let e: unknown = error, depth = 0; e instanceof Error && !(e instanceof HttpError) && depth < 5; e = e.cause, depth++) {
+    if (e.name === 'TimeoutError' || e.name === 'AbortError' || (e as { code?: string }).code === 'ETIMEDOUT') {
+      return new ServiceUnavailable('The request took too long; retry shortly', { cause: error });
+    }
+    if (BUSY.test(e.name)) return new ServiceUnavailable('The service is busy; retry shortly', { cause: error });
+  }
+  return undefined;
+}

@@ -1,5 +1,4 @@
-// Route context: who is calling, which project the route names, and the deadline, shared by every route's handler.
-import type { Context } from 'aws-lambda';
+// Route context: who is calling and which project the route names, shared by every route's handler.
 import { type Need, type Principal, assertAccess, resolvePrincipal } from '../auth/access';
 import { parseAuthorization } from '../auth/credentials';
 import { type ProjectRef, epochSeconds, isProjectRef } from '../store/items';
@@ -24,6 +23,4 @@ export async function beginRequest(event: Event, need: Need) {
   return { text, principal, project };
 }
 
-/** Answer before Lambda's timeout: stop DynamoDB work with half a second to spare for the response. */
-export const deadlineOf = (context: Context) => Date.now() + Math.max(1000, context.getRemainingTimeInMillis() - 500);
 

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { parse } from 'yaml';
 import { serveDocs } from '../openapi/docs-site';
 import { ROOT } from './env';
+import { SECURITY_HEADERS } from '../http/edge';
 /** API Gateway's own payload limit; the handlers enforce the service's smaller one. */
 const MAX_REQUEST_BYTES = 10 * 1024 * 1024;
 
@@ -72,8 +73,20 @@ function readBody(req: IncomingMessage): Promise<Buffer | 'too-large'> {
 const TEXT_TYPE = /^(?:text\/|application\/(?:[\w.+-]+\+)?json|application\/x-www-form-urlencoded)/i;
 
 /** The API Gateway HTTP API payload v2 event for a request (header names lower case, repeated values joined). */
+/**
+ * The request target as a URL. Concatenated rather than resolved against a base: a target like `//x` would
+ * otherwise be read as a host (or throw). Undefined when it is not a valid target at all.
+ */
+export function requestUrl(req: IncomingMessage): URL | undefined {
+  try {
+    return new URL(`http://localhost${(req.url ?? '/').startsWith('/') ? '' : '/'}${req.url ?? ''}`);
+  } catch {
+    return undefined;
+  }
+}
+
 export function toEvent(req: IncomingMessage, body: Buffer, route: Route, match: RegExpExecArray): APIGatewayProxyEventV2 {
-  const url = new URL(req.url ?? '/', 'http://localhost');
+  const url = requestUrl(req) as URL;
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(req.headers)) {
     if (value !== undefined && name !== 'cookie') headers[name] = Array.isArray(value) ? value.join(',') : value;
@@ -149,7 +162,8 @@ function send(res: ServerResponse, status: number, headers: Record<string, strin
 }
 
 const jsonError = (message: string, code: string) => JSON.stringify({ message, code });
-const JSON_HEADERS = { 'Content-Type': 'application/json; charset=utf-8' };
+/** The server's own answers (unknown route, method, oversized body) carry the handlers' headers too. */
+const JSON_HEADERS = SECURITY_HEADERS;
 
 /** Starts the server; routes and CORS settings come from serverless.yml, origins from the options. */
 export async function startServer(options: ServerOptions): Promise<{ server: Server; url: string; routes: Route[] }> {
@@ -174,7 +188,11 @@ export async function startServer(options: ServerOptions): Promise<{ server: Ser
   const server = createServer((req, res) => {
     void (async () => {
       const origin = req.headers.origin;
-      const url = new URL(req.url ?? '/', 'http://localhost');
+      const url = requestUrl(req);
+      if (!url) {
+        send(res, 400, { ...JSON_HEADERS, ...corsHeaders(origin) }, jsonError('Malformed request target', 'BAD_REQUEST_TARGET'));
+        return;
+      }
       const method = (req.method ?? 'GET').toUpperCase();
       if (method === 'OPTIONS' && req.headers['access-control-request-method']) {
         const headers = corsHeaders(origin);

@@ -6,12 +6,13 @@ import {
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
 import Big from 'big.js';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { tableName } from '../config/env';
 import { MAX_CONTENT_BYTES, MAX_WRITE_ATTEMPTS } from '../config/limits';
 import { type Json, storedSize } from '../content/json';
 import { type Action, type ContentOperation, type Guard, type Step, applyAction, guardsFor, plan, valueAt } from '../content/model';
 import { dynamo } from '../dynamo/client';
+import { currentDeadline } from '../dynamo/deadline';
 import {
   A,
   type UpdateRequest,
@@ -23,19 +24,22 @@ import {
   roomFor,
   slotAttribute,
 } from '../expressions';
-import { BadRequest, Conflict, HttpError, PayloadTooLarge, PreconditionFailed, ServiceUnavailable } from '../http/errors';
+import { BadRequest, Conflict, HttpError, PayloadTooLarge, PreconditionFailed } from '../http/errors';
 import type { Segments } from '../paths';
 import { type Need, type Principal, accessCheck, assertAccess } from '../auth/access';
 import { type ProjectItem, type ProjectRef, epochSeconds, projectPk, readProjectItem } from './items';
 
 export interface WriteRequest {
-  /** Epoch ms by which the answer must be ready (the Lambda's remaining time, less a margin). */
-  deadline: number;
   project: ProjectRef;
   principal: Principal;
   op: ContentOperation;
   /** Parsed If-Match header; undefined when absent or `*`. */
   ifMatch?: readonly string[];
+  /**
+   * The write's token (its ETag and slot); random unless the client named the request (Idempotency-Key), so that
+   * a retry of a write whose answer was lost recognises it instead of applying it again.
+   */
+  requestToken?: string;
 }
 
 export interface WriteResult {
@@ -47,7 +51,10 @@ const key = (project: ProjectRef) => ({ pk: { S: projectPk(project) } });
 const contentTooLarge = () =>
   new PayloadTooLarge('CONTENT_TOO_LARGE', `the content would exceed ${MAX_CONTENT_BYTES} bytes; nothing was changed`);
 
-/** Maps what DynamoDB refuses about a write to the client's 4xx (the service checks first; this is the backstop). */
+/**
+ * Maps what DynamoDB refuses about a write to the client's 4xx (the service checks first; this is the backstop).
+ * Busy or slow is left to the edge (503).
+ */
 function mapWriteError(error: unknown): never {
   if (error instanceof HttpError) throw error;
   const message = error instanceof Error ? error.message : '';
@@ -57,26 +64,8 @@ function mapWriteError(error: unknown): never {
   if (name === 'ValidationException' && /number (?:overflow|underflow)|significant digits|precision/i.test(message)) {
     throw new BadRequest('NUMBER_OUT_OF_RANGE', 'the result is outside the range of numbers that can be stored', { cause: error });
   }
-  if (/Throttl|ProvisionedThroughputExceeded|RequestLimitExceeded/.test(name)) {
-    throw new ServiceUnavailable('The service is busy; retry shortly', { cause: error });
-  }
   throw error;
 }
-
-/** Aborts a DynamoDB call (its retries included) when the request's time is up. */
-const within = (deadline: number) => ({ abortSignal: AbortSignal.timeout(Math.max(1, deadline - Date.now())) });
-
-/** A call cut short by the deadline is the client's 503, not a 500: nothing half-applied, retrying is safe. */
-function mapTimeout(error: unknown): unknown {
-  if (error instanceof Error && (error.name === 'AbortError' || error.name === 'TimeoutError')) {
-    return new ServiceUnavailable('The request took too long; retry shortly', { cause: error });
-  }
-  return error;
-}
-
-const rethrow = (error: unknown): never => {
-  throw mapTimeout(error);
-};
 
 type Sent = { ok: true } | { ok: false; item?: Record<string, AttributeValue> };
 
@@ -84,7 +73,7 @@ type Sent = { ok: true } | { ok: false; item?: Record<string, AttributeValue> };
 const isPathMismatch = (error: unknown) =>
   error instanceof Error && error.name === 'ValidationException' && /document path/i.test(error.message);
 
-async function sendUpdate(project: ProjectRef, request: UpdateRequest, deadline: number, fast = false): Promise<Sent> {
+async function sendUpdate(project: ProjectRef, request: UpdateRequest, fast = false): Promise<Sent> {
   try {
     await dynamo.send(
       new UpdateItemCommand({
@@ -93,26 +82,23 @@ async function sendUpdate(project: ProjectRef, request: UpdateRequest, deadline:
         ...request,
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
-      within(deadline),
     );
     return { ok: true };
   } catch (error) {
     if (error instanceof ConditionalCheckFailedException) return { ok: false, item: error.Item };
     if (fast && isPathMismatch(error)) return { ok: false };
-    return mapWriteError(mapTimeout(error));
+    return mapWriteError(error);
   }
 }
 
-async function readItem(project: ProjectRef, deadline: number): Promise<ProjectItem | undefined> {
-  const { Item } = await dynamo
-    .send(new GetItemCommand({ TableName: tableName(), Key: key(project), ConsistentRead: true }), within(deadline))
-    .catch(rethrow);
+async function readItem(project: ProjectRef): Promise<ProjectItem | undefined> {
+  const { Item } = await dynamo.send(new GetItemCommand({ TableName: tableName(), Key: key(project), ConsistentRead: true }));
   return Item ? readProjectItem(Item) : undefined;
 }
 
 /** The item a failed condition returned (DynamoDB's ALL_OLD), or one read when the engine returned none. */
-async function itemAfterFailure(project: ProjectRef, sent: Sent, deadline: number): Promise<ProjectItem | undefined> {
-  return !sent.ok && sent.item ? readProjectItem(sent.item) : readItem(project, deadline);
+async function itemAfterFailure(project: ProjectRef, sent: Sent): Promise<ProjectItem | undefined> {
+  return !sent.ok && sent.item ? readProjectItem(sent.item) : readItem(project);
 }
 
 type Decision =
@@ -182,8 +168,9 @@ export const formatEtag = (etag: string) => `"${etag}"`;
  * that decision assumed (guardsFor), retrying with jitter while other writers race it.
  */
 export async function writeContent(request: WriteRequest): Promise<WriteResult> {
-  const token = randomBytes(16).toString('base64url');
-  const slot = randomBytes(1)[0]! % TOKEN_SLOTS;
+  const token = request.requestToken ?? randomBytes(16).toString('base64url');
+  // The slot follows from the token, so a retry in another invocation checks the slot the first attempt used.
+  const slot = createHash('sha256').update(token).digest()[0]! % TOKEN_SLOTS;
   const envelope = {
     access: accessCheck(request.principal, 'write', epochSeconds()),
     requestToken: token,
@@ -199,11 +186,11 @@ export async function writeContent(request: WriteRequest): Promise<WriteResult> 
 
   let item: ProjectItem | undefined;
   if (fast) {
-    const sent = await sendUpdate(request.project, fast, request.deadline, true);
+    const sent = await sendUpdate(request.project, fast, true);
     if (sent.ok) return { etag: formatEtag(token) };
-    item = await itemAfterFailure(request.project, sent, request.deadline);
+    item = await itemAfterFailure(request.project, sent);
   } else {
-    item = await readItem(request.project, request.deadline);
+    item = await readItem(request.project);
   }
 
   for (let attempt = 1; ; attempt++) {
@@ -214,18 +201,23 @@ export async function writeContent(request: WriteRequest): Promise<WriteResult> 
       { action: decision.action, guards: decision.guards },
       { ...envelope, expectedVersion: decision.version, size: decision.size },
     ) as UpdateRequest;
-    const sent = await sendUpdate(request.project, write, request.deadline);
+    const sent = await sendUpdate(request.project, write);
     if (sent.ok) return { etag: formatEtag(token) };
-    if (attempt >= MAX_WRITE_ATTEMPTS || Date.now() >= request.deadline) {
+    if (attempt >= MAX_WRITE_ATTEMPTS || Date.now() >= currentDeadline()) {
       throw new Conflict('WRITE_CONFLICT', 'Too many concurrent writes to this project; retry shortly', { 'Retry-After': '1' });
     }
-    await backoff(attempt);
-    item = await itemAfterFailure(request.project, sent, request.deadline);
+    // The item the failed condition returned is the newest there is: retry on it at once. After that, back off,
+    // then read afresh (an item from before the sleep is already stale when other writers keep going).
+    if (attempt === 1) {
+      item = await itemAfterFailure(request.project, sent);
+    } else {
+      await backoff(attempt);
+      item = await readItem(request.project);
+    }
   }
 }
 
 export interface ReadRequest {
-  deadline: number;
   project: ProjectRef;
   principal: Principal;
   segments?: Segments;
@@ -235,9 +227,9 @@ export interface ReadRequest {
 export async function readContent(request: ReadRequest): Promise<{ value: Json; etag: string }> {
   const now = epochSeconds();
   const projection = compileRead(request.segments, accessCheck(request.principal, 'read', now));
-  const { Item } = await dynamo
-    .send(new GetItemCommand({ TableName: tableName(), Key: key(request.project), ConsistentRead: true, ...projection }), within(request.deadline))
-    .catch(rethrow);
+  const { Item } = await dynamo.send(
+    new GetItemCommand({ TableName: tableName(), Key: key(request.project), ConsistentRead: true, ...projection }),
+  );
   const item = Item ? readProjectItem(Item) : undefined;
   await assertAccess(request.project, item, request.principal, 'read', now);
   const content = (item as ProjectItem).content;

@@ -758,3 +758,16 @@ describe('growthBound', () => {
     );
   });
 });
+
+describe('compileAction: middle insert', () => {
+  it('moves each element from the insert point up one place, then writes the value', () => {
+    const state = new ExpressionState();
+    compileAction(state, { kind: 'insert', steps: ['l'], index: 1, value: 'x', length: 3 });
+    expect(state.buildUpdate()).toEqual({
+      UpdateExpression: 'SET #n0.#n1[3] = #n0.#n1[2], #n0.#n1[2] = #n0.#n1[1], #n0.#n1[1] = :v0',
+      ConditionExpression: '',
+      ExpressionAttributeNames: { '#n0': 'content', '#n1': 'l' },
+      ExpressionAttributeValues: { ':v0': { S: 'x' } },
+    });
+  });
+});

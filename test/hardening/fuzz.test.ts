@@ -1,0 +1,573 @@
+// Fuzzed bad input: requests that are wrong by construction (wrong types, malformed JSON, odd content types, huge
+// strings, deep nesting, empty keys, out-of-range numbers, malformed escapes, odd URLs and methods, very long slugs,
+// percent-encoded garbage, unusable credentials and headers) always get a 4xx with {"message","code"}, never a 5xx,
+// never crash the API, and never change content: a sentinel project's content and ETag are checked after each one.
+// Wherever the case allows it, the request would change the sentinel if it were accepted (a valid body on a route
+// of the sentinel), so a request wrongly applied shows up as changed content. FUZZ_RUNS scales the generated cases.
+import fc from 'fast-check';
+import { readFileSync } from 'node:fs';
+import { baseUrl, call, newKey, newProject, type Project } from '../support/api';
+
+const RUNS = Number(process.env.FUZZ_RUNS ?? 400);
+/** The error codes README documents; the local server adds its own two for unknown routes and methods. */
+const DOCUMENTED_CODES = new Set([...[...readFileSync('README.md', 'utf8').matchAll(/`([A-Z][A-Z_]{3,})`/g)].map((m) => m[1] as string), 'ROUTE_NOT_FOUND', 'METHOD_NOT_ALLOWED']);
+
+const SENTINEL = {
+  keep: 'me',
+  list: [1, 2, 3],
+  nested: { deep: { x: 1 } },
+  big: 9e125,
+  small: -9e125,
+  tiny: 1e-130,
+  text: 'hello',
+  n: 5,
+  arr: [[1], [2]],
+  'x.y': { z: 1 },
+};
+
+type Mutation = 'set' | 'insert' | 'push' | 'increment' | 'decrement' | 'delete' | 'update';
+const MUTATIONS: Mutation[] = ['set', 'insert', 'push', 'increment', 'decrement', 'delete', 'update'];
+/** A body per route that WOULD change the sentinel: cases that must fail for another reason send it. */
+const VALID: Record<Mutation, Record<string, unknown>> = {
+  set: { path: 'fuzz.set', value: 1 },
+  insert: { path: 'list', value: 0, index: 0 },
+  push: { path: 'list', value: 4 },
+  increment: { path: 'n' },
+  decrement: { path: 'n', value: 2 },
+  delete: { path: 'keep' },
+  update: { content: { replaced: true } },
+};
+const REQUIRED: Record<Mutation, string[]> = {
+  set: ['path', 'value'],
+  insert: ['path', 'value', 'index'],
+  push: ['path', 'value'],
+  increment: ['path'],
+  decrement: ['path'],
+  delete: ['path'],
+  update: ['content'],
+};
+const ALLOWED: Record<Mutation, string[]> = { ...REQUIRED, increment: ['path', 'value'], decrement: ['path', 'value'] };
+
+interface Case {
+  kind: string;
+  method: string;
+  /** Below the API's base URL, e.g. /api/@u/p/content/set */
+  url: string;
+  headers?: Record<string, string>;
+  body?: string | Uint8Array;
+  /** The bearer credential; default the sentinel's read/write key; null sends no Authorization. */
+  token?: string | null;
+}
+
+const json = (v: unknown) => JSON.stringify(v);
+const isJson = (text: string) => {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+};
+const nested = (depth: number, leaf: string, open: string, close: string) => open.repeat(depth) + leaf + close.repeat(depth);
+
+// ---- generators ----------------------------------------------------------------------------------------------
+const nonString = fc.oneof(fc.integer(), fc.boolean(), fc.constant(null), fc.array(fc.integer(), { maxLength: 2 }), fc.dictionary(fc.string(), fc.integer(), { maxKeys: 2 }));
+const nonNumber = fc.oneof(fc.string(), fc.boolean(), fc.constant(null), fc.array(fc.integer(), { maxLength: 2 }), fc.dictionary(fc.string(), fc.integer(), { maxKeys: 2 }));
+const nonObject = fc.oneof(fc.integer(), fc.string(), fc.boolean(), fc.constant(null), fc.array(fc.jsonValue({ maxDepth: 2 }), { maxLength: 3 }));
+const fraction = fc.double({ min: -1e6, max: 1e6, noNaN: true }).filter((d) => !Number.isInteger(d));
+const unsafeInteger = fc.oneof(fc.constantFrom(2 ** 53, -(2 ** 53), 1e20, -1e300, 1e300), fc.double({ min: 2 ** 53, max: 1e300, noNaN: true }));
+/** Numbers DynamoDB cannot store: magnitude 1e126 and above, or below 1e-130 but not zero. */
+const unstorable = fc.oneof(
+  fc.double({ min: 1e126, max: 1.7e308, noNaN: true }),
+  fc.double({ min: -1.7e308, max: -1e126, noNaN: true }),
+  fc.double({ min: 5e-324, max: 9.9e-131, noNaN: true }),
+  fc.double({ min: -9.9e-131, max: -5e-324, noNaN: true }),
+);
+/** A value that is JSON but breaks a storage rule (as raw JSON text, so `__proto__` keys survive). */
+const badValueText = fc.oneof(
+  fc.integer({ min: 0, max: 5 }).map((d) => nested(d, '{"":1}', '{"k":', '}')),
+  fc.integer({ min: 0, max: 5 }).map((d) => nested(d, '{"__proto__":1}', '[', ']')),
+  fc.integer({ min: 0, max: 3 }).chain((d) => unstorable.map((n) => nested(d, json(n), '[', ']'))),
+  fc.integer({ min: 1025, max: 5000 }).map((n) => json({ [`k${'x'.repeat(n)}`]: 1 })),
+  fc.integer({ min: 31, max: 400 }).map((d) => nested(d, '1', '[', ']')),
+  fc.integer({ min: 31, max: 400 }).map((d) => nested(d, '1', '{"a":', '}')),
+);
+const mutation = fc.constantFrom(...MUTATIONS);
+
+/** A path that is wrong by construction. */
+const badPath = fc.oneof(
+  fc.constant(''),
+  fc.array(fc.constantFrom('a', 'b', '0'), { minLength: 1, maxLength: 4 }).chain((segs) =>
+    fc.integer({ min: 0, max: segs.length }).map((i) => [...segs.slice(0, i), '', ...segs.slice(i)].join('.')),
+  ),
+  fc.tuple(fc.stringMatching(/^[a-z]{0,5}$/), fc.constantFrom('q', 'n', 'u0041', 'x', ' ', '/', '"', '')).map(([a, b]) => `${a}\\${b}`),
+  fc.constantFrom('__proto__', 'a.__proto__', '__proto__.x', 'list.0.__proto__'),
+  fc.integer({ min: 32, max: 200 }).map((n) => Array.from({ length: n }, (_, i) => `s${i % 10}`).join('.')),
+  fc.integer({ min: 2049, max: 20000 }).map((n) => 'p'.repeat(n)),
+  fc.integer({ min: 1025, max: 2000 }).map((n) => `a.${'k'.repeat(n)}`),
+);
+
+/** Bodies with one field of the wrong type, a field missing or an unknown field; everything else valid. */
+function wrongTypeBodies(url: (op: string) => string): fc.Arbitrary<Case> {
+  return fc
+    .tuple(
+      mutation,
+      fc.constantFrom('path', 'missing', 'unknown', 'index', 'amount', 'content', 'value', 'badpath'),
+      nonString,
+      nonNumber,
+      nonObject,
+      fc.oneof(fraction, unsafeInteger, unstorable),
+      unstorable,
+      fc.string({ minLength: 1, maxLength: 12 }),
+      badValueText,
+      badPath,
+    )
+    .map(([op, what, ns, nn, no, badIndex, badAmount, field, valueText, path]) => {
+      const body: Record<string, unknown> = { ...VALID[op] };
+      let text: string | undefined;
+      let kind = what;
+      if (what === 'path' && op !== 'update') body.path = ns;
+      else if (what === 'badpath' && op !== 'update') body.path = path;
+      else if (what === 'missing') delete body[REQUIRED[op][(field.length * 7) % REQUIRED[op].length] as string];
+      else if (what === 'index' && op === 'insert') body.index = field.length % 2 === 0 ? nn : badIndex;
+      else if (what === 'amount' && (op === 'increment' || op === 'decrement')) body.value = field.length % 2 === 0 ? nn : badAmount;
+      else if (what === 'content' && op === 'update') body.content = no;
+      else if (what === 'value' && (op === 'set' || op === 'push' || op === 'insert')) {
+        text = json(body).replace(/"value":[^,}]*/, `"value":${valueText}`);
+      } else if (what === 'value' && op === 'update') text = `{"content":{"x":${valueText}}}`;
+      else {
+        kind = 'unknown';
+        const name = ALLOWED[op].includes(field) ? `${field}_extra` : field;
+        text = `{${json(name)}:1,${json(body).slice(1)}`;
+      }
+      return { kind: `wrong body: ${kind}`, method: 'POST', url: url(op), headers: { 'content-type': 'application/json' }, body: text ?? json(body) };
+    });
+}
+
+/** Text that is not JSON at all, JSON cut short, or JSON that is not an object. */
+function malformedJson(url: (op: string) => string): fc.Arbitrary<Case> {
+  const truncated = fc.tuple(mutation, fc.nat()).map(([op, n]) => {
+    const full = json(VALID[op]);
+    return [op, full.slice(0, n % full.length)] as const;
+  });
+  const garbled = fc
+    .tuple(mutation, fc.nat(), fc.constantFrom("'", '"', ',', '}', '{', ']', ':', 'NaN', 'undefined', '\\', '\u0000', '//', '\ufeff'))
+    .map(([op, n, junk]) => {
+      const full = json(VALID[op]);
+      const at = n % (full.length + 1);
+      return [op, full.slice(0, at) + junk + full.slice(at)] as const;
+    });
+  const random = fc.tuple(mutation, fc.string({ unit: 'binary', maxLength: 200 })).map(([op, s]) => [op, s] as const);
+  const notObject = fc.tuple(mutation, fc.jsonValue({ maxDepth: 3 }).filter((v) => typeof v !== 'object' || v === null || Array.isArray(v))).map(([op, v]) => [op, json(v)] as const);
+  return fc
+    .oneof(truncated, garbled, random, notObject)
+    .filter(([, text]) => {
+      if (!isJson(text)) return true;
+      const v = JSON.parse(text);
+      return typeof v !== 'object' || v === null || Array.isArray(v);
+    })
+    .chain(([op, text]) =>
+      fc.constantFrom<Record<string, string>>({ 'content-type': 'application/json' }, {}).map((headers) => ({
+        kind: isJson(text) ? 'JSON but not an object' : 'malformed JSON',
+        method: 'POST',
+        url: url(op),
+        headers,
+        body: text,
+      })),
+    );
+}
+
+/** A valid body under a Content-Type that is not JSON: 415 (it would change the sentinel if read as JSON). */
+function oddContentTypes(url: (op: string) => string): fc.Arbitrary<Case> {
+  const type = fc.oneof(
+    fc.constantFrom(
+      'text/plain',
+      'text/html; charset=utf-8',
+      'application/xml',
+      'application/x-www-form-urlencoded',
+      'multipart/form-data; boundary=xyz',
+      'application/octet-stream',
+      'image/png',
+      'application/javascript',
+      'text/json-ish',
+      'application/jsonp',
+      'application/json-patch',
+      'application/json; charset=latin1',
+      'application/json; charset=utf-16',
+      'application',
+      '*/*',
+      ';',
+      'application/ json',
+    ),
+    fc.tuple(fc.stringMatching(/^[a-z]{1,10}$/), fc.stringMatching(/^[a-z0-9.+-]{1,12}$/)).map(([a, b]) => `${a}/${b}`),
+  );
+  return fc
+    .tuple(mutation, type)
+    .filter(([, t]) => !/^application\/([\w.+-]+\+)?json\s*(;\s*charset\s*=\s*"?utf-8"?\s*)?$/i.test(t.trim()) && t.trim() !== '')
+    .map(([op, t]) => ({ kind: 'odd content type', method: 'POST', url: url(op), headers: { 'content-type': t }, body: json(VALID[op]) }));
+}
+
+/** Odd URLs: unknown routes, percent-encoded garbage, very long or malformed usernames and slugs. */
+function oddUrls(p: Project): fc.Arbitrary<Case> {
+  const garbage = fc.oneof(
+    fc.constantFrom('%', '%ZZ', '%00', '%ff', '%C0%AF', '%2e%2e', '..', '%2F', '%u0041', '%E2%82', '@', '@@', '~', '%40', '%'),
+    fc.string({ unit: 'binary', minLength: 1, maxLength: 20 }).map((s) => encodeURIComponent(s).replace(/%2[Ee]/g, '.')),
+    fc.integer({ min: 101, max: 6000 }).map((n) => 'x'.repeat(n)),
+    fc.integer({ min: 40, max: 3000 }).map((n) => `@${'u'.repeat(n)}`),
+  );
+  const segment = fc.oneof(garbage, fc.stringMatching(/^[A-Za-z0-9_.-]{1,12}$/));
+  return fc.oneof(
+    // garbage user or slug on a content route: never the sentinel (its names are random hex)
+    fc.tuple(garbage, fc.constantFrom(...MUTATIONS)).map(([g, op]) => ({ kind: 'odd URL: user', method: 'POST', url: `/api/${g}/${p.slug}/content/${op}`, body: json(VALID[op]) })),
+    fc.tuple(garbage, fc.constantFrom(...MUTATIONS)).map(([g, op]) => ({ kind: 'odd URL: slug', method: 'POST', url: `/api/${p.username}/${g}/content/${op}`, body: json(VALID[op]) })),
+    // unknown routes under the sentinel
+    fc.tuple(fc.constantFrom(...MUTATIONS), fc.constantFrom('/', '/x', 'x', '/..', '%00', '.json', '/%2e%2e')).map(([op, tail]) => ({
+      kind: 'odd URL: route',
+      method: 'POST',
+      url: `${p.content}/${op}${tail}`,
+      body: json(VALID[op]),
+    })),
+    fc.tuple(fc.array(segment, { minLength: 0, maxLength: 6 }), fc.constantFrom('', '/')).map(([segs, slash]) => ({
+      kind: 'odd URL: anywhere',
+      method: 'POST',
+      url: `/${segs.join('/')}${slash}`,
+      body: json(VALID.set),
+    })),
+    fc.tuple(fc.array(segment, { minLength: 0, maxLength: 4 }), fc.constantFrom('', '/')).map(([segs, slash]) => ({
+      kind: 'odd URL: leading //',
+      method: 'POST',
+      url: `//${segs.join('/')}${slash}`,
+      body: json(VALID.set),
+    })),
+    fc.constantFrom('/api', '/api/', `/api/${p.username}`, `/api/${p.username}/${p.slug}/content/`, `/api/${p.username}/${p.slug}/CONTENT/set`, `/api//${p.slug}/content/set`, `//api/${p.username}/${p.slug}/content/set`).map((url) => ({
+      kind: 'odd URL: near miss',
+      method: 'POST',
+      url,
+      body: json(VALID.set),
+    })),
+  );
+}
+
+/** Methods a route does not take (405), and the management routes with an API key (403: keys never manage). */
+function oddMethods(p: Project): fc.Arbitrary<Case> {
+  return fc.oneof(
+    fc.tuple(fc.constantFrom('PUT', 'PATCH', 'DELETE', 'GET', 'OPTIONS', 'PROPFIND', 'PURGE', 'MKCOL', 'SEARCH', 'LINK'), fc.constantFrom(...MUTATIONS)).map(([method, op]) => ({
+      kind: 'odd method: content route',
+      method,
+      url: `${p.content}/${op}`,
+      headers: { 'content-type': 'application/json' },
+      body: method === 'GET' ? undefined : json(VALID[op]),
+    })),
+    fc.constantFrom('POST', 'PUT', 'PATCH', 'DELETE').map((method) => ({
+      kind: 'odd method: content',
+      method,
+      url: p.content,
+      headers: { 'content-type': 'application/json' },
+      body: method === 'DELETE' ? undefined : json({ content: { replaced: true } }),
+    })),
+    fc.constantFrom(
+      ['DELETE', ''],
+      ['POST', ''],
+      ['POST', '/keys'],
+      ['DELETE', '/keys/0123456789abcdef'],
+      ['PUT', '/members/@someone'],
+      ['DELETE', '/members/@someone'],
+      ['GET', '/keys'],
+      ['GET', '/members'],
+    ).map(([method, tail]) => ({
+      kind: 'management with an API key',
+      method: method as string,
+      url: `/api/${p.username}/${p.slug}${tail}`,
+      headers: { 'content-type': 'application/json' },
+      body: method === 'GET' || method === 'DELETE' ? undefined : json({ name: 'x', permissions: ['content:read'], role: 'editor' }),
+    })),
+  );
+}
+
+/** Unusable credentials and headers with a body that would otherwise change the sentinel. */
+function badHeaders(p: Project, others: { readOnly: string; otherProject: string }): fc.Arbitrary<Case> {
+  const flip = (s: string, i: number) => {
+    const at = 22 + (i % (s.length - 22));
+    const c = s.charAt(at);
+    return s.slice(0, at) + (c === 'A' ? 'B' : 'A') + s.slice(at + 1);
+  };
+  const authorization = fc.oneof(
+    fc.nat().map((i) => `Bearer ${flip(p.key, i)}`),
+    fc.nat({ max: p.key.length - 1 }).map((n) => `Bearer ${p.key.slice(0, n)}`),
+    fc.constantFrom(
+      `Basic ${Buffer.from(`user:${p.key}`).toString('base64')}`,
+      'Bearer',
+      'Bearer ',
+      `Bearer ${p.key} extra`,
+      `Token ${p.key}`,
+      `${p.key}`,
+      `Bearer ${p.key}x`,
+      `Bearer capi_${'0'.repeat(16)}_${'A'.repeat(43)}`,
+      `Bearer csess_${'A'.repeat(43)}`,
+      'Bearer a.b.c',
+      'Bearer eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.',
+      `Bearer ${others.readOnly}`,
+      `Bearer ${others.otherProject}`,
+      `Bearer ${'x'.repeat(8000)}`,
+    ),
+    fc.string({ unit: 'grapheme-ascii', maxLength: 60 }).map((s) => `Bearer ${s.replace(/[\r\n\0]/g, '')}`),
+  );
+  return fc.oneof(
+    fc.tuple(mutation, authorization).map(([op, auth]) => ({
+      kind: 'unusable credential',
+      method: 'POST',
+      url: `${p.content}/${op}`,
+      token: null,
+      headers: { 'content-type': 'application/json', authorization: auth },
+      body: json(VALID[op]),
+    })),
+    fc.tuple(mutation, fc.constantFrom('"nope"', 'W/"nope"', '"a", "b"', 'nope', Array.from({ length: 21 }, (_, i) => `"e${i}"`).join(','), '""')).map(([op, ifMatch]) => ({
+      kind: 'If-Match that does not match',
+      method: 'POST',
+      url: `${p.content}/${op}`,
+      headers: { 'content-type': 'application/json', 'if-match': ifMatch },
+      body: json(VALID[op]),
+    })),
+    fc
+      .tuple(mutation, fc.oneof(fc.constantFrom('has space', 'tab\there', 'x'.repeat(256), 'caf\u00e9', '\u00ff'), fc.integer({ min: 256, max: 2000 }).map((n) => 'k'.repeat(n))))
+      .map(([op, key]) => ({
+        kind: 'invalid Idempotency-Key',
+        method: 'POST',
+        url: `${p.content}/${op}`,
+        headers: { 'content-type': 'application/json', 'idempotency-key': key },
+        body: json(VALID[op]),
+      })),
+  );
+}
+
+/** GETs of paths that are invalid or name nothing. */
+function badReads(p: Project): fc.Arbitrary<Case> {
+  return fc.oneof(
+    // Kept under API Gateway's 10 KiB request line (the local server's Node parser answers a bare 431 past 16 KiB).
+    badPath.filter((path) => encodeURIComponent(path).length < 8000).map((path) => ({ kind: 'GET bad path', method: 'GET', url: `${p.content}?path=${encodeURIComponent(path)}` })),
+    fc.constantFrom('%ZZ', '%', '%00', 'zz%C0%AF', 'keep.x', 'list.3', 'list.-4', 'list.x', 'nested.deep.x.y', 'n.0').map((q) => ({ kind: 'GET odd path', method: 'GET', url: `${p.content}?path=${q}` })),
+  );
+}
+
+// -----------------------------------------------------------------------------------------------------------------
+
+describe('fuzzed bad input', () => {
+  let p: Project;
+  let others: { readOnly: string; otherProject: string; expired: string; revoked: string };
+  let etag: string | null;
+  const counts: Record<string, number> = {};
+  const statuses: Record<number, number> = {};
+  let total = 0;
+
+  beforeAll(async () => {
+    p = await newProject();
+    const set = await call('POST', `${p.content}/update`, { token: p.key, body: { content: SENTINEL } });
+    expect(set.status).toBe(200);
+    etag = set.headers.get('etag');
+    const other = await newProject();
+    const accounts = await import('../../lib/store/accounts');
+    const expired = await newKey(p, ['content:read', 'content:write'], 1);
+    const revoked = await newKey(p, ['content:read', 'content:write']);
+    await accounts.revokeApiKey({ username: p.username, slug: p.slug }, revoked.id);
+    others = { readOnly: (await newKey(p, ['content:read'])).key, otherProject: other.key, expired: expired.key, revoked: revoked.key };
+    await new Promise((resolve) => setTimeout(resolve, 2100)); // let the short-lived key expire
+  });
+
+  afterAll(() => {
+    const kinds = Object.entries(counts)
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([k, n]) => `    ${String(n).padStart(5)}  ${k}`)
+      .join('\n');
+    console.log(`fuzz: ${total} cases, statuses ${JSON.stringify(statuses)}\n${kinds}`);
+  });
+
+  /** Sends one case and checks: 4xx, {message, code}, the sentinel untouched (content and ETag), the API serving. */
+  async function check(c: Case, options: { parserLevel?: boolean } = {}): Promise<void> {
+    total++;
+    counts[c.kind] = (counts[c.kind] ?? 0) + 1;
+    const headers: Record<string, string> = { ...c.headers };
+    const token = c.token === undefined ? p.key : c.token;
+    if (token !== null) headers.authorization ??= `Bearer ${token}`;
+    const res = await fetch(`${baseUrl()}${c.url}`, { method: c.method, headers, body: c.body, signal: AbortSignal.timeout(30_000) });
+    const text = await res.text();
+    statuses[res.status] = (statuses[res.status] ?? 0) + 1;
+    const what = `${c.kind}: ${c.method} ${c.url.slice(0, 200)} ${typeof c.body === 'string' ? c.body.slice(0, 200) : ''} -> ${res.status} ${text.slice(0, 300)}`;
+    if (res.status < 400 || res.status > 499) throw new Error(`not a 4xx: ${what}`);
+    if (options.parserLevel) {
+      await sentinelUnchanged(what);
+      return;
+    }
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      throw new Error(`not JSON: ${what}`);
+    }
+    const b = body as Record<string, unknown>;
+    if (typeof b?.message !== 'string' || typeof b?.code !== 'string' || !/^[A-Z_]+$/.test(b.code)) throw new Error(`not {message, code}: ${what}`);
+    if (!DOCUMENTED_CODES.has(b.code)) throw new Error(`code ${b.code} is not documented in README: ${what}`);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    await sentinelUnchanged(what);
+  }
+
+  async function sentinelUnchanged(what: string): Promise<void> {
+    const after = await call('GET', p.content, { token: p.key });
+    if (after.status !== 200) throw new Error(`the API stopped serving after ${what}: ${after.status}`);
+    expect(after.body.value).toEqual(SENTINEL);
+    if (after.headers.get('etag') !== etag) throw new Error(`the sentinel's version changed after ${what}`);
+  }
+
+  it('hand-written nasty cases: 4xx with {message, code}, nothing changed', async () => {
+    const url = (op: string) => `${p.content}/${op}`;
+    const raw = (kind: string, op: string, body: string | Uint8Array, headers: Record<string, string> = { 'content-type': 'application/json' }): Case => ({ kind, method: 'POST', url: url(op), headers, body });
+    const cases: Case[] = [
+      ...MUTATIONS.flatMap((op) => [
+        raw('empty body', op, ''),
+        raw('empty body, no content type', op, '', {}),
+        raw('JSON null', op, 'null'),
+        raw('JSON array', op, '[]'),
+        raw('JSON string', op, '"{}"'),
+        raw('JSON number', op, '1'),
+        raw('truncated', op, '{'),
+        raw('trailing comma', op, `${json(VALID[op]).slice(0, -1)},}`),
+        raw('single quotes', op, json(VALID[op]).replace(/"/g, "'")),
+        raw('600 KiB of junk', op, 'x'.repeat(600 * 1024)),
+        raw('600 KiB of valid JSON', op, json({ ...VALID[op], pad: 'x'.repeat(600 * 1024) })),
+        raw('512 KiB + 1 byte of valid JSON', op, (() => {
+          const base = json({ ...VALID[op], pad: '' });
+          return base.replace('"pad":""', `"pad":"${'x'.repeat(512 * 1024 + 1 - base.length)}"`);
+        })()),
+        raw('100 000 levels of nesting, unclosed', op, '['.repeat(100_000)),
+        raw('invalid UTF-8', op, Uint8Array.from([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x3a, 0x31, 0x7d])),
+        raw('invalid UTF-8, no content type', op, Uint8Array.from([0xc0, 0xaf, 0xed, 0xa0, 0x80]), {}),
+        raw('text/plain', op, json(VALID[op]), { 'content-type': 'text/plain' }),
+      ]),
+      raw('100 000 levels of nesting in a value', 'set', `{"path":"a","value":${nested(100_000, '1', '[', ']')}}`),
+      raw('50 000 levels of objects in a value', 'set', `{"path":"a","value":${nested(50_000, '1', '{"a":', '}')}}`),
+      raw('100 000 levels in update', 'update', `{"content":{"a":${nested(100_000, '1', '[', ']')}}}`),
+      raw('value 31 deep under one segment', 'set', `{"path":"a","value":${nested(31, '1', '[', ']')}}`),
+      raw('push 30 deep under one segment', 'push', `{"path":"a","value":${nested(30, '1', '[', ']')}}`),
+      raw('value with 1e400', 'set', '{"path":"a","value":1e400}'),
+      raw('value with -1e400', 'set', '{"path":"a","value":-1e400}'),
+      raw('value with NaN', 'set', '{"path":"a","value":NaN}'),
+      raw('value with a leading zero', 'set', '{"path":"a","value":01}'),
+      raw('value with a bad string escape', 'set', '{"path":"a","value":"\\x41"}'),
+      raw('index 1e400', 'insert', '{"path":"list","value":1,"index":1e400}'),
+      raw('amount 1e400', 'increment', '{"path":"n","value":1e400}'),
+      raw('amount -1e400', 'decrement', '{"path":"n","value":-1e400}'),
+      raw('__proto__ in a value', 'set', '{"path":"a","value":{"__proto__":{"polluted":true}}}'),
+      raw('__proto__ in update', 'update', '{"content":{"__proto__":{"polluted":true}}}'),
+      raw('__proto__ as the body', 'set', '{"__proto__":{"path":"a","value":1}}'),
+      raw('constructor.prototype body', 'set', '{"constructor":{"prototype":{"path":"a"}},"value":1}'),
+      raw('empty key in update', 'update', '{"content":{"":1}}'),
+      raw('increment overflows', 'increment', json({ path: 'big', value: 9e125 })),
+      raw('decrement overflows', 'decrement', json({ path: 'small', value: 9e125 })),
+      raw('increment underflows to below 1e-130', 'decrement', json({ path: 'tiny', value: 1e-130 * 0.5 })),
+      raw('increment on a string', 'increment', json({ path: 'text' })),
+      raw('increment on an object', 'increment', json({ path: 'nested' })),
+      raw('push on a number', 'push', json({ path: 'n', value: 1 })),
+      raw('insert into an object', 'insert', json({ path: 'nested', value: 1, index: 0 })),
+      raw('insert beyond the end', 'insert', json({ path: 'list', value: 1, index: 4 })),
+      raw('insert before the start', 'insert', json({ path: 'list', value: 1, index: -4 })),
+      raw('insert into a missing array at 1', 'insert', json({ path: 'missing', value: 1, index: 1 })),
+      raw('set beyond the end', 'set', json({ path: 'list.4', value: 1 })),
+      raw('set before the start', 'set', json({ path: 'list.-4', value: 1 })),
+      raw('set through a scalar', 'set', json({ path: 'n.x', value: 1 })),
+      raw('set through a string', 'set', json({ path: 'text.0', value: 1 })),
+      raw('set a key on an array', 'set', json({ path: 'list.x', value: 1 })),
+      raw('set through null index', 'set', json({ path: 'arr.-3.x', value: 1 })),
+      raw('content too large', 'set', json({ path: 'huge', value: 'x'.repeat(360 * 1024) })),
+      raw('content too large (push)', 'push', json({ path: 'list', value: 'x'.repeat(360 * 1024) })),
+      raw('content too large (update)', 'update', json({ content: { huge: 'x'.repeat(360 * 1024) } })),
+      raw('many keys too large', 'update', json({ content: Object.fromEntries(Array.from({ length: 40_000 }, (_, i) => [`k${i}`, i])) })),
+      ...[
+        'a\\',
+        '\\',
+        'a\\u002e',
+        'a\\x',
+        'a\\ b',
+        'a..b',
+        '.',
+        '..',
+        'a.',
+        '.a',
+        '__proto__',
+        'x.__proto__.polluted',
+        'k'.repeat(1025),
+        'p'.repeat(2049),
+        Array.from({ length: 32 }, () => 'd').join('.'),
+      ].map((path) => raw(`bad path ${path.slice(0, 20)}`, 'set', json({ path, value: 1 }))),
+      ...[
+        ['content type with a parameter', 'application/json; charset=utf-8; foo=bar'],
+        ['content type latin1', 'application/json; charset=iso-8859-1'],
+        ['content type form', 'application/x-www-form-urlencoded'],
+        ['content type multipart', 'multipart/form-data; boundary=----x'],
+        ['content type garbage', 'garbage'],
+      ].map(([kind, type]) => raw(kind as string, 'set', json(VALID.set), { 'content-type': type as string })),
+      { kind: 'no credential', method: 'POST', url: url('set'), token: null, headers: { 'content-type': 'application/json' }, body: json(VALID.set) },
+      { kind: 'expired key', method: 'POST', url: url('set'), token: others.expired, headers: { 'content-type': 'application/json' }, body: json(VALID.set) },
+      { kind: 'revoked key', method: 'POST', url: url('set'), token: others.revoked, headers: { 'content-type': 'application/json' }, body: json(VALID.set) },
+      { kind: 'read-only key writes', method: 'POST', url: url('set'), token: others.readOnly, headers: { 'content-type': 'application/json' }, body: json(VALID.set) },
+      { kind: 'key of another project', method: 'POST', url: url('set'), token: others.otherProject, headers: { 'content-type': 'application/json' }, body: json(VALID.set) },
+      { kind: 'very long slug (8000)', method: 'POST', url: `/api/${p.username}/${'s'.repeat(8000)}/content/set`, body: json(VALID.set) },
+      { kind: 'very long username (8000)', method: 'POST', url: `/api/@${'u'.repeat(8000)}/${p.slug}/content/set`, body: json(VALID.set) },
+      { kind: 'percent-encoded NUL user', method: 'POST', url: `/api/%00/${p.slug}/content/set`, body: json(VALID.set) },
+      { kind: 'broken percent user', method: 'POST', url: `/api/%E0%A4%A/${p.slug}/content/set`, body: json(VALID.set) },
+      { kind: 'user without @', method: 'POST', url: `/api/${p.username.slice(1)}/${p.slug}/content/set`, body: json(VALID.set) },
+      { kind: 'traversal', method: 'POST', url: `/api/${p.username}/${p.slug}/content/../content/set/..`, body: json(VALID.set) },
+      { kind: 'GET empty path', method: 'GET', url: `${p.content}?path=` },
+      { kind: 'GET bad escape', method: 'GET', url: `${p.content}?path=${encodeURIComponent('a\\q')}` },
+      { kind: 'GET __proto__', method: 'GET', url: `${p.content}?path=__proto__` },
+      { kind: 'GET constructor (missing)', method: 'GET', url: `${p.content}?path=constructor` },
+      { kind: 'GET path twice', method: 'GET', url: `${p.content}?path=keep&path=n` },
+      { kind: 'GET through a scalar', method: 'GET', url: `${p.content}?path=n.0` },
+      { kind: 'GET key on an array', method: 'GET', url: `${p.content}?path=list.length` },
+      { kind: 'GET with read-only key, missing path', method: 'GET', url: `${p.content}?path=zz`, token: others.readOnly },
+    ];
+    for (const c of cases) await check(c);
+  });
+
+  it('odd request targets (a leading //): 4xx with {message, code}', async () => {
+    for (const url of ['//', '///', '//%ZZ/x', '//@/x', '//%/a', '//x:99999/a', `//${p.username}/${p.slug}/content/set`, `//api/${p.username}/${p.slug}/content/set`]) {
+      await check({ kind: 'odd request target', method: 'POST', url, headers: { 'content-type': 'application/json' }, body: json(VALID.set) });
+    }
+  });
+
+  it('requests the HTTP parser refuses (unknown methods, a request line over 16 KiB): a 4xx, the API still serving', async () => {
+    // The local server's Node parser answers these itself (a bare 400 or 431, no JSON body), before any route
+    // code runs; in AWS, API Gateway answers them before any Lambda. Nothing may change and the API must go on.
+    const cases: Case[] = [
+      { kind: 'unknown method FOO', method: 'FOO', url: `${p.content}/set`, body: json(VALID.set) },
+      { kind: 'lower-case method', method: 'patch', url: `${p.content}/set`, body: json(VALID.set) },
+      { kind: '20 KiB URL', method: 'GET', url: `${p.content}?path=${'p'.repeat(20_000)}` },
+      { kind: '64 KiB slug', method: 'POST', url: `/api/${p.username}/${'s'.repeat(65_536)}/content/set`, body: json(VALID.set) },
+    ];
+    for (const c of cases) await check(c, { parserLevel: true });
+  });
+
+  it('generated bad requests: 4xx with {message, code}, nothing changed, the API still serving', async () => {
+    const url = (op: string) => `${p.content}/${op}`;
+    const anyCase = fc.oneof(
+      { weight: 4, arbitrary: wrongTypeBodies(url) },
+      { weight: 3, arbitrary: malformedJson(url) },
+      { weight: 2, arbitrary: oddContentTypes(url) },
+      { weight: 2, arbitrary: oddUrls(p) },
+      { weight: 2, arbitrary: oddMethods(p) },
+      { weight: 2, arbitrary: badHeaders(p, others) },
+      { weight: 1, arbitrary: badReads(p) },
+    );
+    const short = (c: Case) =>
+      Object.defineProperty(c, fc.toStringMethod, {
+        value: () => `${c.kind}: ${c.method} ${c.url.slice(0, 160)} ${typeof c.body === 'string' ? c.body.slice(0, 160) : (c.body?.length ?? '')}`,
+      });
+    await fc.assert(
+      // Request lines stay under API Gateway's 10 KiB (past 16 KiB the local server's Node parser answers a bare 431,
+      // see the test above). Request targets starting with // have their own test above, so that one known failure
+      // does not hide what else the generator finds.
+      fc.asyncProperty(anyCase.filter((c) => c.url.length < 8000 && !c.url.startsWith('//')).map(short), async (c) => {
+        await check(c);
+      }),
+      { numRuns: RUNS, verbose: 1 },
+    );
+  }, 60_000 + RUNS * 500);
+});

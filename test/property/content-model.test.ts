@@ -1,0 +1,163 @@
+// Model-based property tests: random sequences of content operations over random paths (numeric segments, negative
+// indexes, escaped dots) and random JSON values, run against the real service (over HTTP, on the embedded engine)
+// and against the reference model of decisions.md (test/support/model-reference.ts). After every step the status,
+// the body's shape, the content and the ETag must agree with the model.
+// PROPERTY_RUNS sets the number of runs (25 in `npm test`, more in `npm run test:property`); PROPERTY_SEED replays one.
+import fc from 'fast-check';
+import { readFileSync } from 'node:fs';
+import { type Project, type Reply, call, newProject } from '../support/api';
+import { type Body, anyRequest, describeBody, initialContent, resolveBody } from '../support/model-generators';
+import { type JsonObject, type Route, reference, sameJson } from '../support/model-reference';
+
+const RUNS = Number(process.env.PROPERTY_RUNS ?? 40);
+const MAX_COMMANDS = Number(process.env.PROPERTY_MAX_COMMANDS ?? 30);
+const SEED = process.env.PROPERTY_SEED === undefined ? undefined : Number(process.env.PROPERTY_SEED);
+/** The error codes README documents. */
+const DOCUMENTED_CODES = new Set([...readFileSync('README.md', 'utf8').matchAll(/`([A-Z][A-Z_]{3,})`/g)].map((m) => m[1] as string));
+
+const MESSAGES: Record<Exclude<Route, 'get'>, string> = {
+  set: 'Value set successfully',
+  insert: 'Value inserted successfully',
+  push: 'Object pushed successfully',
+  decrement: 'Value decremented successfully',
+  increment: 'Value incremented successfully',
+  delete: 'Value deleted successfully',
+  update: 'Content updated successfully',
+};
+
+
+interface Model {
+  content: JsonObject;
+}
+interface Real {
+  project: Project;
+  etag: string | null;
+}
+
+const stats = {
+  runs: 0,
+  steps: 0,
+  byRoute: {} as Record<string, number>,
+  byStatus: {} as Record<number, number>,
+  codes: {} as Record<string, number>,
+  rules: {} as Record<string, number>,
+};
+
+function expectErrorShape(reply: Reply): void {
+  expect(reply.body).toEqual({ message: expect.any(String), code: expect.stringMatching(/^[A-Z_]+$/) });
+  expect(DOCUMENTED_CODES).toContain(reply.body.code);
+  stats.codes[reply.body.code] = (stats.codes[reply.body.code] ?? 0) + 1;
+}
+
+class Step implements fc.AsyncCommand<Model, Real> {
+  constructor(
+    readonly route: Route,
+    readonly body: Body,
+  ) {}
+
+  check(): boolean {
+    return true;
+  }
+
+  async run(model: Model, real: Real): Promise<void> {
+    stats.steps++;
+    stats.byRoute[this.route] = (stats.byRoute[this.route] ?? 0) + 1;
+    const body = resolveBody(this.body, model.content);
+    const expected = reference(this.route, body, model.content);
+    for (const rule of expected.tags) stats.rules[rule] = (stats.rules[rule] ?? 0) + 1;
+    const reply =
+      this.route === 'get'
+        ? await call('GET', `${real.project.content}${body.path === undefined ? '' : `?path=${encodeURIComponent(String(body.path))}`}`, {
+            token: real.project.key,
+          })
+        : await call('POST', `${real.project.content}/${this.route}`, { token: real.project.key, body });
+    stats.byStatus[reply.status] = (stats.byStatus[reply.status] ?? 0) + 1;
+    const context = `${this.route} ${JSON.stringify(body)} on ${JSON.stringify(model.content)}: expected ${expected.status}, got ${reply.status} ${JSON.stringify(reply.body)}`;
+    if (reply.status !== expected.status) throw new Error(context);
+    if (expected.status !== 200) expectErrorShape(reply);
+    else if (this.route === 'get') {
+      if (!sameJson(reply.body?.value, expected.value)) throw new Error(`${context}; value ${JSON.stringify(reply.body?.value)} != ${JSON.stringify(expected.value)}`);
+    } else expect(reply.body).toEqual({ message: MESSAGES[this.route] });
+
+    // The content and the version after every step.
+    const after = await call('GET', real.project.content, { token: real.project.key });
+    expect(after.status).toBe(200);
+    if (!sameJson(after.body.value, expected.content)) {
+      throw new Error(`${this.route} ${JSON.stringify(body)} on ${JSON.stringify(model.content)}: content ${JSON.stringify(after.body.value)}, model ${JSON.stringify(expected.content)}`);
+    }
+    const etag = after.headers.get('etag');
+    if (this.route !== 'get' && reply.status === 200) {
+      // The mutation's ETag is the version it left (a no-op delete answers the current one).
+      expect(reply.headers.get('etag')).toBe(etag);
+    } else if (real.etag !== null) {
+      // Refused requests and reads change nothing, not even the version.
+      expect(etag).toBe(real.etag);
+    }
+    real.etag = etag;
+    model.content = expected.content;
+  }
+
+  toString(): string {
+    return `${this.route} ${describeBody(this.body)}`;
+  }
+}
+
+const commands = anyRequest.map((r) => r.map(([route, body]) => new Step(route, body)));
+
+describe('the service against the reference model', () => {
+  afterAll(() => {
+    console.log(
+      `property: ${stats.runs} runs, ${stats.steps} steps (${RUNS} runs requested, up to ${MAX_COMMANDS} steps each)\n` +
+        `  steps by route: ${JSON.stringify(stats.byRoute)}\n  statuses: ${JSON.stringify(stats.byStatus)}\n` +
+        `  error codes: ${JSON.stringify(stats.codes)}\n  model rules exercised: ${JSON.stringify(stats.rules)}`,
+    );
+  });
+
+  it('agrees with the model on status, body, content and version after every step', async () => {
+    await fc.assert(
+      fc.asyncProperty(initialContent, fc.commands(commands, { maxCommands: MAX_COMMANDS, size: 'max' }), async (initial, cmds) => {
+        stats.runs++;
+        const project = await newProject();
+        const start = await call('POST', `${project.content}/update`, { token: project.key, body: { content: initial } });
+        expect(start.status).toBe(200);
+        const content = reference('update', { content: initial }, {}).content;
+        await fc.asyncModelRun(async () => ({ model: { content }, real: { project, etag: start.headers.get('etag') } }), cmds);
+      }),
+      { numRuns: RUNS, seed: SEED, verbose: 1 },
+    );
+  }, 60_000 + RUNS * 15_000);
+});
+
+describe('the reference model itself, on examples written from decisions.md', () => {
+  const run = (content: JsonObject, steps: Array<[Route, Body]>) =>
+    steps.reduce<{ content: JsonObject; statuses: number[] }>(
+      (state, [route, body]) => {
+        const out = reference(route, body, state.content);
+        return { content: out.content, statuses: [...state.statuses, out.status] };
+      },
+      { content, statuses: [] },
+    );
+
+  it.each<[string, JsonObject, Array<[Route, Body]>, JsonObject, number[]]>([
+    ['set creates missing parents as objects', {}, [['set', { path: 'data.item.name', value: 'Lamp' }]], { data: { item: { name: 'Lamp' } } }, [200]],
+    ['set on an array: replace, append at length, 400 beyond', { l: [1] }, [['set', { path: 'l.0', value: 2 }], ['set', { path: 'l.1', value: 3 }], ['set', { path: 'l.3', value: 4 }]], { l: [2, 3] }, [200, 200, 400]],
+    ['negative indexes count from the end', { l: [1, 2, 3] }, [['set', { path: 'l.-1', value: 9 }], ['set', { path: 'l.-4', value: 0 }]], { l: [1, 2, 9] }, [200, 400]],
+    ['an integer segment is a key on an object', { o: {} }, [['set', { path: 'o.0', value: 1 }]], { o: { '0': 1 } }, [200]],
+    ['the first segment is a key', {}, [['set', { path: '-1', value: 1 }]], { '-1': 1 }, [200]],
+    ['walking through a scalar is a 400', { a: 5 }, [['set', { path: 'a.b', value: 1 }], ['push', { path: 'a.b', value: 1 }]], { a: 5 }, [400, 400]],
+    ['escaped dots and backslashes', {}, [['set', { path: 'files.readme\\.md', value: 1 }], ['set', { path: 'a\\\\b', value: 2 }], ['set', { path: 'x\\y', value: 3 }]], { files: { 'readme.md': 1 }, 'a\\b': 2 }, [200, 200, 400]],
+    ['empty paths and segments are 400s', {}, [['set', { path: '', value: 1 }], ['set', { path: 'a..b', value: 1 }], ['set', { path: '.a', value: 1 }], ['set', { path: 'a.', value: 1 }]], {}, [400, 400, 400, 400]],
+    ['insert: -len..len, a missing target only at 0', { l: ['b'] }, [['insert', { path: 'l', value: 'a', index: 0 }], ['insert', { path: 'l', value: 'c', index: 2 }], ['insert', { path: 'l', value: 'x', index: -1 }], ['insert', { path: 'l', value: 'z', index: 5 }], ['insert', { path: 'm', value: 1, index: 1 }], ['insert', { path: 'm', value: 1, index: 0 }], ['insert', { path: 'l', value: 1, index: 0.5 }]], { l: ['a', 'b', 'x', 'c'], m: [1] }, [200, 200, 200, 400, 400, 200, 400]],
+    ['push: a missing target becomes [value], a non-array is a 400', { n: 1 }, [['push', { path: 'p.q', value: null }], ['push', { path: 'n', value: 1 }], ['push', { path: 'p.q', value: 2 }]], { n: 1, p: { q: [null, 2] } }, [200, 400, 200]],
+    ['increment/decrement: missing counts as 0, default 1, non-number 400', { s: 'x' }, [['increment', { path: 'c' }], ['decrement', { path: 'd.e', value: 5 }], ['increment', { path: 's' }], ['increment', { path: 'c', value: '2' }]], { s: 'x', c: 1, d: { e: -5 } }, [200, 200, 400, 400]],
+    ['delete: removes (elements shift); a missing path is a 200', { l: [1, 2, 3], a: 1 }, [['delete', { path: 'l.0' }], ['delete', { path: 'zz.y' }], ['delete', { path: 'a.b' }], ['delete', { path: 'a' }]], { l: [2, 3] }, [200, 200, 200, 200]],
+    ['get: a missing path is a 404, an invalid one a 400', { a: { b: 1 } }, [['get', { path: 'a.b' }], ['get', { path: 'a.c' }], ['get', { path: 'a.b.c' }], ['get', { path: 'a..b' }], ['get', {}]], { a: { b: 1 } }, [200, 404, 404, 400, 200]],
+    ['value is required (null is a value); unknown fields are 400s', {}, [['set', { path: 'a' }], ['set', { path: 'a', value: null }], ['set', { path: 'b', value: 1, x: 1 }]], { a: null }, [400, 200, 400]],
+    ['values: no empty keys, no __proto__, numbers in range, at most 32 levels', {}, [['set', { path: 'a', value: { '': 1 } }], ['set', { path: '__proto__', value: 1 }], ['set', { path: 'a', value: 1e126 }], ['set', { path: 'a', value: 1e-131 }], ['set', { path: 'a', value: JSON.parse(`${'['.repeat(30)}${']'.repeat(30)}`) }], ['set', { path: 'b', value: JSON.parse(`${'['.repeat(31)}${']'.repeat(31)}`) }]], { a: JSON.parse(`${'['.repeat(30)}${']'.repeat(30)}`) }, [400, 400, 400, 400, 200, 400]],
+    ['update replaces the whole content with an object', { a: 1 }, [['update', { content: { b: 2 } }], ['update', { content: [1] }]], { b: 2 }, [200, 400]],
+  ])('%s', (_, start, steps, content, statuses) => {
+    const out = run(start, steps);
+    expect(out.statuses).toEqual(statuses);
+    expect(sameJson(out.content, content)).toBe(true);
+  });
+});

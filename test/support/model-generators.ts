@@ -1,0 +1,179 @@
+// Generators for the model-based property tests: requests (route and raw body) over random paths (integer
+// segments, negative indexes, escaped dots and backslashes) and random JSON values within the documented limits,
+// with now and then a malformed path or body. A few hot keys make later requests collide with earlier writes, and
+// "symbolic" indexes (the length of the array met at that point, one past it, minus the length, ...) are resolved
+// against the model's content when the step runs, so the boundaries of every array are hit often.
+import fc from 'fast-check';
+import { type Json, type JsonObject, type Route, formatPath, integerSegment } from './model-reference';
+
+/** An index relative to the array the path meets at that point (or the insert target), resolved when run. */
+export type Sym = { sym: 'len' | 'len+1' | 'last' | '-len' | '-len-1' };
+export type Segment = string | Sym;
+/** A path still to be resolved: its segments, some symbolic. */
+export interface SymbolicPath {
+  segments: Segment[];
+}
+
+const HOT_KEYS = ['a', 'list', 'x.y', '0'];
+const KEYS = ['b', 'n', 'w\\z', 'a.b.c', '1', '2', '-1', '-2', '007', '-0', '1e3', 'constructor', 'prototype', 'é', 'sp ace', 'ключ'];
+export const key = fc.oneof(
+  { weight: 16, arbitrary: fc.constantFrom(...HOT_KEYS) },
+  { weight: 8, arbitrary: fc.constantFrom(...KEYS) },
+  { weight: 1, arbitrary: fc.string({ unit: 'grapheme', minLength: 1, maxLength: 6 }).filter((k) => k !== '__proto__') },
+);
+const sym: fc.Arbitrary<Sym> = fc.constantFrom<Sym['sym']>('len', 'len+1', 'last', '-len', '-len-1').map((s) => ({ sym: s }));
+const indexSegment: fc.Arbitrary<Segment> = fc.oneof(
+  { weight: 2, arbitrary: fc.constantFrom('0', '1', '2', '-1', '-2', '7') },
+  { weight: 3, arbitrary: sym },
+);
+const segments = fc
+  .tuple(key, fc.array(fc.oneof(key, indexSegment), { maxLength: 3, size: 'xsmall' }))
+  .map(([head, tail]): Segment[] => [head, ...tail]);
+/** Paths into a few hot places, mostly through array indexes: they hit what earlier requests created. */
+const hotSegments = fc
+  .tuple(fc.constantFrom(...HOT_KEYS), fc.array(fc.oneof({ weight: 3, arbitrary: indexSegment }, { weight: 1, arbitrary: fc.constantFrom(...HOT_KEYS) }), { maxLength: 2 }))
+  .map(([head, tail]): Segment[] => [head, ...tail]);
+/** Mostly well-formed paths, sometimes malformed ones (sent as they are). */
+export const path: fc.Arbitrary<SymbolicPath | string> = fc.oneof(
+  { weight: 12, arbitrary: hotSegments.map((s) => ({ segments: s })) },
+  { weight: 8, arbitrary: segments.map((s) => ({ segments: s })) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom('', 'a..b', '.a', 'a.', 'a\\q', 'a\\', 'a\\n', '__proto__', 'list.__proto__', Array.from({ length: 32 }, () => 'd').join('.')),
+  },
+);
+
+export const scalar: fc.Arbitrary<Json> = fc.oneof(
+  { weight: 4, arbitrary: fc.integer({ min: -1000, max: 1000 }) },
+  { weight: 1, arbitrary: fc.constantFrom(0.5, -2.25, 3.14159, 1e15, -7e14, 0) },
+  { weight: 1, arbitrary: fc.boolean() },
+  { weight: 1, arbitrary: fc.constant(null) },
+  { weight: 2, arbitrary: fc.string({ unit: 'grapheme', maxLength: 8 }) },
+  { weight: 1, arbitrary: fc.constantFrom('x.y', 'a\\b', '0', '{"json":1}', '\u00e9\u4e2d') },
+);
+export const { value } = fc.letrec<{ value: Json }>((tie) => ({
+  value: fc.oneof(
+    { maxDepth: 3, depthSize: 'small' },
+    { weight: 3, arbitrary: scalar },
+    { weight: 2, arbitrary: fc.array(tie('value'), { maxLength: 3 }) },
+    { weight: 1, arbitrary: fc.dictionary(key, tie('value'), { maxKeys: 3 }) as fc.Arbitrary<Json> },
+  ),
+}));
+export const object = fc.dictionary(key, value, { maxKeys: 4 }) as fc.Arbitrary<JsonObject>;
+/** Content with arrays (of scalars, arrays and objects) at the hot keys, for runs to start from. */
+export const initialContent = fc.record(
+  {
+    list: fc.array(value, { maxLength: 5 }),
+    a: fc.oneof(fc.array(scalar, { maxLength: 4 }), fc.record({ list: fc.array(value, { maxLength: 4 }), '0': value }, { requiredKeys: [] })),
+    'x.y': fc.array(fc.array(scalar, { maxLength: 3 }), { maxLength: 3 }),
+    '0': fc.oneof(fc.array(fc.record({ list: fc.array(scalar, { maxLength: 3 }) }), { maxLength: 3 }), value),
+  },
+  { requiredKeys: [] },
+) as fc.Arbitrary<JsonObject>;
+const amount = fc.oneof(
+  { weight: 6, arbitrary: fc.integer({ min: 1, max: 50 }) },
+  { weight: 1, arbitrary: fc.integer({ min: -50, max: 0 }) },
+  { weight: 1, arbitrary: fc.constantFrom<unknown>('2', null, true, [1], 1e300, 1e-200, 0.5) },
+);
+const index: fc.Arbitrary<unknown> = fc.oneof(
+  { weight: 4, arbitrary: fc.integer({ min: -4, max: 4 }) },
+  { weight: 4, arbitrary: sym },
+  { weight: 1, arbitrary: fc.constantFrom<unknown>(0.5, '1', null, 1e20, -9) },
+);
+
+export type Body = Record<string, unknown>;
+/** One request: the route and its raw body (paths and indexes maybe symbolic). */
+export const requests: Array<fc.Arbitrary<[Route, Body]>> = [
+  fc.record({ path, value }).map((b) => ['set', b]),
+  fc.record({ path, value }).map((b) => ['push', b]),
+  fc.record({ path, value, index }).map((b) => ['insert', b]),
+  fc.record({ path, value: amount }, { requiredKeys: ['path'] }).map((b) => ['increment', b]),
+  fc.record({ path, value: amount }, { requiredKeys: ['path'] }).map((b) => ['decrement', b]),
+  fc.record({ path }).map((b) => ['delete', b]),
+  fc.record({ path }, { requiredKeys: [] }).map((b) => ['get', b]),
+];
+/** Whole-content updates, and bodies with a field missing, an unknown field or a bad value. */
+export const rare: Array<fc.Arbitrary<[Route, Body]>> = [
+  object.map((content) => ['update', { content }]),
+  initialContent.map((content) => ['update', { content }]),
+  fc.constantFrom<[Route, Body]>(
+    ['update', { content: [1] }],
+    ['update', { content: 'x' }],
+    ['set', { path: 'a' }],
+    ['push', { path: 'list' }],
+    ['insert', { path: 'list', value: 1 }],
+    ['set', { path: 'a', value: 1, extra: true }],
+    ['delete', { path: 'a', value: 1 }],
+    ['set', { path: 7, value: 1 }],
+    ['set', { path: 'a', value: { '': 1 } }],
+    ['set', { path: 'a', value: 1e300 }],
+    ['increment', { path: 'a', value: 1e200 }],
+  ),
+];
+
+/** All requests, the ordinary ones three times as likely as the rare ones. */
+export const anyRequest: Array<fc.Arbitrary<[Route, Body]>> = [...requests, ...requests, ...requests, ...rare];
+
+const isObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isSym = (v: unknown): v is Sym => isObject(v) && typeof v.sym === 'string' && Object.keys(v).length === 1;
+
+function symbolValue(s: Sym, length: number): number {
+  switch (s.sym) {
+    case 'len':
+      return length;
+    case 'len+1':
+      return length + 1;
+    case 'last':
+      return length === 0 ? -1 : length - 1;
+    case '-len':
+      return length === 0 ? 0 : -length;
+    case '-len-1':
+      return -length - 1;
+  }
+}
+
+/** Follows the segments through `content` as far as they go, turning symbolic ones into integers. */
+function resolveSegments(segments: Segment[], content: JsonObject): { segments: string[]; target: Json | undefined } {
+  const out: string[] = [];
+  let node: Json | undefined = content;
+  for (const s of segments) {
+    let segment: string;
+    if (typeof s === 'string') segment = s;
+    else segment = String(symbolValue(s, Array.isArray(node) ? node.length : 0));
+    out.push(segment);
+    if (Array.isArray(node)) {
+      const i = integerSegment(segment);
+      node = i === undefined ? undefined : node[i < 0 ? node.length + i : i];
+    } else if (isObject(node)) {
+      node = Object.prototype.hasOwnProperty.call(node, segment) ? node[segment] : undefined;
+    } else {
+      node = undefined;
+    }
+  }
+  return { segments: out, target: node };
+}
+
+/** The body as it is sent: symbolic paths and indexes resolved against the model's content. */
+export function resolveBody(body: Body, content: JsonObject): Body {
+  const out: Body = { ...body };
+  let target: Json | undefined;
+  if (isObject(body.path) && Array.isArray((body.path as unknown as SymbolicPath).segments)) {
+    const resolved = resolveSegments((body.path as unknown as SymbolicPath).segments, content);
+    out.path = formatPath(resolved.segments);
+    target = resolved.target;
+  }
+  if (isSym(body.index)) out.index = symbolValue(body.index, Array.isArray(target) ? target.length : 0);
+  return out;
+}
+
+/** A body for reports: symbolic segments and indexes shown as `{len}`, `{-len-1}`, ... */
+export function describeBody(body: Body): string {
+  const show = (v: unknown): unknown => {
+    if (isSym(v)) return `{${v.sym}}`;
+    if (isObject(v) && Array.isArray((v as unknown as SymbolicPath).segments)) {
+      return (v as unknown as SymbolicPath).segments.map((s) => (typeof s === 'string' ? formatPath([s]) : `{${s.sym}}`)).join('.');
+    }
+    return v;
+  };
+  return JSON.stringify(Object.fromEntries(Object.entries(body).map(([k, v]) => [k, show(v)])));
+}
