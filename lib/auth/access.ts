@@ -5,6 +5,7 @@ import { tableName } from '../config/env';
 import { Forbidden, NotFound, Unauthorized } from '../http/errors';
 import type { AccessCheck, Permission } from '../expressions';
 import { type Credential, sameHash } from './credentials';
+import { verifyJwt } from './jwt';
 import {
   type KeyEntry,
   type KeyRecord,
@@ -49,11 +50,8 @@ export async function resolvePrincipal(credential: Credential): Promise<Principa
       return { kind: 'key', keyId: credential.keyId, keyHash: credential.keyHash };
     case 'session':
       return { kind: 'user', username: await lookupSession(credential.tokenHash) };
-    case 'jwt': {
-      // jose is loaded on the first JWT: API keys and stored sessions do not pay for it at cold start.
-      const { verifyJwt } = await import('./jwt');
+    case 'jwt':
       return { kind: 'user', username: await verifyJwt(credential.token) };
-    }
   }
 }
 

@@ -19,7 +19,7 @@ export const MAX_NUMBER_MAGNITUDE = 1e126;
 /** Smallest non-zero magnitude DynamoDB stores in a Number. */
 export const MIN_NUMBER_MAGNITUDE = 1e-130;
 /** Attempts for read-then-write paths racing other writers before giving up with 409. */
-export const MAX_WRITE_ATTEMPTS = 30;
+export const MAX_WRITE_ATTEMPTS = 60;
 /** Largest content, in DynamoDB's bytes; the rest of the 400 KB item is left for keys, members and bookkeeping. */
 export const MAX_CONTENT_BYTES = 350 * 1024;
 /** API keys one project may hold (they live in the project item). */

@@ -6,6 +6,7 @@ import { httpHandler } from './edge';
 import { BadRequest } from './errors';
 import { type Validator, schemaError, validated } from './validation';
 import { parseIdempotencyKey } from './idempotency-key';
+import { runIdempotently } from './idempotency';
 import { header, parseIfMatch, parseJsonObject } from './request';
 import { beginRequest } from './route-context';
 import { hashSecret } from '../auth/credentials';
@@ -43,8 +44,6 @@ export function contentMutation(spec: MutationSpec) {
       return { statusCode: 200, body: { message: spec.message }, headers: { ETag: etag } };
     };
     if (named === undefined) return run();
-    // Loaded on first use: requests without the header (most) do not pay for Powertools idempotency at cold start.
-    const { runIdempotently } = await import('./idempotency');
     return runIdempotently(named, context, run);
   });
 }
