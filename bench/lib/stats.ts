@@ -52,14 +52,5 @@ export function spread(values: readonly number[]): { min: number; median: number
 /** Fixed-point formatting that keeps NaN readable. */
 export const fmt = (value: number, digits = 2) => (Number.isFinite(value) ? value.toFixed(digits) : '—');
 
-/** A deterministic PRNG (mulberry32), so contention workloads are the same on every run. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A deterministic PRNG, so contention workloads are the same on every run. */
+export { seededRandom as rng } from '../../test/support/random';

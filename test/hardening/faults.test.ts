@@ -14,23 +14,15 @@ import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import type { Fault, ProxyRequest } from '../support/dynamo-proxy';
 import { type Answer, type Stack, type StackProject, percentile, request, startStack } from '../support/hardening-stack';
+import { seededRandom } from '../support/random';
 
 const SCALE = Number(process.env.FAULT_SCALE ?? 1);
 const SEED = Number(process.env.FAULT_SEED ?? Date.now() % 1_000_000);
 /** The Lambda timeout every request must be answered within. */
 const FUNCTION_TIMEOUT_MS = Number((parse(readFileSync('serverless.yml', 'utf8')) as { provider: { timeout?: number } }).provider.timeout ?? 10) * 1000;
 
-/** mulberry32: a small seeded PRNG, so a failing mix can be replayed with FAULT_SEED. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A seeded PRNG, so a failing mix can be replayed with FAULT_SEED. */
+const prng = seededRandom;
 const random = prng(SEED);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

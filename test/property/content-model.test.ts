@@ -5,7 +5,7 @@
 // PROPERTY_RUNS sets the number of runs (25 in `npm test`, more in `npm run test:property`); PROPERTY_SEED replays one.
 import fc from 'fast-check';
 import { readFileSync } from 'node:fs';
-import { type Project, type Reply, call, newProject } from '../support/api';
+import { MESSAGES, type Project, type Reply, call, newProject } from '../support/api';
 import { type Body, anyRequest, describeBody, initialContent, resolveBody } from '../support/model-generators';
 import { type JsonObject, type Route, reference, sameJson } from '../support/model-reference';
 
@@ -15,15 +15,6 @@ const SEED = process.env.PROPERTY_SEED === undefined ? undefined : Number(proces
 /** The error codes README documents. */
 const DOCUMENTED_CODES = new Set([...readFileSync('README.md', 'utf8').matchAll(/`([A-Z][A-Z_]{3,})`/g)].map((m) => m[1] as string));
 
-const MESSAGES: Record<Exclude<Route, 'get'>, string> = {
-  set: 'Value set successfully',
-  insert: 'Value inserted successfully',
-  push: 'Object pushed successfully',
-  decrement: 'Value decremented successfully',
-  increment: 'Value incremented successfully',
-  delete: 'Value deleted successfully',
-  update: 'Content updated successfully',
-};
 
 
 interface Model {

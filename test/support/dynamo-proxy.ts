@@ -48,7 +48,12 @@ function sendError(res: ServerResponse, kind: 'throttle' | 'internal'): void {
   res.end(body);
 }
 
-export async function startDynamoProxy(upstream: string): Promise<DynamoProxy> {
+export interface ProxyOptions {
+  /** Sees every request the engine answered and the engine's real status, before any `after` fault loses it. */
+  observe?: (request: ProxyRequest, status: number) => void;
+}
+
+export async function startDynamoProxy(upstream: string, options: ProxyOptions = {}): Promise<DynamoProxy> {
   const target = new URL(upstream);
   let counts: Record<string, number> = {};
   let faults: Record<string, number> = {};
@@ -70,6 +75,7 @@ export async function startDynamoProxy(upstream: string): Promise<DynamoProxy> {
         { host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers },
         (upstreamRes) => {
           void readAll(upstreamRes).then((answer) => {
+            options.observe?.({ operation, body }, upstreamRes.statusCode ?? 500);
             if (fault?.when === 'after') {
               // The engine has applied the request; its answer never reaches the client.
               if (fault.kind === 'reset') return void req.socket.destroy();

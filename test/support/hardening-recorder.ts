@@ -1,8 +1,7 @@
-// A recording DynamoDB proxy for the fault tests, placed between the fault-injecting proxy and the engine: it sees
-// every request that really reaches the engine and the engine's real answer (even when the fault proxy then loses
-// it), so a test can tell exactly which content writes were applied, how often, and in which order.
-import { type IncomingMessage, type Server, createServer, request as httpRequest } from 'node:http';
-import type { AddressInfo } from 'node:net';
+// A recording DynamoDB proxy for the fault tests (dynamo-proxy.ts with an observer), placed between the fault-injecting
+// proxy and the engine: it sees every request that really reaches the engine and the engine's real answer (even when
+// the fault proxy then loses it), so a test can tell exactly which content writes were applied, how often, in order.
+import { type ProxyRequest, startDynamoProxy } from './dynamo-proxy';
 
 /** One UpdateItem on a project item that the engine answered. */
 export interface AppliedWrite {
@@ -26,15 +25,6 @@ export interface Recorder {
   close(): Promise<void>;
 }
 
-function readAll(stream: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    stream.on('data', (c: Buffer) => chunks.push(c));
-    stream.on('end', () => resolve(Buffer.concat(chunks)));
-    stream.on('error', reject);
-  });
-}
-
 /** The token slot an UpdateItem writes (`#nK = :vJ` where #nK names rqN) and the token value it writes there. */
 export function tokenOf(body: Record<string, any>): { token?: string; slot?: number; pk?: string } {
   const names = (body.ExpressionAttributeNames ?? {}) as Record<string, string>;
@@ -49,52 +39,27 @@ export function tokenOf(body: Record<string, any>): { token?: string; slot?: num
 }
 
 export async function startRecorder(upstream: string): Promise<Recorder> {
-  const target = new URL(upstream);
   let seq = 0;
   let writes: AppliedWrite[] = [];
-  let counts: Record<string, number> = {};
-  const server: Server = createServer((req, res) => {
-    void (async () => {
-      const body = await readAll(req);
-      const operation = String(req.headers['x-amz-target'] ?? '').split('.').pop() ?? 'unknown';
-      counts[operation] = (counts[operation] ?? 0) + 1;
-      let parsed: Record<string, any> | undefined;
-      if (operation === 'UpdateItem') {
-        try {
-          parsed = JSON.parse(body.toString('utf8')) as Record<string, any>;
-        } catch {
-          parsed = undefined;
-        }
-      }
-      const upstreamReq = httpRequest({ host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers }, (upstreamRes) => {
-        void readAll(upstreamRes).then((answer) => {
-          const status = upstreamRes.statusCode ?? 500;
-          if (parsed && String(parsed.Key?.pk?.S ?? '').startsWith('P#')) {
-            writes.push({ seq: ++seq, applied: status === 200, status, ...tokenOf(parsed) });
-          }
-          if (res.destroyed) return;
-          res.writeHead(status, upstreamRes.headers);
-          res.end(answer);
-        });
-      });
-      upstreamReq.on('error', () => req.socket.destroy());
-      upstreamReq.end(body);
-    })().catch(() => req.socket.destroy());
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  const { port } = server.address() as AddressInfo;
+  const observe = (request: ProxyRequest, status: number) => {
+    if (request.operation !== 'UpdateItem') return;
+    let parsed: Record<string, any>;
+    try {
+      parsed = JSON.parse(request.body.toString('utf8')) as Record<string, any>;
+    } catch {
+      return;
+    }
+    if (String(parsed.Key?.pk?.S ?? '').startsWith('P#')) writes.push({ seq: ++seq, applied: status === 200, status, ...tokenOf(parsed) });
+  };
+  const proxy = await startDynamoProxy(upstream, { observe });
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: proxy.url,
     writes: () => [...writes],
-    counts: () => ({ ...counts }),
+    counts: proxy.counts,
     reset: () => {
       writes = [];
-      counts = {};
+      proxy.reset();
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
+    close: proxy.close,
   };
 }
