@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { OUT_DIR, ROOT, baseEnv } from './lib/config';
+import { ROOT, baseEnv } from './lib/config';
 import { type RouteInfo, contentRoutes, v2Event } from './lib/events';
 import { type Summary, quantile, summarize } from './lib/stats';
 

@@ -4,7 +4,7 @@
 // Processes: this orchestrator (fixtures, the counting proxy, the JWKS, HTTP clients), the engine (bench/engine.ts),
 // the local API twice (lib/local/start.ts: one whose DynamoDB is the counting proxy, for parts 1, 3 and 5; one
 // talking straight to the engine, for part 2's HTTP latency), the latency worker (part 2) and cold-start processes.
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { OUT_DIR, RESULTS_DIR, TABLE_NAME, baseEnv, machine, params, partsToRun } from './lib/config';

@@ -1,6 +1,7 @@
 // POST /api/{username}/{projectSlug}/keys: a new API key; its secret is shown only in this response. Owner only.
 import type { Permission } from '../lib/expressions';
-import { accountError, isoTime, managementRoute, projectNotFound } from '../lib/http/management-handlers';
+import { accountError, isoTime, managementRoute } from '../lib/http/management-handlers';
+import { projectNotFound } from '../lib/auth/access';
 import { createApiKey } from '../lib/store/accounts';
 import { validateCreateKey as validate } from '../lib/http/validators.generated';
 

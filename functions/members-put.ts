@@ -1,7 +1,8 @@
 // PUT /api/{username}/{projectSlug}/members/{member}: adds a member or changes their role. Owner only.
 import type { Role } from '../lib/store/items';
 import { USERNAME } from '../lib/store/items';
-import { accountError, managementRoute, projectNotFound } from '../lib/http/management-handlers';
+import { accountError, managementRoute } from '../lib/http/management-handlers';
+import { projectNotFound } from '../lib/auth/access';
 import { BadRequest, NotFound } from '../lib/http/errors';
 import { setMember, userExists } from '../lib/store/accounts';
 import { validatePutMember as validate } from '../lib/http/validators.generated';

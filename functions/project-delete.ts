@@ -1,5 +1,6 @@
 // DELETE /api/{username}/{projectSlug}: deletes content, keys and memberships; owner only.
-import { accountError, managementRoute, projectNotFound } from '../lib/http/management-handlers';
+import { accountError, managementRoute } from '../lib/http/management-handlers';
+import { projectNotFound } from '../lib/auth/access';
 import { deleteProject } from '../lib/store/accounts';
 
 export const handler = managementRoute({

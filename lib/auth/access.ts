@@ -20,6 +20,9 @@ import {
 export type Principal = { kind: 'key'; keyId: string; keyHash: string } | { kind: 'user'; username: string };
 export type Need = 'read' | 'write';
 
+export const projectNotFound = (project: ProjectRef) =>
+  new NotFound('PROJECT_NOT_FOUND', `project ${projectName(project)} does not exist`);
+
 const permissionFor = (need: Need): Permission => (need === 'read' ? 'content:read' : 'content:write');
 
 /**
@@ -77,7 +80,7 @@ export async function assertAccess(
   now: number,
 ): Promise<void> {
   if (principal.kind === 'user') {
-    if (!item) throw new NotFound('PROJECT_NOT_FOUND', `project ${projectName(project)} does not exist`);
+    if (!item) throw projectNotFound(project);
     const role = item.owner === principal.username ? 'owner' : item.members[principal.username];
     if (role === undefined || (need === 'write' && role === 'viewer')) throw new Forbidden();
     return;
@@ -95,6 +98,6 @@ export async function assertAccess(
   const record = Item as KeyRecord | undefined;
   // The project item is the authority for its own keys; the record only speaks for other projects.
   if (!keyValid(record, principal.keyHash, now) || record.project === projectName(project)) throw new Unauthorized();
-  if (!item) throw new NotFound('PROJECT_NOT_FOUND', `project ${projectName(project)} does not exist`);
+  if (!item) throw projectNotFound(project);
   throw new Forbidden('This API key belongs to another project');
 }

@@ -58,8 +58,3 @@ export async function verifyJwt(token: string): Promise<string> {
     throw new Unauthorized();
   }
 }
-
-/** For tests that change the provider's environment between cases. */
-export function resetJwtProvider(): void {
-  provider = undefined;
-}

@@ -12,8 +12,6 @@ export const MAX_CONTAINER_DEPTH = MAX_DEPTH - 1;
 export const MAX_PATH_LENGTH = 2048;
 /** Largest accepted request body, in bytes (checked before parsing). */
 export const MAX_BODY_BYTES = 512 * 1024;
-/** DynamoDB's item size limit, in bytes. */
-export const MAX_ITEM_BYTES = 400 * 1024;
 /** DynamoDB stores magnitudes below 1E+126 (exclusive: the double nearest 9.99..9E+125 is 1E+126 itself). */
 export const MAX_NUMBER_MAGNITUDE = 1e126;
 /** Smallest non-zero magnitude DynamoDB stores in a Number. */

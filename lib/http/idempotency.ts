@@ -11,9 +11,16 @@ import { tableName } from '../config/env';
 import { hashSecret } from '../auth/credentials';
 import { dynamo } from '../dynamo/client';
 import type { Reply } from './edge';
-import { Conflict, HttpError } from './errors';
+import { BadRequest, Conflict, HttpError } from './errors';
 
 export const IDEMPOTENCY_TTL_SECONDS = 24 * 3600;
+const KEY = /^[\x21-\x7e]{1,255}$/;
+
+export function parseIdempotencyKey(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  if (!KEY.test(value)) throw new BadRequest('INVALID_IDEMPOTENCY_KEY', 'Idempotency-Key must be 1 to 255 visible ASCII characters');
+  return value;
+}
 
 /** What identifies a retry (`key`) and what must be the same in it (`fingerprint`); `run` does the mutation. */
 interface IdempotentCall {

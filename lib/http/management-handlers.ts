@@ -5,7 +5,7 @@ import { BadRequest, Conflict, Forbidden, HttpError, NotFound, Unauthorized } fr
 import { bodyText, header, parseJsonObject } from './request';
 import { type Validator, schemaError, validated } from './validation';
 import { projectOf } from './route-context';
-import { assertAccess, resolvePrincipal } from '../auth/access';
+import { assertAccess, projectNotFound, resolvePrincipal } from '../auth/access';
 import { parseAuthorization } from '../auth/credentials';
 import { AccountError, readProjectMeta } from '../store/accounts';
 import { type ProjectItem, type ProjectRef, epochSeconds, isProjectRef, projectName } from '../store/items';
@@ -34,8 +34,6 @@ const invalidProjectName = () =>
     'a username is @ and 1-39 letters, digits, ".", "_" or "-"; a project slug is 1-100 of those, starting with a letter or digit',
   );
 
-export const projectNotFound = (project: ProjectRef) =>
-  new NotFound('PROJECT_NOT_FOUND', `project ${projectName(project)} does not exist`);
 
 export const roleOf = (item: ProjectItem, username: string): 'owner' | 'editor' | 'viewer' | undefined =>
   item.owner === username ? 'owner' : (item.members[username] as 'editor' | 'viewer' | undefined);

@@ -43,5 +43,3 @@ export const managementSchemas = {
   ),
   putMember: body({ role: { enum: ['viewer', 'editor'], description: 'viewer reads; editor reads and writes.' } }, ['role']),
 } as const;
-
-export type RequestSchemaName = keyof typeof requestSchemas;

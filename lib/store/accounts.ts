@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { tableName } from '../config/env';
 import { documents, dynamo } from '../dynamo/client';
 import { A, type Permission } from '../expressions';
+import { storedSize } from '../content/json';
 import { newApiKey, newSessionToken } from '../auth/credentials';
 import {
   type KeyEntry,
@@ -94,7 +95,7 @@ export async function createProject(project: ProjectRef): Promise<{ createdAt: s
           [A.content]: { M: {} },
           [A.version]: { N: '1' },
           [A.etag]: { S: randomBytes(16).toString('base64url') },
-          [A.bytes]: { N: '3' },
+          [A.bytes]: { N: String(storedSize({})) },
           [A.owner]: { S: project.username },
           [A.members]: { M: {} },
           [A.keys]: { M: {} },

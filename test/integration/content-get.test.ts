@@ -1,5 +1,5 @@
 // GET content[?path=a.b]: {"value": <the JSON at the path, or the whole content>}; a missing path is a 404.
-import { call, expectError, newProject, post, type Project, type Reply } from '../support/api';
+import { call, expectError, newProject, post, type Project } from '../support/api';
 
 // ---- helpers (each integration file carries its own: only test files may be added) ----------------------------
 const get = (p: Project, path?: string) =>

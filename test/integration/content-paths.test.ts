@@ -1,6 +1,6 @@
 // Paths across every route: syntax (escapes, empty segments), type of the path field, depth, reserved keys,
 // and keys that look like object prototype members.
-import { call, expectError, post, type Project, project, type Reply, state } from '../support/api';
+import { call, expectError, post, type Project, project, state } from '../support/api';
 
 // ---- helpers ---------------------------------------------------------------------------------------------------
 type PathOp = 'set' | 'insert' | 'push' | 'decrement' | 'increment' | 'delete';

@@ -1,9 +1,10 @@
 // The local runtime as a user runs it: the admin CLI, and the embedded engine's durability across kill -9.
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { type ChildProcess, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { unique } from '../support/api';
+import { startLocalApi } from '../support/local-api';
 
 function admin(args: string[], env: Record<string, string | undefined> = {}) {
   const result = spawnSync(process.execPath, ['--import', 'tsx', 'lib/local/admin.ts', ...args], {
@@ -70,19 +71,11 @@ describe('admin CLI', () => {
 });
 
 /** Starts `npm start`'s entry point on free ports with its own data folder; resolves once it is serving. */
-async function startApi(dataDir: string, table: string): Promise<{ child: ChildProcess; url: string; endpoint: string }> {
-  const readyFile = join(dataDir, `ready-${Date.now()}.json`);
-  const env: Record<string, string | undefined> = { ...process.env, PORT: '0', LOCAL_DYNAMODB_PORT: '0', DATA_DIR: dataDir, TABLE_NAME: table, LOCAL_READY_FILE: readyFile };
+async function startApi(dataDir: string, table: string) {
+  const env: Record<string, string | undefined> = { ...process.env, PORT: '0', LOCAL_DYNAMODB_PORT: '0', DATA_DIR: dataDir, TABLE_NAME: table };
   // On the embedded engine, test the embedded engine's own persistence; on DynamoDB Local, the same flow.
   if (process.env.DYNAMODB_ENGINE !== 'dynamodb-local') delete env.AWS_ENDPOINT_URL_DYNAMODB;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'lib/local/start.ts'], { env, stdio: 'ignore' });
-  const deadline = Date.now() + 30_000;
-  while (!existsSync(readyFile)) {
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error('the API did not start');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  const ready = JSON.parse(readFileSync(readyFile, 'utf8')) as { url: string; endpoint: string };
-  return { child, ...ready };
+  return startLocalApi({ env });
 }
 
 const kill9 = (child: ChildProcess) =>

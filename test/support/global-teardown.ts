@@ -1,8 +1,9 @@
 import type { ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import type { Server } from 'node:http';
+import { stopProcess } from './local-api';
 
-/** Stops the API process global-setup started: SIGTERM, then SIGKILL if it has not exited within 5 s. */
+/** Stops what global-setup started: the JWKS server, its keys file and the API process. */
 export default async function globalTeardown(): Promise<void> {
   const jwks = (globalThis as Record<string, unknown>).__contentApiJwks as { server: Server; keysFile: string } | undefined;
   if (jwks) {
@@ -11,11 +12,5 @@ export default async function globalTeardown(): Promise<void> {
     rmSync(jwks.keysFile, { force: true });
   }
   const child = (globalThis as Record<string, unknown>).__contentApi as ChildProcess | undefined;
-  if (!child || child.exitCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([exited, new Promise((resolve) => (timer = setTimeout(resolve, 5000)))]);
-  clearTimeout(timer);
-  if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  if (child) await stopProcess(child);
 }

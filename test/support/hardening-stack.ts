@@ -2,16 +2,15 @@
 // front of it (then a recorder of what reaches the engine), and `npm start`'s entry point as a child process whose stdout/stderr (its JSON logs) are captured.
 // Fixtures are written straight to the engine (never through the proxy), so faults only ever hit the service.
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import type { Engine } from '../../lib/local/engine';
 import type { Permission } from '../../lib/expressions';
 import type { Role } from '../../lib/store/items';
 import { type DynamoProxy, startDynamoProxy } from './dynamo-proxy';
 import { type Recorder, startRecorder } from './hardening-recorder';
+import { startLocalApi, stopProcess } from './local-api';
 
 export interface StackProject {
   username: string;
@@ -101,43 +100,31 @@ export async function startStack(options: { env?: Record<string, string> } = {})
   if (previousEndpoint === undefined) delete process.env.AWS_ENDPOINT_URL_DYNAMODB;
   else process.env.AWS_ENDPOINT_URL_DYNAMODB = previousEndpoint;
 
-  const readyFile = join(tmpdir(), `content-api-hardening-${process.pid}-${randomBytes(4).toString('hex')}.json`);
-  const env: Record<string, string | undefined> = {
-    ...process.env,
-    PORT: '0',
-    DATA_DIR: ':memory:',
-    TABLE_NAME: table,
-    AWS_ENDPOINT_URL_DYNAMODB: proxy.url,
-    LOCAL_READY_FILE: readyFile,
-    ...options.env,
-  };
-  const child = spawn(process.execPath, ['--import', 'tsx', 'lib/local/start.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   const stdout: string[] = [];
   const stderr: string[] = [];
-  lineCollector(child.stdout, stdout);
-  lineCollector(child.stderr, stderr);
+  const { child, pid, url } = await startLocalApi({
+    env: { ...process.env, PORT: '0', DATA_DIR: ':memory:', TABLE_NAME: table, AWS_ENDPOINT_URL_DYNAMODB: proxy.url, ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    onSpawn: (spawned) => {
+      lineCollector(spawned.stdout!, stdout);
+      lineCollector(spawned.stderr!, stderr);
+    },
+    describeExit: () => stderr.join('\n'),
+  });
   let exited: string | undefined;
   child.once('exit', (code, signal) => {
     exited = `exit code ${code}, signal ${signal}`;
   });
   const deadline = Date.now() + 60_000;
-  while (!existsSync(readyFile)) {
-    if (child.exitCode !== null) throw new Error(`the API exited with ${child.exitCode}: ${stderr.join('\n')}`);
-    if (Date.now() > deadline) throw new Error('the API did not start within 60 s');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  const ready = JSON.parse(readFileSync(readyFile, 'utf8')) as { url: string; pid: number };
-  rmSync(readyFile, { force: true });
   // The banner ends with the second curl line; wait until it has arrived through the pipe.
   while (stdout.filter((l) => l.startsWith('curl ')).length < 2 && Date.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
   const bannerLines = stdout.length;
 
-  const url = ready.url;
   const stack: Stack = {
     url,
-    pid: ready.pid,
+    pid,
     child,
     proxy,
     recorder,
@@ -168,14 +155,7 @@ export async function startStack(options: { env?: Record<string, string> } = {})
     alive: () => child.exitCode === null && child.signalCode === null,
     exit: () => (exited === undefined ? undefined : `${exited}; last stderr:\n${stderr.slice(-15).join('\n').slice(-6000)}`),
     async stop() {
-      if (child.exitCode === null && child.signalCode === null) {
-        const exited = new Promise((resolve) => child.once('exit', resolve));
-        child.kill('SIGTERM');
-        let timer: NodeJS.Timeout | undefined;
-        await Promise.race([exited, new Promise((resolve) => (timer = setTimeout(resolve, 5000)))]);
-        clearTimeout(timer);
-        if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-      }
+      await stopProcess(child);
       client.dynamo.destroy();
       await proxy.close();
       await recorder.close();
