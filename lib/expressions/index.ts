@@ -129,44 +129,45 @@ export function assumeSteps(segments: Segments): Step[] | undefined {
 }
 
 /**
- * The container at `parent` can take `last`: an object for a key, a list of at least `last` elements for an index
- * (that it is a list, indexAssumptions states).
+ * The container at `parent` can take `last`: for an index, a list (indexAssumptions) of at least `last` elements;
+ * for a key, something with a size, so a missing parent fails the condition (and the item comes back with it). A
+ * parent that has a size but is no object (a list, a string) makes the engine refuse the update's document path
+ * instead, which the store also treats as "read and plan" (isAssumptionRefused). The root is always an object.
+ *
+ * Why not attribute_type(parent, :M)? To the store both say the same, but functions and parentheses are what an
+ * engine that parses every expression afresh (dynalite: a backtracking parser) spends most of a request on, while
+ * comparisons, size() and NOT cost a fraction. The fast path keeps to those; read-then-write guards need not.
  */
-function parentAccepts(state: ExpressionState, steps: Step[]): string {
-  const parent = state.path(steps.slice(0, -1));
+function requireParent(state: ExpressionState, steps: Step[]): void {
   const last = steps[steps.length - 1] as Step;
-  if (typeof last === 'number') return `size(${parent}) >= ${state.number(last)}`;
-  return `attribute_type(${parent}, ${state.value({ S: 'M' })})`;
-}
-
-/** The target is missing (and its parent accepts it) or has the given DynamoDB type. */
-function missingOrType(state: ExpressionState, steps: Step[], type: 'L' | 'N'): string {
-  const target = state.path(steps);
-  return `${parentAccepts(state, steps)} AND (attribute_not_exists(${target}) OR attribute_type(${target}, ${state.value({ S: type })}))`;
+  if (typeof last !== 'number' && steps.length === 1) return;
+  state.conditions.push(`size(${state.path(steps.slice(0, -1))}) >= ${state.number(typeof last === 'number' ? last : 0)}`);
 }
 
 function compileFastSet(state: ExpressionState, steps: Step[], value: AttributeValue): void {
   state.sets.push(`${state.path(steps)} = ${state.value(value)}`);
-  state.conditions.push(parentAccepts(state, steps));
+  requireParent(state, steps);
 }
 
+/** A target that is there but no list makes the engine refuse list_append's operand (isAssumptionRefused). */
 function compileFastPush(state: ExpressionState, steps: Step[], value: AttributeValue): void {
   const target = state.path(steps);
   state.sets.push(`${target} = list_append(if_not_exists(${target}, ${state.value({ L: [] })}), ${state.value({ L: [value] })})`);
-  state.conditions.push(missingOrType(state, steps, 'L'));
+  requireParent(state, steps);
 }
 
 function compileFastInsert(state: ExpressionState, steps: Step[], value: AttributeValue, index: number): boolean {
   const target = state.path(steps);
   if (index === 0) {
     state.sets.push(`${target} = list_append(${state.value({ L: [value] })}, if_not_exists(${target}, ${state.value({ L: [] })}))`);
-    state.conditions.push(missingOrType(state, steps, 'L'));
+    requireParent(state, steps);
     return true;
   }
   if (index < 0) return false;
-  // Guess "at the end": right when index equals the length; otherwise the condition fails and we read.
+  // Guess "at the end": right when index equals the length; otherwise the condition fails and we read. (An object
+  // or string of that size gets past the condition and makes the engine refuse list_append's operand instead.)
   state.sets.push(`${target} = list_append(${target}, ${state.value({ L: [value] })})`);
-  state.conditions.push(`attribute_type(${target}, ${state.value({ S: 'L' })}) AND size(${target}) = ${state.number(index)}`);
+  state.conditions.push(`size(${target}) = ${state.number(index)}`);
   return true;
 }
 
@@ -178,18 +179,22 @@ export function roomFor(amount: number): { low: number; high: number } {
   return { low: -SAFE_MAGNITUDE - Math.min(amount, 0), high: SAFE_MAGNITUDE - Math.max(amount, 0) };
 }
 
-/** The number at `target` leaves room for `amount`: near the edge of the range the sum is checked exactly instead. */
-function sumInRange(state: ExpressionState, target: string, amount: number): string {
+/**
+ * The number at `target`, if there is one, leaves room for adding `amount`: near the edge of the range the sum is
+ * checked exactly after a read instead. A missing target compares false both ways, so NOT lets it through; so does
+ * a value that is no number, which then makes the engine refuse the addition's operand (isAssumptionRefused).
+ */
+function roomInRange(state: ExpressionState, target: string, amount: number): string {
   const { low, high } = roomFor(amount);
-  return `${target} BETWEEN ${state.number(low)} AND ${state.number(high)}`;
+  return `NOT ${target} < ${state.number(low)} AND NOT ${target} > ${state.number(high)}`;
 }
 
 function compileFastAdd(state: ExpressionState, steps: Step[], amount: number): void {
   const target = state.path(steps);
   state.sets.push(`${target} = if_not_exists(${target}, ${state.number(0)}) + ${state.number(amount)}`);
-  state.conditions.push(missingOrType(state, steps, 'N'));
+  requireParent(state, steps);
   // dynalite does not check arithmetic overflow; bounding the operand keeps every engine's answer the same.
-  state.conditions.push(`(attribute_not_exists(${target}) OR ${sumInRange(state, target, amount)})`);
+  state.conditions.push(roomInRange(state, target, amount));
 }
 
 function compileFastDelete(state: ExpressionState, steps: Step[]): void {
@@ -207,6 +212,16 @@ function indexAssumptions(state: ExpressionState, steps: Step[]): void {
     if (typeof step === 'number') state.conditions.push(`attribute_type(${state.path(steps.slice(0, i))}, ${state.value({ S: 'L' })})`);
   });
 }
+
+/**
+ * The engine refused a fast update itself: its document path does not fit the item ("The document path provided in
+ * the update expression is invalid for update") or an operand has the wrong type ("An operand in the update
+ * expression has an incorrect data type": list_append or + on something else). The fast condition leaves these
+ * to the engine (requireParent, roomInRange), so for a fast update it means an assumption failed and nothing was
+ * written: read and plan.
+ */
+export const isAssumptionRefused = (error: unknown): boolean =>
+  error instanceof Error && error.name === 'ValidationException' && /document path|incorrect data type/i.test(error.message);
 
 /** Compiles an operation without reading the content; false when it cannot be done that way. */
 export function compileFastOperation(state: ExpressionState, op: ContentOperation): boolean {
@@ -301,7 +316,8 @@ export function compileAccess(state: ExpressionState, access: AccessCheck): stri
     return (
       `${key}.${state.name(A.keyHash)} = ${state.value({ S: access.keyHash })}` +
       ` AND contains(${key}.${state.name(A.keyPermissions)}, ${state.value({ S: access.permission })})` +
-      ` AND (attribute_not_exists(${expires}) OR ${expires} > ${state.number(access.now)})`
+      // A key that never expires has no `e`: the comparison is then false, and NOT makes the clause hold.
+      ` AND NOT ${expires} <= ${state.number(access.now)}`
     );
   }
   const owner = `${state.name(A.owner)} = ${state.value({ S: access.username })}`;

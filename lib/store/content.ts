@@ -21,6 +21,7 @@ import {
   compileRead,
   compileWrite,
   growthBound,
+  isAssumptionRefused,
   roomFor,
   slotAttribute,
 } from '../expressions';
@@ -69,10 +70,6 @@ function mapWriteError(error: unknown): never {
 
 type Sent = { ok: true } | { ok: false; item?: Record<string, AttributeValue> };
 
-/** An update whose path does not fit the item: on the fast path it means an assumption failed, so read and plan. */
-const isPathMismatch = (error: unknown) =>
-  error instanceof Error && error.name === 'ValidationException' && /document path/i.test(error.message);
-
 async function sendUpdate(project: ProjectRef, request: UpdateRequest, fast = false): Promise<Sent> {
   try {
     await dynamo.send(
@@ -86,7 +83,7 @@ async function sendUpdate(project: ProjectRef, request: UpdateRequest, fast = fa
     return { ok: true };
   } catch (error) {
     if (error instanceof ConditionalCheckFailedException) return { ok: false, item: error.Item };
-    if (fast && isPathMismatch(error)) return { ok: false };
+    if (fast && isAssumptionRefused(error)) return { ok: false };
     return mapWriteError(error);
   }
 }

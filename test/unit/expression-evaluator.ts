@@ -24,8 +24,12 @@ function tokenize(expression: string): Token[] {
   return tokens;
 }
 
-/** Thrown where DynamoDB would answer with a ValidationException. */
-export class InvalidExpression extends Error {}
+/** Thrown where DynamoDB would answer with a ValidationException (with DynamoDB's message where the store reads it). */
+export class InvalidExpression extends Error {
+  override name = 'ValidationException';
+}
+
+const INCORRECT_TYPE = 'An operand in the update expression has an incorrect data type';
 
 class Parser {
   private at = 0;
@@ -109,6 +113,10 @@ class Parser {
     return result;
   }
   primary(item: Item): boolean {
+    if (this.peek('NOT')) {
+      this.take('NOT');
+      return !this.primary(item);
+    }
     if (this.peek('(')) {
       this.take('(');
       const result = this.condition(item);
@@ -175,7 +183,7 @@ class Parser {
     while (this.peek('+')) {
       this.take('+');
       const right = this.setTerm(item);
-      if (result.N === undefined || right.N === undefined) throw new InvalidExpression('+ needs numbers');
+      if (result.N === undefined || right.N === undefined) throw new InvalidExpression(INCORRECT_TYPE);
       result = { N: String(Number(result.N) + Number(right.N)) };
     }
     return result;
@@ -188,7 +196,7 @@ class Parser {
       this.take(',');
       const b = this.setValue(item);
       this.take(')');
-      if (a.L === undefined || b.L === undefined) throw new InvalidExpression('list_append needs lists');
+      if (a.L === undefined || b.L === undefined) throw new InvalidExpression(INCORRECT_TYPE);
       return { L: [...a.L, ...b.L] };
     }
     if (this.peek('if_not_exists')) {

@@ -110,25 +110,25 @@ describe('assumeSteps', () => {
 describe('compileFastOperation', () => {
   it.each<[string, ContentOperation, ReturnType<typeof contents>]>([
     [
-      'set a key: the parent must be a map',
+      'set a top-level key: the root is always an object, no condition',
       set('a', 1),
       {
         sets: ['#n0.#n1 = :v0'],
         removes: [],
-        conditions: ['attribute_type(#n0, :v1)'],
+        conditions: [],
         names: { '#n0': 'content', '#n1': 'a' },
-        values: { ':v0': N('1'), ':v1': S('M') },
+        values: { ':v0': N('1') },
       },
     ],
     [
-      'set a nested key',
+      'set a nested key: the parent must have a size (a missing one fails the condition, a non-object the path)',
       set('a.b', { x: [true, null] }),
       {
         sets: ['#n0.#n1.#n2 = :v0'],
         removes: [],
-        conditions: ['attribute_type(#n0.#n1, :v1)'],
+        conditions: ['size(#n0.#n1) >= :v1'],
         names: { '#n0': 'content', '#n1': 'a', '#n2': 'b' },
-        values: { ':v0': { M: { x: { L: [{ BOOL: true }, { NULL: true }] } } }, ':v1': S('M') },
+        values: { ':v0': { M: { x: { L: [{ BOOL: true }, { NULL: true }] } } }, ':v1': N('0') },
       },
     ],
     [
@@ -148,9 +148,9 @@ describe('compileFastOperation', () => {
       {
         sets: ['#n0.#n1[3].#n1 = :v1'],
         removes: [],
-        conditions: ['attribute_type(#n0.#n1, :v0)', 'attribute_type(#n0.#n1[3], :v2)'],
+        conditions: ['attribute_type(#n0.#n1, :v0)', 'size(#n0.#n1[3]) >= :v2'],
         names: { '#n0': 'content', '#n1': 'a' },
-        values: { ':v0': S('L'), ':v1': S('s'), ':v2': S('M') },
+        values: { ':v0': S('L'), ':v1': S('s'), ':v2': N('0') },
       },
     ],
     [
@@ -174,20 +174,20 @@ describe('compileFastOperation', () => {
       {
         sets: ['#n0.#n1 = :v0'],
         removes: [],
-        conditions: ['attribute_type(#n0, :v1)'],
+        conditions: [],
         names: { '#n0': 'content', '#n1': '7' },
-        values: { ':v0': N('0'), ':v1': S('M') },
+        values: { ':v0': N('0') },
       },
     ],
     [
-      'push: if_not_exists makes a missing target an empty list',
+      'push: if_not_exists makes a missing target an empty list (a non-list one the engine refuses)',
       push('list', { k: true }),
       {
         sets: ['#n0.#n1 = list_append(if_not_exists(#n0.#n1, :v0), :v1)'],
         removes: [],
-        conditions: ['attribute_type(#n0, :v2) AND (attribute_not_exists(#n0.#n1) OR attribute_type(#n0.#n1, :v3))'],
+        conditions: [],
         names: { '#n0': 'content', '#n1': 'list' },
-        values: { ':v0': { L: [] }, ':v1': { L: [{ M: { k: { BOOL: true } } }] }, ':v2': S('M'), ':v3': S('L') },
+        values: { ':v0': { L: [] }, ':v1': { L: [{ M: { k: { BOOL: true } } }] } },
       },
     ],
     [
@@ -196,12 +196,9 @@ describe('compileFastOperation', () => {
       {
         sets: ['#n0.#n1[1] = list_append(if_not_exists(#n0.#n1[1], :v1), :v2)'],
         removes: [],
-        conditions: [
-          'attribute_type(#n0.#n1, :v0)',
-          'size(#n0.#n1) >= :v3 AND (attribute_not_exists(#n0.#n1[1]) OR attribute_type(#n0.#n1[1], :v4))',
-        ],
+        conditions: ['attribute_type(#n0.#n1, :v0)', 'size(#n0.#n1) >= :v3'],
         names: { '#n0': 'content', '#n1': 'a' },
-        values: { ':v0': S('L'), ':v1': { L: [] }, ':v2': { L: [{ L: [N('1')] }] }, ':v3': N('1'), ':v4': S('L') },
+        values: { ':v0': S('L'), ':v1': { L: [] }, ':v2': { L: [{ L: [N('1')] }] }, ':v3': N('1') },
       },
     ],
     [
@@ -210,9 +207,9 @@ describe('compileFastOperation', () => {
       {
         sets: ['#n0.#n1 = list_append(:v0, if_not_exists(#n0.#n1, :v1))'],
         removes: [],
-        conditions: ['attribute_type(#n0, :v2) AND (attribute_not_exists(#n0.#n1) OR attribute_type(#n0.#n1, :v3))'],
+        conditions: [],
         names: { '#n0': 'content', '#n1': 'list' },
-        values: { ':v0': { L: [{ NULL: true }] }, ':v1': { L: [] }, ':v2': S('M'), ':v3': S('L') },
+        values: { ':v0': { L: [{ NULL: true }] }, ':v1': { L: [] } },
       },
     ],
     [
@@ -221,9 +218,9 @@ describe('compileFastOperation', () => {
       {
         sets: ['#n0.#n1.#n2 = list_append(#n0.#n1.#n2, :v0)'],
         removes: [],
-        conditions: ['attribute_type(#n0.#n1.#n2, :v1) AND size(#n0.#n1.#n2) = :v2'],
+        conditions: ['size(#n0.#n1.#n2) = :v1'],
         names: { '#n0': 'content', '#n1': 'a', '#n2': 'list' },
-        values: { ':v0': { L: [S('s')] }, ':v1': S('L'), ':v2': N('3') },
+        values: { ':v0': { L: [S('s')] }, ':v1': N('3') },
       },
     ],
     [
@@ -232,12 +229,9 @@ describe('compileFastOperation', () => {
       {
         sets: ['#n0.#n1 = if_not_exists(#n0.#n1, :v0) + :v1'],
         removes: [],
-        conditions: [
-          'attribute_type(#n0, :v2) AND (attribute_not_exists(#n0.#n1) OR attribute_type(#n0.#n1, :v3))',
-          '(attribute_not_exists(#n0.#n1) OR #n0.#n1 BETWEEN :v4 AND :v5)',
-        ],
+        conditions: ['NOT #n0.#n1 < :v2 AND NOT #n0.#n1 > :v3'],
         names: { '#n0': 'content', '#n1': 'n' },
-        values: { ':v0': N('0'), ':v1': N('-1'), ':v2': S('M'), ':v3': S('N'), ':v4': N('-9e+125'), ':v5': N('9e+125') },
+        values: { ':v0': N('0'), ':v1': N('-1'), ':v2': N('-9e+125'), ':v3': N('9e+125') },
       },
     ],
     [
@@ -246,20 +240,15 @@ describe('compileFastOperation', () => {
       {
         sets: ['#n0.#n1[0] = if_not_exists(#n0.#n1[0], :v1) + :v2'],
         removes: [],
-        conditions: [
-          'attribute_type(#n0.#n1, :v0)',
-          'size(#n0.#n1) >= :v3 AND (attribute_not_exists(#n0.#n1[0]) OR attribute_type(#n0.#n1[0], :v4))',
-          '(attribute_not_exists(#n0.#n1[0]) OR #n0.#n1[0] BETWEEN :v5 AND :v6)',
-        ],
+        conditions: ['attribute_type(#n0.#n1, :v0)', 'size(#n0.#n1) >= :v3', 'NOT #n0.#n1[0] < :v4 AND NOT #n0.#n1[0] > :v5'],
         names: { '#n0': 'content', '#n1': 'a' },
         values: {
           ':v0': S('L'),
           ':v1': N('0'),
           ':v2': N('5e+125'),
           ':v3': N('0'),
-          ':v4': S('N'),
-          ':v5': N('-9e+125'),
-          ':v6': N('4.0000000000000005e+125'), // 9e125 - 5e125 in binary floating point
+          ':v4': N('-9e+125'),
+          ':v5': N('4.0000000000000005e+125'), // 9e125 - 5e125 in binary floating point
         },
       },
     ],
@@ -372,14 +361,14 @@ describe('compileAccess', () => {
     [
       'a key with write permission',
       KEY_WRITE,
-      '#n0.#n1.#n3 = :v0 AND contains(#n0.#n1.#n4, :v1) AND (attribute_not_exists(#n0.#n1.#n2) OR #n0.#n1.#n2 > :v2)',
+      '#n0.#n1.#n3 = :v0 AND contains(#n0.#n1.#n4, :v1) AND NOT #n0.#n1.#n2 <= :v2',
       { '#n0': 'keys', '#n1': '0123456789abcdef', '#n2': 'e', '#n3': 'h', '#n4': 'p' },
       { ':v0': S('HASH'), ':v1': S('content:write'), ':v2': N('1700000000') },
     ],
     [
       'a key with read permission',
       KEY_READ,
-      '#n0.#n1.#n3 = :v0 AND contains(#n0.#n1.#n4, :v1) AND (attribute_not_exists(#n0.#n1.#n2) OR #n0.#n1.#n2 > :v2)',
+      '#n0.#n1.#n3 = :v0 AND contains(#n0.#n1.#n4, :v1) AND NOT #n0.#n1.#n2 <= :v2',
       { '#n0': 'keys', '#n1': '0123456789abcdef', '#n2': 'e', '#n3': 'h', '#n4': 'p' },
       { ':v0': S('HASH'), ':v1': S('content:read'), ':v2': N('1700000000') },
     ],
@@ -428,7 +417,7 @@ describe('compileEnvelope', () => {
       'a key, If-Match with one tag',
       { ...base, access: KEY_WRITE, ifMatch: ['abc'], size: { growth: 0 } },
       'SET #n0 = #n0 + :v4, #n1 = :v0, #n2 = :v0, #n3 = #n3 + :v6',
-      '#n4.#n5.#n7 = :v1 AND contains(#n4.#n5.#n8, :v2) AND (attribute_not_exists(#n4.#n5.#n6) OR #n4.#n5.#n6 > :v3) AND #n2 <> :v0 AND #n1 IN (:v5) AND #n3 <= :v7',
+      '#n4.#n5.#n7 = :v1 AND contains(#n4.#n5.#n8, :v2) AND NOT #n4.#n5.#n6 <= :v3 AND #n2 <> :v0 AND #n1 IN (:v5) AND #n3 <= :v7',
       { '#n0': 'ver', '#n1': 'etag', '#n2': 'rq3', '#n3': 'bytes', '#n4': 'keys', '#n5': '0123456789abcdef', '#n6': 'e', '#n7': 'h', '#n8': 'p' },
       { ':v0': S('tok'), ':v1': S('HASH'), ':v2': S('content:write'), ':v3': N('1700000000'), ':v4': N('1'), ':v5': S('abc'), ':v6': N('0'), ':v7': N('358400') },
     ],
@@ -487,54 +476,41 @@ describe('compileWrite', () => {
       'set',
       set('a.b', 'x'),
       'SET #n0.#n1.#n2 = :v0, #n3 = #n3 + :v5, #n4 = :v2, #n5 = :v2, #n6 = #n6 + :v6',
-      '(#n7 = :v3 OR #n8.#n9 = :v4) AND attribute_type(#n0.#n1, :v1) AND #n5 <> :v2 AND #n6 <= :v7',
+      '(#n7 = :v3 OR #n8.#n9 = :v4) AND size(#n0.#n1) >= :v1 AND #n5 <> :v2 AND #n6 <= :v7',
       { '#n0': 'content', '#n1': 'a', '#n2': 'b', '#n3': 'ver', '#n4': 'etag', '#n5': 'rq5', '#n6': 'bytes', '#n7': 'owner', '#n8': 'members', '#n9': '@ann' },
-      { ':v0': S('x'), ':v1': S('M'), ':v2': S('tok'), ':v3': S('@ann'), ':v4': S('editor'), ':v5': N('1'), ':v6': N('3'), ':v7': N('358397') },
+      { ':v0': S('x'), ':v1': N('0'), ':v2': S('tok'), ':v3': S('@ann'), ':v4': S('editor'), ':v5': N('1'), ':v6': N('3'), ':v7': N('358397') },
     ],
     [
       'push',
       push('l', 1),
-      'SET #n0.#n1 = list_append(if_not_exists(#n0.#n1, :v0), :v1), #n2 = #n2 + :v7, #n3 = :v4, #n4 = :v4, #n5 = #n5 + :v8',
-      '(#n6 = :v5 OR #n7.#n8 = :v6) AND attribute_type(#n0, :v2) AND (attribute_not_exists(#n0.#n1) OR attribute_type(#n0.#n1, :v3)) AND #n4 <> :v4 AND #n5 <= :v9',
+      'SET #n0.#n1 = list_append(if_not_exists(#n0.#n1, :v0), :v1), #n2 = #n2 + :v5, #n3 = :v2, #n4 = :v2, #n5 = #n5 + :v6',
+      '(#n6 = :v3 OR #n7.#n8 = :v4) AND #n4 <> :v2 AND #n5 <= :v7',
       { '#n0': 'content', '#n1': 'l', '#n2': 'ver', '#n3': 'etag', '#n4': 'rq5', '#n5': 'bytes', '#n6': 'owner', '#n7': 'members', '#n8': '@ann' },
-      { ':v0': { L: [] }, ':v1': { L: [N('1')] }, ':v2': S('M'), ':v3': S('L'), ':v4': S('tok'), ':v5': S('@ann'), ':v6': S('editor'), ':v7': N('1'), ':v8': N('8'), ':v9': N('358392') },
+      { ':v0': { L: [] }, ':v1': { L: [N('1')] }, ':v2': S('tok'), ':v3': S('@ann'), ':v4': S('editor'), ':v5': N('1'), ':v6': N('8'), ':v7': N('358392') },
     ],
     [
       'insert at 0',
       insert('l', 0, 1),
-      'SET #n0.#n1 = list_append(:v0, if_not_exists(#n0.#n1, :v1)), #n2 = #n2 + :v7, #n3 = :v4, #n4 = :v4, #n5 = #n5 + :v8',
-      '(#n6 = :v5 OR #n7.#n8 = :v6) AND attribute_type(#n0, :v2) AND (attribute_not_exists(#n0.#n1) OR attribute_type(#n0.#n1, :v3)) AND #n4 <> :v4 AND #n5 <= :v9',
+      'SET #n0.#n1 = list_append(:v0, if_not_exists(#n0.#n1, :v1)), #n2 = #n2 + :v5, #n3 = :v2, #n4 = :v2, #n5 = #n5 + :v6',
+      '(#n6 = :v3 OR #n7.#n8 = :v4) AND #n4 <> :v2 AND #n5 <= :v7',
       { '#n0': 'content', '#n1': 'l', '#n2': 'ver', '#n3': 'etag', '#n4': 'rq5', '#n5': 'bytes', '#n6': 'owner', '#n7': 'members', '#n8': '@ann' },
-      { ':v0': { L: [N('1')] }, ':v1': { L: [] }, ':v2': S('M'), ':v3': S('L'), ':v4': S('tok'), ':v5': S('@ann'), ':v6': S('editor'), ':v7': N('1'), ':v8': N('8'), ':v9': N('358392') },
+      { ':v0': { L: [N('1')] }, ':v1': { L: [] }, ':v2': S('tok'), ':v3': S('@ann'), ':v4': S('editor'), ':v5': N('1'), ':v6': N('8'), ':v7': N('358392') },
     ],
     [
       'insert at 2',
       insert('l', 2, 1),
-      'SET #n0.#n1 = list_append(#n0.#n1, :v0), #n2 = #n2 + :v6, #n3 = :v3, #n4 = :v3, #n5 = #n5 + :v7',
-      '(#n6 = :v4 OR #n7.#n8 = :v5) AND attribute_type(#n0.#n1, :v1) AND size(#n0.#n1) = :v2 AND #n4 <> :v3 AND #n5 <= :v8',
+      'SET #n0.#n1 = list_append(#n0.#n1, :v0), #n2 = #n2 + :v5, #n3 = :v2, #n4 = :v2, #n5 = #n5 + :v6',
+      '(#n6 = :v3 OR #n7.#n8 = :v4) AND size(#n0.#n1) = :v1 AND #n4 <> :v2 AND #n5 <= :v7',
       { '#n0': 'content', '#n1': 'l', '#n2': 'ver', '#n3': 'etag', '#n4': 'rq5', '#n5': 'bytes', '#n6': 'owner', '#n7': 'members', '#n8': '@ann' },
-      { ':v0': { L: [N('1')] }, ':v1': S('L'), ':v2': N('2'), ':v3': S('tok'), ':v4': S('@ann'), ':v5': S('editor'), ':v6': N('1'), ':v7': N('8'), ':v8': N('358392') },
+      { ':v0': { L: [N('1')] }, ':v1': N('2'), ':v2': S('tok'), ':v3': S('@ann'), ':v4': S('editor'), ':v5': N('1'), ':v6': N('8'), ':v7': N('358392') },
     ],
     [
       'increment',
       add('n', 1),
-      'SET #n0.#n1 = if_not_exists(#n0.#n1, :v0) + :v1, #n2 = #n2 + :v9, #n3 = :v6, #n4 = :v6, #n5 = #n5 + :v10',
-      '(#n6 = :v7 OR #n7.#n8 = :v8) AND attribute_type(#n0, :v2) AND (attribute_not_exists(#n0.#n1) OR attribute_type(#n0.#n1, :v3)) AND (attribute_not_exists(#n0.#n1) OR #n0.#n1 BETWEEN :v4 AND :v5) AND #n4 <> :v6 AND #n5 <= :v11',
+      'SET #n0.#n1 = if_not_exists(#n0.#n1, :v0) + :v1, #n2 = #n2 + :v7, #n3 = :v4, #n4 = :v4, #n5 = #n5 + :v8',
+      '(#n6 = :v5 OR #n7.#n8 = :v6) AND NOT #n0.#n1 < :v2 AND NOT #n0.#n1 > :v3 AND #n4 <> :v4 AND #n5 <= :v9',
       { '#n0': 'content', '#n1': 'n', '#n2': 'ver', '#n3': 'etag', '#n4': 'rq5', '#n5': 'bytes', '#n6': 'owner', '#n7': 'members', '#n8': '@ann' },
-      {
-        ':v0': N('0'),
-        ':v1': N('1'),
-        ':v2': S('M'),
-        ':v3': S('N'),
-        ':v4': N('-9e+125'),
-        ':v5': N('9e+125'),
-        ':v6': S('tok'),
-        ':v7': S('@ann'),
-        ':v8': S('editor'),
-        ':v9': N('1'),
-        ':v10': N('23'),
-        ':v11': N('358377'),
-      },
+      { ':v0': N('0'), ':v1': N('1'), ':v2': N('-9e+125'), ':v3': N('9e+125'), ':v4': S('tok'), ':v5': S('@ann'), ':v6': S('editor'), ':v7': N('1'), ':v8': N('23'), ':v9': N('358377') },
     ],
     [
       'delete',
@@ -548,9 +524,9 @@ describe('compileWrite', () => {
       'a path that reuses the names of item attributes',
       set('keys.ver', true),
       'SET #n0.#n1.#n2 = :v0, #n2 = #n2 + :v5, #n3 = :v2, #n4 = :v2, #n5 = #n5 + :v6',
-      '(#n6 = :v3 OR #n7.#n8 = :v4) AND attribute_type(#n0.#n1, :v1) AND #n4 <> :v2 AND #n5 <= :v7',
+      '(#n6 = :v3 OR #n7.#n8 = :v4) AND size(#n0.#n1) >= :v1 AND #n4 <> :v2 AND #n5 <= :v7',
       { '#n0': 'content', '#n1': 'keys', '#n2': 'ver', '#n3': 'etag', '#n4': 'rq5', '#n5': 'bytes', '#n6': 'owner', '#n7': 'members', '#n8': '@ann' },
-      { ':v0': { BOOL: true }, ':v1': S('M'), ':v2': S('tok'), ':v3': S('@ann'), ':v4': S('editor'), ':v5': N('1'), ':v6': N('5'), ':v7': N('358395') },
+      { ':v0': { BOOL: true }, ':v1': N('0'), ':v2': S('tok'), ':v3': S('@ann'), ':v4': S('editor'), ':v5': N('1'), ':v6': N('5'), ':v7': N('358395') },
     ],
   ])('compiles a fast %s', (_, op, update, condition, names, values) => {
     expect(compileWrite({ op }, envelope(op))).toEqual({
@@ -585,7 +561,7 @@ describe('compileWrite', () => {
     ).toEqual({
       UpdateExpression: 'SET #n2 = #n2 + :v4, #n3 = :v0, #n4 = :v0, #n5 = :v8 REMOVE #n0.#n1[1]',
       ConditionExpression:
-        '#n6.#n7.#n9 = :v1 AND contains(#n6.#n7.#n10, :v2) AND (attribute_not_exists(#n6.#n7.#n8) OR #n6.#n7.#n8 > :v3) AND #n4 <> :v0 AND #n3 IN (:v5, :v6) AND #n2 = :v7',
+        '#n6.#n7.#n9 = :v1 AND contains(#n6.#n7.#n10, :v2) AND NOT #n6.#n7.#n8 <= :v3 AND #n4 <> :v0 AND #n3 IN (:v5, :v6) AND #n2 = :v7',
       ExpressionAttributeNames: {
         '#n0': 'content',
         '#n1': 'a',
