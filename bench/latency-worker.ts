@@ -30,9 +30,16 @@ export interface LatencyConfig {
   enginePid: number;
   serverPid: number;
   iterations: number;
+  /** Consecutive requests of one mode before the next mode's turn (the interleaving unit). */
+  runLength: number;
   blocks: number;
   warmup: number;
   profileIterations: number;
+  /**
+   * A second local server started with --cpu-prof, for the profiled HTTP pass only: the server measured in the
+   * blocks runs without a profiler (sampling costs CPU and would inflate the HTTP figures it is compared by).
+   */
+  profileUrl?: string;
   outDir: string;
 }
 
@@ -67,8 +74,8 @@ const zeroCpu = (): Cpu => ({ worker: 0, workerSys: 0, engine: 0, engineSys: 0, 
 
 export interface LatencyResult {
   ops: OpLatency[];
-  /** The measured blocks, µs on the system's monotonic clock (as CPU profiles' timestamps), and the HTTP requests in them. */
-  window: { from: number; to: number; httpRequests: number };
+  /** The profiled HTTP pass, µs on the system's monotonic clock (as CPU profiles' timestamps), and its requests. */
+  window?: { from: number; to: number; httpRequests: number };
   contentBytes: number;
   itemBytes: number;
   profile?: {
@@ -204,10 +211,10 @@ async function main(): Promise<LatencyResult> {
     const context = lambdaContext(info.functionName);
     return handler(event, context);
   };
-  const overHttp = (spec: OpSpec, i: number) => {
+  const overHttp = (spec: OpSpec, i: number, client = api) => {
     const base = `/api/${config.http.username}/${config.http.slug}/content`;
-    if (spec.route === 'get') return api.call('GET', `${base}?${new URLSearchParams(spec.query).toString()}`, { token: config.http.key });
-    return api.call('POST', `${base}/${spec.route}`, { token: config.http.key, body: spec.body?.(i) });
+    if (spec.route === 'get') return client.call('GET', `${base}?${new URLSearchParams(spec.query).toString()}`, { token: config.http.key });
+    return client.call('POST', `${base}/${spec.route}`, { token: config.http.key, body: spec.body?.(i) });
   };
 
   const copyItem = async (from: { username: string; slug: string }, pk: string) => {
@@ -290,7 +297,6 @@ async function main(): Promise<LatencyResult> {
     for (let i = 0; i < config.warmup; i++) for (const mode of MODES) await run[mode](spec, i);
   }
 
-  const windowFrom = Number(process.hrtime.bigint() / 1000n);
   for (let block = 0; block < config.blocks; block++) {
     for (const [o, spec] of OPS.entries()) {
       const result = results[o] as OpLatency;
@@ -310,37 +316,42 @@ async function main(): Promise<LatencyResult> {
         };
       }
       const blockSamples: Record<Mode, number[]> = { floor: [], replay: [], inproc: [], http: [] };
-      for (let i = 0; i < config.iterations; i++) {
+      // Runs of `runLength` requests per mode, the modes in rotating order (A B C D, B C D A, ...): drift cancels,
+      // each mode goes first equally often, and every process a mode uses is as warm as the others' (with runs of
+      // one, the HTTP server would sit idle through three other requests before each of its own, the engine never;
+      // on this VM an idle process takes up to a millisecond to wake, which would be charged to HTTP alone).
+      const runLength = Math.max(1, config.runLength);
+      for (let start = 0, turn = 0; start < config.iterations; start += runLength, turn++) {
         for (let k = 0; k < MODES.length; k++) {
-          // A B C, B C A, C A B, ...: each mode runs first, second and third equally often.
-          const mode = MODES[(i + k) % MODES.length] as Mode;
-          const cpu0 = workerCpu();
-          const engine0 = cpuOf(config.enginePid);
-          const server0 = mode === 'http' ? cpuOf(config.serverPid) : { total: 0, sys: 0 };
-          const t0 = process.hrtime.bigint();
-          await run[mode](spec, i);
-          const ms = Number(process.hrtime.bigint() - t0) / 1e6;
-          if (mode === 'replay' && !replayable) continue;
-          const cpu1 = workerCpu();
-          const engine1 = cpuOf(config.enginePid);
-          const c = result.cpu[mode];
-          c.worker += cpu1.total - cpu0.total;
-          c.workerSys += cpu1.sys - cpu0.sys;
-          c.engine += engine1.total - engine0.total;
-          c.engineSys += engine1.sys - engine0.sys;
-          if (mode === 'http') {
-            const server1 = cpuOf(config.serverPid);
-            c.server += server1.total - server0.total;
-            c.serverSys += server1.sys - server0.sys;
+          const mode = MODES[(turn + k) % MODES.length] as Mode;
+          for (let i = start; i < Math.min(start + runLength, config.iterations); i++) {
+            const cpu0 = workerCpu();
+            const engine0 = cpuOf(config.enginePid);
+            const server0 = mode === 'http' ? cpuOf(config.serverPid) : { total: 0, sys: 0 };
+            const t0 = process.hrtime.bigint();
+            await run[mode](spec, i);
+            const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+            if (mode === 'replay' && !replayable) continue;
+            const cpu1 = workerCpu();
+            const engine1 = cpuOf(config.enginePid);
+            const c = result.cpu[mode];
+            c.worker += cpu1.total - cpu0.total;
+            c.workerSys += cpu1.sys - cpu0.sys;
+            c.engine += engine1.total - engine0.total;
+            c.engineSys += engine1.sys - engine0.sys;
+            if (mode === 'http') {
+              const server1 = cpuOf(config.serverPid);
+              c.server += server1.total - server0.total;
+              c.serverSys += server1.sys - server0.sys;
+            }
+            blockSamples[mode].push(ms);
+            result.samples[mode].push(ms);
           }
-          blockSamples[mode].push(ms);
-          result.samples[mode].push(ms);
         }
       }
       result.blockMedians.push({ floor: median(blockSamples.floor), replay: median(blockSamples.replay), inproc: median(blockSamples.inproc), http: median(blockSamples.http) });
     }
   }
-  const window = { from: windowFrom, to: Number(process.hrtime.bigint() / 1000n), httpRequests: config.blocks * OPS.length * (config.iterations + 1) };
   for (const result of results) {
     for (const mode of MODES) {
       const c = result.cpu[mode];
@@ -376,6 +387,18 @@ async function main(): Promise<LatencyResult> {
     const handler = await phase('inproc');
     session.disconnect();
     profile = { requestsPerPhase: config.profileIterations * OPS.length, floor, handler, files: [floor.file, handler.file] };
+  }
+  let window: LatencyResult['window'];
+  if (config.profileIterations > 0 && config.profileUrl) {
+    // The profiled server's pass: the same operations over HTTP after a warm-up (the window leaves the warm-up out).
+    const profiled = httpClient(config.profileUrl, 1);
+    await reset();
+    for (let i = 0; i < config.warmup; i++) for (const spec of OPS) await overHttp(spec, i, profiled);
+    await reset();
+    const from = Number(process.hrtime.bigint() / 1000n);
+    for (let i = 0; i < config.profileIterations; i++) for (const spec of OPS) await overHttp(spec, i, profiled);
+    window = { from, to: Number(process.hrtime.bigint() / 1000n), httpRequests: config.profileIterations * OPS.length };
+    profiled.close();
   }
   api.close();
   floorClient.destroy();

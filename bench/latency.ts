@@ -41,7 +41,7 @@ export interface LatencyReport {
   /** The local HTTP server's own CPU profile over the measured blocks. */
   serverProfile?: ProfileSummary & { requests: number; file: string };
   window?: LatencyResult['window'];
-  config: Pick<LatencyConfig, 'iterations' | 'blocks' | 'warmup' | 'profileIterations'>;
+  config: Pick<LatencyConfig, 'iterations' | 'runLength' | 'blocks' | 'warmup' | 'profileIterations'>;
 }
 
 /** Node flags that make the local server write a CPU profile when it exits. */
@@ -111,6 +111,6 @@ export async function runLatency(config: Omit<LatencyConfig, 'outDir'>, endpoint
     itemBytes: result.itemBytes,
     profile: result.profile,
     window: result.window,
-    config: { iterations: config.iterations, blocks: config.blocks, warmup: config.warmup, profileIterations: config.profileIterations },
+    config: { iterations: config.iterations, runLength: config.runLength, blocks: config.blocks, warmup: config.warmup, profileIterations: config.profileIterations },
   };
 }

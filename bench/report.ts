@@ -77,7 +77,7 @@ function latencySection(report: BenchReport, out: string[]): void {
   const l = report.latency as LatencyReport;
   out.push('## 2. Latency against the floor', '');
   out.push(
-    `Per operation and iteration, four requests in rotating order (A B C D, B C D A, …), ${l.config.iterations} iterations × ${l.config.blocks} blocks after ${l.config.warmup} warm-up iterations: ` +
+    `Per operation, the four modes interleaved in runs of ${l.config.runLength} consecutive requests, the modes in rotating order (A B C D, B C D A, …), ${l.config.iterations} requests per mode × ${l.config.blocks} blocks after ${l.config.warmup} warm-up iterations (runs rather than single requests so that every process a mode uses is equally warm: with A B C D per request, the HTTP server would idle through three other requests before each of its own while the engine never idles, and an idle process on this VM takes up to a millisecond to wake): ` +
       '**floor**: one bare, minimal `UpdateItem` (`GetItem` for get) with `@aws-sdk/client-dynamodb` straight to the engine, with the settings of `lib/dynamo/client.ts`; ' +
       "**handler's request, sent bare**: the exact request the handler sends for that operation (captured from the same operation on an identical item, fresh request token), sent with the floor's client: what the longer condition/update expression costs with no handler code; " +
       '**in-process**: the Lambda handler (`functions/<op>.ts`) called in the worker process with an API Gateway v2 event and a Lambda context (access log to /dev/null); ' +
@@ -151,7 +151,7 @@ function latencySection(report: BenchReport, out: string[]): void {
     const per = (ms: number) => ms / sp.requests;
     out.push(
       '',
-      `**The local HTTP server's CPU profile** (\`node --cpu-prof\` on the server process, samples restricted to the measured blocks: ${sp.requests} HTTP requests in ${fmt(sp.windowMs / 1000, 1)} s): ${fmt(per(sp.busyMs), 3)} ms sampled per request, ${fmt(per(sp.busyMs - (sp.top.find((t) => t.function === 'writev')?.selfMs ?? 0)), 3)} ms without socket \`writev\` (compare the server's measured CPU, ${fmt(l.rows.reduce((a, r) => a + r.cpu.http.server, 0) / l.rows.length, 2)} ms/req on average: the sampler charges \`writev\` with the time the process is preempted while its peer runs, which a busy 2-core machine inflates). Self time by area, ms per request:`,
+      `**The local HTTP server's CPU profile** (a second server process run with \`node --cpu-prof\` for a profiling pass of its own, so the measured server carries no profiler: ${sp.requests} HTTP requests in ${fmt(sp.windowMs / 1000, 1)} s): ${fmt(per(sp.busyMs), 3)} ms sampled per request, ${fmt(per(sp.busyMs - (sp.top.find((t) => t.function === 'writev')?.selfMs ?? 0)), 3)} ms without socket \`writev\` (compare the server's measured CPU, ${fmt(l.rows.reduce((a, r) => a + r.cpu.http.server, 0) / l.rows.length, 2)} ms/req on average: the sampler charges \`writev\` with the time the process is preempted while its peer runs, which a busy 2-core machine inflates). Self time by area, ms per request:`,
       '',
     );
     out.push('| Area | ms / req |', '|---|---|');
@@ -320,7 +320,7 @@ function markdown(report: BenchReport): string {
     for (const [part, error] of Object.entries(report.errors)) out.push(`**${part}**`, '', '```', error, '```', '');
   }
   out.push('## Reproduce', '');
-  out.push('`npm run bench` (all parts, a few minutes). Environment: `BENCH_PARTS=requests,latency,contention,coldstart`, `BENCH_ITERATIONS`, `BENCH_BLOCKS`, `BENCH_WARMUP`, `BENCH_PROFILE_ITERATIONS` (0: no profile), `BENCH_REQUEST_REPEATS`, `BENCH_CLIENTS`, `BENCH_CONTENTION_OPS`, `BENCH_COLDSTART_RUNS`, `BENCH_COLDSTART_PROFILE_RUNS`, `BENCH_RSS_INTERVAL_MS`. See bench/README.md.', '');
+  out.push('`npm run bench` (all parts, a few minutes). Environment: `BENCH_PARTS=requests,latency,contention,coldstart`, `BENCH_ITERATIONS`, `BENCH_RUN_LENGTH`, `BENCH_BLOCKS`, `BENCH_WARMUP`, `BENCH_PROFILE_ITERATIONS` (0: no profile), `BENCH_REQUEST_REPEATS`, `BENCH_CLIENTS`, `BENCH_CONTENTION_OPS`, `BENCH_COLDSTART_RUNS`, `BENCH_COLDSTART_PROFILE_RUNS`, `BENCH_RSS_INTERVAL_MS`. See bench/README.md.', '');
   return `${out.join('\n')}\n`;
 }
 

@@ -124,8 +124,11 @@ async function main(): Promise<number> {
       const { runLatency, serverProfile, serverProfileArgs } = await import('./latency');
       log('starting the local API (DynamoDB direct)...');
       const profiling = params.profileIterations > 0;
-      const direct = await startApiServer(engine.endpoint, idp.env, profiling ? serverProfileArgs() : []);
+      // The measured server runs without a profiler; a second one, profiled, only serves the profiling pass.
+      const direct = await startApiServer(engine.endpoint, idp.env);
       children.push(direct);
+      const profiled = profiling ? await startApiServer(engine.endpoint, idp.env, serverProfileArgs()) : undefined;
+      if (profiled) children.push(profiled);
       const inproc = await fixtures.createBenchProject('latency-inproc');
       const overHttp = await fixtures.createBenchProject('latency-http');
       const capture = await fixtures.createBenchProject('latency-capture');
@@ -139,13 +142,16 @@ async function main(): Promise<number> {
           enginePid: engine.pid,
           serverPid: direct.pid,
           iterations: params.iterations,
+          runLength: params.runLength,
           blocks: params.blocks,
           warmup: params.warmup,
           profileIterations: params.profileIterations,
+          profileUrl: profiled?.url,
         },
         engine.endpoint,
       );
       await direct.stop();
+      await profiled?.stop();
       if (profiling) serverProfile(report.latency);
       for (const r of report.latency.rows) {
         log(`  ${r.op.padEnd(12)} floor ${r.floor.median.toFixed(2)} ms, handler's request bare ${r.replay.median.toFixed(2)} ms, in-process ${r.inproc.median.toFixed(2)} ms (${r.ratio.inproc.toFixed(2)}x), HTTP ${r.http.median.toFixed(2)} ms (${r.ratio.http.toFixed(2)}x)`);

@@ -21,6 +21,8 @@ const int = (name: string, fallback: number) => {
 export const params = {
   /** Part 2: measured iterations per operation per block (each iteration runs floor, in-process and HTTP once). */
   iterations: int('BENCH_ITERATIONS', 60),
+  /** Part 2: consecutive requests of one mode per turn of the interleaving (1 = A B C D A B C D ...). */
+  runLength: int('BENCH_RUN_LENGTH', 5),
   /** Part 2: repeated blocks; the spread of the per-block ratio is the noise figure. */
   blocks: int('BENCH_BLOCKS', 5),
   /** Part 2: unmeasured iterations per operation before the first block. */
