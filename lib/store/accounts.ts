@@ -165,7 +165,8 @@ export async function createApiKey(
   const record: KeyRecord = { pk: keyPk(id), project: projectName(project), ...entry };
   await putNew({ ...record, ...(expiresAt === undefined ? {} : { ttl: expiresAt }) }, 'key');
   try {
-    await putMapEntry(project, A.keys, id, entry, MAX_KEYS_PER_PROJECT);
+    const writes = options.permissions.includes('content:write');
+    await putMapEntry(project, A.keys, id, writes ? { ...entry, w: hash } : entry, MAX_KEYS_PER_PROJECT);
   } catch (error) {
     await documents.send(new DeleteCommand({ TableName: tableName(), Key: { pk: keyPk(id) } }));
     throw error;

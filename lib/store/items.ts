@@ -27,6 +27,8 @@ export type Role = 'viewer' | 'editor';
 export interface KeyEntry {
   h: string;
   p: Permission[];
+  /** The hash again, only in the project item's entry of a key with content:write (the fast write's check). */
+  w?: string;
   e?: number;
   n?: string;
   c?: string;

@@ -392,6 +392,26 @@ describe('compileAccess', () => {
     expect(state.attributeNames()).toEqual(names);
     expect(state.buildUpdate().ExpressionAttributeValues).toEqual(values);
   });
+
+  it('a fast write checks a key by its write hash (one comparison) and its expiry', () => {
+    const state = new ExpressionState();
+    expect(compileAccess(state, KEY_WRITE, 'fast')).toBe('#n0.#n1.#n3 = :v0 AND NOT #n0.#n1.#n2 <= :v1');
+    expect(state.attributeNames()).toEqual({ '#n0': 'keys', '#n1': '0123456789abcdef', '#n2': 'e', '#n3': 'w' });
+    expect(state.buildUpdate().ExpressionAttributeValues).toEqual({ ':v0': S('HASH'), ':v1': N('1700000000') });
+  });
+
+  it.each<[string, AccessCheck]>([
+    ['a key reading', KEY_READ],
+    ['a user writing', USER_WRITE],
+  ])('the fast form is the guarded form for %s', (_, access) => {
+    expect(compileAccess(new ExpressionState(), access, 'fast')).toBe(compileAccess(new ExpressionState(), access));
+  });
+
+  it('compileWrite uses the fast form for a fast write and the full form for a write after a read', () => {
+    const envelope: WriteEnvelope = { access: KEY_WRITE, requestToken: 'tok', slot: 1, size: { growth: 10 } };
+    expect(compileWrite({ op: set('a', 1) }, envelope)?.ConditionExpression).not.toContain('contains(');
+    expect(compileWrite({ action: { kind: 'set', steps: ['a'], value: 1 } }, envelope)?.ConditionExpression).toContain('contains(');
+  });
 });
 
 describe('compileEnvelope', () => {

@@ -137,6 +137,31 @@ describe('fast writes on the expression model', () => {
     expect(conditionHolds(item, compileWrite({ op: set('a', 1) }, envelope(set('a', 1)))!)).toBe(allowed);
   });
 
+  describe('an API key', () => {
+    const HASH = 'h'.repeat(64);
+    const keyEnvelope = (op: ContentOperation): WriteEnvelope => ({
+      ...envelope(op),
+      access: { kind: 'key', keyId: 'k1', keyHash: HASH, permission: 'content:write', now: 1000 },
+    });
+    const withKey = (entry: Record<string, AttributeValue>): Item => ({ ...itemOf(CONTENT), keys: { M: { k1: { M: entry } } } });
+    const rw = { h: { S: HASH }, p: { L: [{ S: 'content:read' }, { S: 'content:write' }] } };
+    const op = set('a', 1);
+    const fast = compileWrite({ op }, keyEnvelope(op))!;
+    const guarded = compileWrite({ action: { kind: 'set', steps: ['a'], value: 1 } }, { ...keyEnvelope(op), expectedVersion: 1 })!;
+
+    it.each<[string, Record<string, AttributeValue>, boolean, boolean]>([
+      ['with content:write (and its write hash)', { ...rw, w: { S: HASH } }, true, true],
+      ['unexpired', { ...rw, w: { S: HASH }, e: { N: '1001' } }, true, true],
+      ['expired', { ...rw, w: { S: HASH }, e: { N: '1000' } }, false, false],
+      ['with another hash', { ...rw, h: { S: 'x' }, w: { S: 'x' } }, false, false],
+      ['read-only (no write hash)', { h: { S: HASH }, p: { L: [{ S: 'content:read' }] } }, false, false],
+      ['stored before the write hash existed: the fast check fails, the guarded write holds', rw, false, true],
+    ])('%s: fast %p, guarded %p', (_, entry, fastHolds, guardedHolds) => {
+      expect(conditionHolds(withKey(entry), fast)).toBe(fastHolds);
+      expect(conditionHolds(withKey(entry), guarded)).toBe(guardedHolds);
+    });
+  });
+
   it.each<[string, boolean, string[]]>([
     ['the current etag', true, ['old-token']],
     ['one of several tags', true, ['x', 'old-token']],
