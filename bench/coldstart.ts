@@ -18,14 +18,18 @@ interface Built {
   bundle: string;
   bundleBytes: number;
   zipBytes: number;
+  /** Lazy modules (scripts/bundle.mjs): in the zip, loaded only when the code reaches their import(). */
+  lazy?: Array<{ file: string; bytes: number }>;
 }
 
 export interface BundleRow {
   name: string;
   bundleKb: number;
   zipKb: number;
-  /** Bytes in the bundle per package (or lib/ folder), largest first. */
+  /** Bytes in the bundle per package (or lib/ folder), largest first: what a cold start loads. */
   composition: Array<{ area: string; kb: number }>;
+  /** Lazy modules in the zip, loaded on first use only (not part of bundleKb or composition). */
+  lazy: Array<{ file: string; kb: number }>;
 }
 
 export interface ColdRow {
@@ -101,7 +105,13 @@ export async function runColdStart(ctx: {
   const built = await bundler.bundleFunctions({ functions, buildDir, artifactDir: 'bench/.out/bundles', validators });
   const meta = join(ROOT, buildDir, 'meta.json');
   const bundles: BundleRow[] = built
-    .map((b) => ({ name: b.name, bundleKb: b.bundleBytes / 1024, zipKb: b.zipBytes / 1024, composition: compositionOf(meta, b.bundle) }))
+    .map((b) => ({
+      name: b.name,
+      bundleKb: b.bundleBytes / 1024,
+      zipKb: b.zipBytes / 1024,
+      composition: compositionOf(meta, b.bundle),
+      lazy: (b.lazy ?? []).map((l) => ({ file: l.file.split('/').slice(-2).join('/'), kb: l.bytes / 1024 })),
+    }))
     .sort((a, b) => (a.name === FLOOR ? 1 : b.name === FLOOR ? -1 : 0));
 
   const routes = await contentRoutes();

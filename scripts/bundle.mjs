@@ -1,7 +1,8 @@
 // Bundling: one minified, tree-shaken ESM bundle per function in serverless.yml, zipped the way Lambda loads it.
 //
 // A handler `functions/set.handler` is bundled from functions/set.ts into a zip holding functions/set.mjs and its
-// source map: Lambda resolves the handler string to the .mjs file, the local server (tsx) to the .ts file.
+// source map (plus the lazy modules it import()s, functions/lazy/*.mjs: see "Lazy modules" below): Lambda resolves
+// the handler string to the .mjs file, the local server (tsx) to the .ts file.
 // Used by the osls plugin (infra/osls-plugin.mjs) on every `osls package` / `osls deploy`, and by `npm run bundle`.
 // No top-level await here: osls loads the plugin, and so this module, with require().
 import { build } from 'esbuild';
@@ -174,29 +175,96 @@ export function buildValidators(root = ROOT) {
 }
 
 /**
- * Bundles every function given as { name: handler } in one esbuild run (shared modules are parsed once; each entry
- * still gets its own self-contained, separately tree-shaken bundle), then zips each. Writes <buildDir>/meta.json.
- * `maps: 'all'` keeps the mappings into node_modules too (for measuring; see ownSourcesOnly).
- * @param {{ root?: string, functions: Record<string, string>, sdk?: 'bundled' | 'external', maps?: 'own' | 'all',
- *   buildDir?: string, artifactDir?: string, validators?: boolean }} options
+ * Lazy modules. An import() in our code (lib/, functions/) does not go into the bundle: its target, a package or one
+ * of our files that imports packages only, is bundled into a file of its own next to the entry (`./lazy/<name>.mjs`),
+ * zipped with each function that uses it, and loaded with its first use. A cold start that never reaches the import()
+ * neither compiles nor runs that code. Not esbuild's code splitting: a split bundle loads the chunks it shares with
+ * its import() targets at start (measured: ~2-3 ms of cold start per extra file, about what the lazy code costs); and
+ * without splitting esbuild inlines an import() target, wrapped for lazy init, so it is compiled at start anyway (and
+ * again when it runs), together with everything it reaches.
+ *
+ * A lazy module shares no code with the bundle that loads it, so it must not import our own modules (that would be a
+ * second copy of their state and classes: the build fails). The packages in LAZY_SHARED it takes from the loading
+ * bundle instead of carrying a copy: the loader shares them first, as globalThis[Symbol.for(LAZY_SHARED_KEY)][package]
+ * (see lib/http/idempotency.ts); the lazy file fails at once, naming what is missing, if they are not there.
  */
-export async function bundleFunctions({
-  root = ROOT,
-  functions,
-  sdk = 'bundled',
-  maps = 'own',
-  buildDir = BUILD_DIR,
-  artifactDir = ARTIFACT_DIR,
-  validators = true,
-}) {
-  if (validators) buildValidators(root);
-  const outDir = join(root, buildDir);
-  rmSync(outDir, { recursive: true, force: true });
-  const modules = [...new Set(Object.values(functions).map(handlerModule))];
-  const result = await build({
+export const LAZY_DIR = 'lazy';
+export const LAZY_SHARED = ['@aws-sdk/client-dynamodb'];
+export const LAZY_SHARED_KEY = 'content-api.lazy-shared';
+
+const isOwnCode = (root, file) => !relative(root, file).startsWith('..') && !file.split(sep).includes('node_modules');
+
+/** `jose` -> `jose`, `@scope/pkg/sub` -> `scope-pkg-sub`; our `lib/http/x.ts` -> `lib-http-x`. */
+function lazyNameOf(root, specifier, file) {
+  const name = isOwnCode(root, file) ? relative(root, file).replace(/\.[^./\\]+$/, '') : specifier;
+  return name.replace(/^@/, '').replace(/[^\w.-]+/g, '-');
+}
+
+/** Main builds: each import() in our code becomes an external `./lazy/<name>.mjs`; `found` collects file -> name. */
+const lazyImports = (root, found) => ({
+  name: 'lazy-imports',
+  setup(plugin) {
+    plugin.onResolve({ filter: /.*/ }, async (args) => {
+      if (args.kind !== 'dynamic-import' || args.pluginData?.lazy || !isOwnCode(root, args.importer)) return undefined;
+      const resolved = await plugin.resolve(args.path, {
+        kind: args.kind,
+        importer: args.importer,
+        resolveDir: args.resolveDir,
+        pluginData: { lazy: true },
+      });
+      if (resolved.errors.length > 0) return { errors: resolved.errors };
+      if (resolved.external) return undefined;
+      const name = lazyNameOf(root, args.path, resolved.path);
+      const clash = [...found].find(([file, other]) => other === name && file !== resolved.path);
+      if (clash) return { errors: [{ text: `lazy modules ${relative(root, clash[0])} and ${relative(root, resolved.path)} would both be ${name}.mjs` }] };
+      found.set(resolved.path, name);
+      return { path: `./${LAZY_DIR}/${name}.mjs`, external: true };
+    });
+  },
+});
+
+/** Lazy builds: a LAZY_SHARED package is a module that hands out what the loading bundle shared (`names` of it). */
+const sharedFromLoader = (names, lazyFile) => ({
+  name: 'shared-from-loader',
+  setup(plugin) {
+    const filter = new RegExp(`^(${LAZY_SHARED.map((p) => p.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')).join('|')})$`);
+    plugin.onResolve({ filter }, (args) => ({ path: args.path, namespace: 'lazy-shared' }));
+    plugin.onLoad({ filter: /.*/, namespace: 'lazy-shared' }, (args) => {
+      const wanted = names.get(args.path) ?? [];
+      const shared = `globalThis[Symbol.for(${JSON.stringify(LAZY_SHARED_KEY)})]?.[${JSON.stringify(args.path)}] ?? {}`;
+      const message = `\`${lazyFile} takes \${missing.join(', ')} from ${args.path} of the bundle that loads it, which did not share them\``;
+      return {
+        loader: 'js',
+        contents: [
+          `const shared = ${shared};`,
+          `const missing = ${JSON.stringify(wanted)}.filter((name) => shared[name] === undefined);`,
+          `if (missing.length > 0) throw new Error(${message});`,
+          wanted.length > 0 ? `export const { ${wanted.join(', ')} } = shared;` : '',
+        ].join('\n'),
+      };
+    });
+  },
+});
+
+/** Which names a lazy module imports from each LAZY_SHARED package (a quick unminified build with them external). */
+async function sharedNamesOf(options) {
+  const result = await build({ ...options, minify: false, sourcemap: false, metafile: false, write: false, external: [...options.external, ...LAZY_SHARED] });
+  const names = new Map();
+  for (const { text } of result.outputFiles) {
+    for (const [statement, list, from] of text.matchAll(/^import\s*(\{[^}]*\}|[^'"]*?)\s*from\s*"([^"]+)"/gm)) {
+      if (!LAZY_SHARED.includes(from)) continue;
+      if (!list.startsWith('{')) throw new Error(`lazy module: only named imports from ${from} can be shared (${statement})`);
+      const own = list.slice(1, -1).split(',').map((spec) => spec.trim().split(/\s+as\s+/)[0]).filter(Boolean);
+      names.set(from, [...new Set([...(names.get(from) ?? []), ...own])].sort());
+    }
+  }
+  return names;
+}
+
+/** What every build shares: the functions, their lazy modules and the bench's floor alike. */
+function commonOptions(root, sdk) {
+  return {
     absWorkingDir: root,
-    entryPoints: Object.fromEntries(modules.map((module) => [module, sourceOf(root, module)])),
-    outdir: outDir,
     outExtension: { '.js': '.mjs' },
     bundle: true,
     splitting: false,
@@ -216,15 +284,78 @@ export async function bundleFunctions({
     banner: { js: "import{createRequire as __createRequire}from'node:module';const require=__createRequire(import.meta.url);" },
     metafile: true,
     logLevel: 'warning',
-    plugins: [keepLocalRuntimeOut(root)],
+  };
+}
+
+/**
+ * The lazy modules a bundle loads on first use: their outputs in the metafile (paths relative to the root).
+ * @param {{ outputs: Record<string, { imports: Array<{ path: string, kind: string, external?: boolean }> }> }} metafile
+ * @param {string} output the entry's path in the metafile (relative to the root)
+ */
+export function lazyModulesOf(metafile, output) {
+  return (metafile.outputs[output]?.imports ?? [])
+    .filter((i) => i.external && i.kind === 'dynamic-import' && i.path.startsWith(`./${LAZY_DIR}/`))
+    .map((i) => join(dirname(output), i.path).split(sep).join('/'))
+    .filter((file, index, files) => files.indexOf(file) === index);
+}
+
+/**
+ * Bundles every function given as { name: handler } in one esbuild run (shared modules are parsed once; each entry
+ * still gets its own self-contained, separately tree-shaken bundle), builds the lazy modules they import() (see
+ * above), then zips each function with its lazy modules. Writes <buildDir>/meta.json (every build's metafile, merged).
+ * `maps: 'all'` keeps the mappings into node_modules too (for measuring; see ownSourcesOnly).
+ * @param {{ root?: string, functions: Record<string, string>, sdk?: 'bundled' | 'external', maps?: 'own' | 'all',
+ *   buildDir?: string, artifactDir?: string, validators?: boolean }} options
+ */
+export async function bundleFunctions({
+  root = ROOT,
+  functions,
+  sdk = 'bundled',
+  maps = 'own',
+  buildDir = BUILD_DIR,
+  artifactDir = ARTIFACT_DIR,
+  validators = true,
+}) {
+  if (validators) buildValidators(root);
+  const outDir = join(root, buildDir);
+  rmSync(outDir, { recursive: true, force: true });
+  const modules = [...new Set(Object.values(functions).map(handlerModule))];
+  const common = commonOptions(root, sdk);
+  const lazy = new Map();
+  const main = await build({
+    ...common,
+    entryPoints: Object.fromEntries(modules.map((module) => [module, sourceOf(root, module)])),
+    outdir: outDir,
+    plugins: [keepLocalRuntimeOut(root), lazyImports(root, lazy)],
   });
-  writeFileSync(join(outDir, 'meta.json'), JSON.stringify(result.metafile));
-  for (const module of modules) {
-    const file = join(outDir, `${module}.mjs.map`);
+  const metafile = { inputs: { ...main.metafile.inputs }, outputs: { ...main.metafile.outputs } };
+  const rel = (file) => relative(root, file).split(sep).join('/');
+  // Each lazy module is built next to every entry folder that imports it (the import is `./lazy/<name>.mjs`).
+  const wanted = new Set(modules.flatMap((module) => lazyModulesOf(metafile, rel(join(outDir, `${module}.mjs`)))));
+  for (const [file, name] of lazy) {
+    if (main.metafile.inputs[rel(file)]) throw new Error(`${rel(file)} is imported both with import() and statically`);
+    const outputs = [...wanted].filter((output) => output.endsWith(`/${LAZY_DIR}/${name}.mjs`));
+    await Promise.all(
+      outputs.map(async (output) => {
+        const entry = relative(outDir, join(root, output)).replace(/\.mjs$/, '');
+        const options = { ...common, entryPoints: { [entry]: file }, outdir: outDir, plugins: [keepLocalRuntimeOut(root)] };
+        const names = await sharedNamesOf(options);
+        const result = await build({ ...options, plugins: [...options.plugins, sharedFromLoader(names, `${entry}.mjs`)] });
+        const own = Object.keys(result.metafile.inputs).filter((input) => input !== rel(file) && !input.includes(':') && isOwnCode(root, join(root, input)));
+        if (own.length > 0) throw new Error(`lazy module ${rel(file)} imports our own ${own.join(', ')}: only packages (see scripts/bundle.mjs)`);
+        Object.assign(metafile.inputs, result.metafile.inputs);
+        Object.assign(metafile.outputs, result.metafile.outputs);
+      }),
+    );
+  }
+  writeFileSync(join(outDir, 'meta.json'), JSON.stringify(metafile));
+  for (const output of Object.keys(metafile.outputs).filter((file) => file.endsWith('.mjs'))) {
+    const file = join(root, `${output}.map`);
     const map = JSON.parse(readFileSync(file, 'utf8'));
-    // Sources relative to where the bundle sits in the zip (functions/x.mjs), so Lambda's stack traces read
-    // /var/task/lib/store/content.ts:42 rather than a path climbing out of the build directory.
-    map.sources = map.sources.map((source) => relative(dirname(join(root, module)), resolve(dirname(file), source)));
+    // Sources relative to where the file sits in the zip (functions/x.mjs, functions/lazy/y.mjs), so Lambda's stack
+    // traces read /var/task/lib/store/content.ts:42 rather than a path climbing out of the build directory.
+    const inZip = join(root, relative(outDir, join(root, output)));
+    map.sources = map.sources.map((source) => relative(dirname(inZip), resolve(dirname(file), source)));
     writeFileSync(file, JSON.stringify(maps === 'own' ? ownSourcesOnly(map) : map));
   }
   mkdirSync(join(root, artifactDir), { recursive: true });
@@ -233,11 +364,27 @@ export async function bundleFunctions({
       const module = handlerModule(handler);
       const bundle = join(outDir, `${module}.mjs`);
       const zip = join(root, artifactDir, `${name}.zip`);
-      await writeZip(zip, [
-        [bundle, `${module}.mjs`],
-        [`${bundle}.map`, `${module}.mjs.map`],
-      ]);
-      return { name, handler, bundle: relative(root, bundle), zip: relative(root, zip), bundleBytes: statSync(bundle).size, zipBytes: statSync(zip).size };
+      const lazyFiles = lazyModulesOf(metafile, rel(bundle)).map((output) => join(root, output));
+      await writeZip(
+        zip,
+        [bundle, ...lazyFiles].flatMap((file) => {
+          const inZip = relative(outDir, file).split(sep).join('/');
+          return [
+            [file, inZip],
+            [`${file}.map`, `${inZip}.map`],
+          ];
+        }),
+      );
+      return {
+        name,
+        handler,
+        bundle: relative(root, bundle),
+        zip: relative(root, zip),
+        bundleBytes: statSync(bundle).size,
+        // Loaded only when the code reaches its import(): not part of a cold start that does not.
+        lazy: lazyFiles.map((file) => ({ file: relative(root, file), bytes: statSync(file).size })),
+        zipBytes: statSync(zip).size,
+      };
     }),
   );
 }

@@ -1,5 +1,5 @@
 // JWT sessions from an identity provider (OIDC): verified locally against its cached JWKS, so no DynamoDB request.
-import { type JWTVerifyGetKey, createRemoteJWKSet, jwtVerify } from 'jose';
+import type { JWTVerifyGetKey } from 'jose';
 import { optionalEnv } from '../config/env';
 import { Unauthorized } from '../http/errors';
 import { USERNAME } from '../store/items';
@@ -11,26 +11,26 @@ interface Provider {
   usernameClaim: string;
 }
 
-let provider: Provider | null | undefined;
+let provider: Promise<Provider | null> | undefined;
 
-/** AUTH_JWKS_URL, AUTH_ISSUER and AUTH_AUDIENCE configure a provider; without them every JWT is a 401. */
-function configuredProvider(): Provider | null {
-  if (provider !== undefined) return provider;
+/**
+ * AUTH_JWKS_URL, AUTH_ISSUER and AUTH_AUDIENCE configure a provider; without them every JWT is a 401. jose (./jose)
+ * is loaded with the first JWT: in the Lambda bundles it is a lazy module (scripts/bundle.mjs), so a cold start that
+ * answers an API key or a session never compiles it.
+ */
+async function loadProvider(): Promise<Provider | null> {
   const jwksUrl = optionalEnv('AUTH_JWKS_URL');
   const issuer = optionalEnv('AUTH_ISSUER');
   const audience = optionalEnv('AUTH_AUDIENCE');
-  if (!jwksUrl || !issuer || !audience) {
-    provider = null;
-    return provider;
-  }
-  provider = {
+  if (!jwksUrl || !issuer || !audience) return null;
+  const { createRemoteJWKSet } = await import('./jose');
+  return {
     // jose caches the key set and refetches it (at most every 30 s) when a token names an unknown key id.
     keys: createRemoteJWKSet(new URL(jwksUrl), { cacheMaxAge: 10 * 60_000, cooldownDuration: 30_000, timeoutDuration: 3000 }),
     issuer,
     audience,
     usernameClaim: optionalEnv('AUTH_USERNAME_CLAIM') ?? 'preferred_username',
   };
-  return provider;
 }
 
 /**
@@ -39,9 +39,14 @@ function configuredProvider(): Provider | null {
  * the uniform 401.
  */
 export async function verifyJwt(token: string): Promise<string> {
-  const configured = configuredProvider();
+  provider ??= loadProvider().catch((error: unknown) => {
+    provider = undefined;
+    throw error;
+  });
+  const configured = await provider;
   if (!configured) throw new Unauthorized();
   try {
+    const { jwtVerify } = await import('./jose');
     const { payload } = await jwtVerify(token, configured.keys, {
       issuer: configured.issuer,
       audience: configured.audience,

@@ -1,11 +1,12 @@
 // Idempotent retries: a mutation with Idempotency-Key applies at most once per project, credential and key for 24 h.
 import {
-  IdempotencyAlreadyInProgressError,
-  IdempotencyConfig,
-  IdempotencyValidationError,
-  makeIdempotent,
-} from '@aws-lambda-powertools/idempotency';
-import { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotency/dynamodb';
+  ConditionalCheckFailedException,
+  DeleteItemCommand,
+  DynamoDBClient,
+  GetItemCommand,
+  PutItemCommand,
+  UpdateItemCommand,
+} from '@aws-sdk/client-dynamodb';
 import type { Context } from 'aws-lambda';
 import { tableName } from '../config/env';
 import { hashSecret } from '../auth/credentials';
@@ -29,18 +30,41 @@ interface IdempotentCall {
   run: () => Promise<Reply>;
 }
 
-const config = new IdempotencyConfig({
-  eventKeyJmesPath: 'key',
-  payloadValidationJmesPath: 'fingerprint',
-  expiresAfterSeconds: IDEMPOTENCY_TTL_SECONDS,
-});
+type Powertools = typeof import('./idempotency-powertools');
 
-let applyOnce: ((call: IdempotentCall) => Promise<Reply>) | undefined;
+interface Runner {
+  powertools: Powertools;
+  config: InstanceType<Powertools['IdempotencyConfig']>;
+  applyOnce: (call: IdempotentCall) => Promise<Reply>;
+}
 
-/** Records live in the content table (keys `IDEM#<hash>`, TTL attribute `ttl`); built on first use. */
-function idempotentRunner(): (call: IdempotentCall) => Promise<Reply> {
-  applyOnce ??= makeIdempotent(async (call: IdempotentCall) => call.run(), {
-    persistenceStore: new DynamoDBPersistenceLayer({
+let runner: Promise<Runner> | undefined;
+
+/**
+ * Powertools (with its JMESPath engine) is loaded with the first request that names a key: in the Lambda bundles it
+ * is a lazy module (scripts/bundle.mjs), so a cold start without Idempotency-Key never compiles it. It takes the
+ * DynamoDB client classes from this bundle (shared first) rather than carrying a second copy of the SDK.
+ * Records live in the content table (keys `IDEM#<hash>`, TTL attribute `ttl`).
+ */
+async function loadRunner(): Promise<Runner> {
+  // The key is LAZY_SHARED_KEY of scripts/bundle.mjs; outside the bundles (tsx, jest) nothing reads it.
+  const shared = ((globalThis as Record<symbol, Record<string, unknown> | undefined>)[Symbol.for('content-api.lazy-shared')] ??= {});
+  shared['@aws-sdk/client-dynamodb'] ??= {
+    ConditionalCheckFailedException,
+    DeleteItemCommand,
+    DynamoDBClient,
+    GetItemCommand,
+    PutItemCommand,
+    UpdateItemCommand,
+  };
+  const powertools = await import('./idempotency-powertools');
+  const config = new powertools.IdempotencyConfig({
+    eventKeyJmesPath: 'key',
+    payloadValidationJmesPath: 'fingerprint',
+    expiresAfterSeconds: IDEMPOTENCY_TTL_SECONDS,
+  });
+  const applyOnce = powertools.makeIdempotent(async (call: IdempotentCall) => call.run(), {
+    persistenceStore: new powertools.DynamoDBPersistenceLayer({
       tableName: tableName(),
       keyAttr: 'pk',
       expiryAttr: 'ttl',
@@ -49,7 +73,7 @@ function idempotentRunner(): (call: IdempotentCall) => Promise<Reply> {
     config,
     keyPrefix: 'IDEM',
   });
-  return applyOnce;
+  return { powertools, config, applyOnce };
 }
 
 /**
@@ -62,19 +86,24 @@ export async function runIdempotently(
   context: Context,
   run: () => Promise<Reply>,
 ): Promise<Reply> {
+  runner ??= loadRunner().catch((error: unknown) => {
+    runner = undefined;
+    throw error;
+  });
+  const { powertools, config, applyOnce } = await runner;
   config.registerLambdaContext(context);
   try {
-    return await idempotentRunner()({
+    return await applyOnce({
       key: [request.project, hashSecret(request.authorization), request.idempotencyKey],
       fingerprint: request.fingerprint,
       run,
     });
   } catch (error) {
     if (error instanceof HttpError) throw error;
-    if (error instanceof IdempotencyValidationError) {
+    if (error instanceof powertools.IdempotencyValidationError) {
       throw new HttpError(422, 'IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used with a different request');
     }
-    if (error instanceof IdempotencyAlreadyInProgressError) {
+    if (error instanceof powertools.IdempotencyAlreadyInProgressError) {
       throw new Conflict('IDEMPOTENCY_IN_PROGRESS', 'A request with this Idempotency-Key is still in progress; retry shortly', {
         'Retry-After': '1',
       });

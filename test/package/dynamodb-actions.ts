@@ -1,10 +1,13 @@
 // What a bundle can send to DynamoDB, read from esbuild's metafile: the independent side of the IAM check.
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, posix } from 'node:path';
 
 export interface Metafile {
   inputs: Record<string, { bytes: number; imports: Array<{ path: string }> }>;
-  outputs: Record<string, { entryPoint?: string; inputs: Record<string, { bytesInOutput: number }> }>;
+  outputs: Record<
+    string,
+    { entryPoint?: string; inputs: Record<string, { bytesInOutput: number }>; imports?: Array<{ path: string; kind: string; external?: boolean }> }
+  >;
 }
 
 /** DocumentClient commands (lib-dynamodb) and the DynamoDB action each one sends. */
@@ -34,11 +37,25 @@ export function outputFor(metafile: Metafile, entryPoint: string) {
   return output;
 }
 
-/** Source files that contributed code to the bundle (tree-shaken ones contribute 0 bytes). */
+/**
+ * The lazy modules a bundle loads with import() (scripts/bundle.mjs): `./lazy/<name>.mjs` next to it, each an output of
+ * its own in the metafile. Paths as the metafile names outputs (relative to the root).
+ */
+export function lazyOutputsOf(metafile: Metafile, entryPoint: string): string[] {
+  const [path] = Object.entries(metafile.outputs).find(([, o]) => o.entryPoint === entryPoint) ?? [];
+  if (path === undefined) throw new Error(`no bundle for ${entryPoint} in the metafile`);
+  const lazy = (outputFor(metafile, entryPoint).imports ?? [])
+    .filter((i) => i.external && i.kind === 'dynamic-import' && i.path.startsWith('./lazy/'))
+    .map((i) => posix.join(posix.dirname(path), i.path));
+  for (const file of lazy) if (!metafile.outputs[file]) throw new Error(`${path} imports ${file}, which the build did not write`);
+  return [...new Set(lazy)];
+}
+
+/** Source files that contributed code to the bundle or to a lazy module it loads (tree-shaken ones contribute 0 bytes). */
 export function bundledInputs(metafile: Metafile, entryPoint: string): string[] {
-  return Object.entries(outputFor(metafile, entryPoint).inputs)
-    .filter(([, input]) => input.bytesInOutput > 0)
-    .map(([file]) => file);
+  const outputs = [outputFor(metafile, entryPoint), ...lazyOutputsOf(metafile, entryPoint).map((file) => metafile.outputs[file]!)];
+  const files = outputs.flatMap((output) => Object.entries(output.inputs).filter(([, input]) => input.bytesInOutput > 0).map(([file]) => file));
+  return [...new Set(files)];
 }
 
 /**
@@ -56,7 +73,8 @@ export function dynamodbActionsOf(metafile: Metafile, entryPoint: string, root: 
   );
   const actions = new Set<string>();
   for (const file of bundled) {
-    if (SDK_SOURCE.test(file) || file.startsWith('(disabled)')) continue;
+    // Virtual modules (`namespace:path`, such as what a lazy module takes from its loader) are no files to read.
+    if (SDK_SOURCE.test(file) || file.startsWith('(disabled)') || /^[\w-]+:/.test(file)) continue;
     for (const [, names, pkg] of readFileSync(join(root, file), 'utf8').matchAll(SDK_IMPORT)) {
       for (const spec of (names as string).split(',')) {
         const name = spec.trim().replace(/^type\s+/, '').split(/\s+as\s+/)[0] ?? '';
