@@ -9,6 +9,7 @@ import { parse } from 'yaml';
 import { serveDocs } from '../openapi/docs-site';
 import { ROOT } from './env';
 import { SECURITY_HEADERS } from '../http/edge';
+import { allowConcurrentRequests } from '../dynamo/deadline';
 /** API Gateway's own payload limit; the handlers enforce the service's smaller one. */
 const MAX_REQUEST_BYTES = 10 * 1024 * 1024;
 
@@ -167,6 +168,8 @@ const JSON_HEADERS = SECURITY_HEADERS;
 
 /** Starts the server; routes and CORS settings come from serverless.yml, origins from the options. */
 export async function startServer(options: ServerOptions): Promise<{ server: Server; url: string; routes: Route[] }> {
+  // Unlike a Lambda sandbox, this process handles requests concurrently: each needs its own deadline.
+  allowConcurrentRequests();
   const config = readServerlessConfig();
   const routes = loadRoutes(config);
   const handlers = new Map<Route, Handler>();
