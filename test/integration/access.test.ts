@@ -400,6 +400,32 @@ describe('a key only works on its own project; a member only on projects they be
     expect(await state(other)).toEqual(before);
   });
 
+  it('a key stored before keys carried their write hash (w) still writes, and a read-only one still cannot', async () => {
+    const { documents } = await import('../../lib/dynamo/client');
+    const { UpdateCommand } = await import('@aws-sdk/lib-dynamodb');
+    const { tableName } = await import('../../lib/config/env');
+    const { projectPk } = await import('../../lib/store/items');
+    const writer = await newKey(p, ['content:write']);
+    const reader = await newKey(p, ['content:read']);
+    // The entries as this service wrote them before: no w (the fast path's check), so the write takes the read path.
+    for (const id of [writer.id, reader.id]) {
+      await documents.send(
+        new UpdateCommand({
+          TableName: tableName(),
+          Key: { pk: projectPk({ username: p.username, slug: p.slug }) },
+          UpdateExpression: 'REMOVE #keys.#id.#w',
+          ExpressionAttributeNames: { '#keys': 'keys', '#id': id, '#w': 'w' },
+        }),
+      );
+    }
+    const written = await send(p.content, 'set', { authorization: bearer(writer.key), body: { path: 'legacy_key', value: 7 } });
+    expect({ status: written.status, body: written.body }).toEqual({ status: 200, body: { message: MESSAGE.set } });
+    expect((await state(p)).value.legacy_key).toBe(7);
+    const refused = await send(p.content, 'set', { authorization: bearer(reader.key), body: { path: 'legacy_key', value: 8 } });
+    expect(refused.status).toBe(403);
+    expect((await state(p)).value.legacy_key).toBe(7);
+  });
+
   it('a newly revoked key stops working at once, on reads and writes', async () => {
     const accounts = await import('../../lib/store/accounts');
     const key = await newKey(p, ['content:read', 'content:write']);
