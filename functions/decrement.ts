@@ -1,10 +1,10 @@
 // POST /api/{username}/{projectSlug}/content/decrement
 import { contentMutation } from '../lib/http/content-handlers';
-import { operations } from '../lib/content/operations';
+import { SUCCESS_MESSAGES, operations } from '../lib/content/operations';
 import { validateDecrement as validate } from '../lib/http/validators.generated';
 
 export const handler = contentMutation({
   validate,
   operation: operations.decrement,
-  message: 'Value decremented successfully',
+  message: SUCCESS_MESSAGES.decrement,
 });

@@ -1,10 +1,10 @@
 // POST /api/{username}/{projectSlug}/content/delete
 import { contentMutation } from '../lib/http/content-handlers';
-import { operations } from '../lib/content/operations';
+import { SUCCESS_MESSAGES, operations } from '../lib/content/operations';
 import { validateDelete as validate } from '../lib/http/validators.generated';
 
 export const handler = contentMutation({
   validate,
   operation: operations.delete,
-  message: 'Value deleted successfully',
+  message: SUCCESS_MESSAGES.delete,
 });

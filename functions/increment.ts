@@ -1,10 +1,10 @@
 // POST /api/{username}/{projectSlug}/content/increment
 import { contentMutation } from '../lib/http/content-handlers';
-import { operations } from '../lib/content/operations';
+import { SUCCESS_MESSAGES, operations } from '../lib/content/operations';
 import { validateIncrement as validate } from '../lib/http/validators.generated';
 
 export const handler = contentMutation({
   validate,
   operation: operations.increment,
-  message: 'Value incremented successfully',
+  message: SUCCESS_MESSAGES.increment,
 });

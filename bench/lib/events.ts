@@ -3,6 +3,7 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
+import { lambdaContext as localLambdaContext } from '../../lib/local/server';
 import { ROOT } from './config';
 
 export type Handler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
@@ -71,20 +72,5 @@ export function v2Event(
   };
 }
 
-export function lambdaContext(functionName: string, timeoutSeconds = 10): Context {
-  const deadline = Date.now() + timeoutSeconds * 1000;
-  return {
-    callbackWaitsForEmptyEventLoop: true,
-    functionName,
-    functionVersion: '$LATEST',
-    invokedFunctionArn: `arn:aws:lambda:us-east-1:000000000000:function:${functionName}`,
-    memoryLimitInMB: '512',
-    awsRequestId: randomUUID(),
-    logGroupName: `/aws/lambda/${functionName}`,
-    logStreamName: 'bench',
-    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
-    done: () => undefined,
-    fail: () => undefined,
-    succeed: () => undefined,
-  };
-}
+/** The local server's Lambda context (lib/local/server.ts), so in-process and HTTP invocations see the same one. */
+export const lambdaContext = (functionName: string, timeoutSeconds = 10): Context => localLambdaContext(functionName, timeoutSeconds);

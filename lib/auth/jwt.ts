@@ -1,10 +1,12 @@
 // JWT sessions from an identity provider (OIDC): verified locally against its cached JWKS, so no DynamoDB request.
 import type { JWTVerifyGetKey } from 'jose';
+import type * as Jose from './jose';
 import { optionalEnv } from '../config/env';
 import { Unauthorized } from '../http/errors';
 import { USERNAME } from '../store/items';
 
 interface Provider {
+  verify: typeof Jose.jwtVerify;
   keys: JWTVerifyGetKey;
   issuer: string;
   audience: string;
@@ -23,8 +25,9 @@ async function loadProvider(): Promise<Provider | null> {
   const issuer = optionalEnv('AUTH_ISSUER');
   const audience = optionalEnv('AUTH_AUDIENCE');
   if (!jwksUrl || !issuer || !audience) return null;
-  const { createRemoteJWKSet } = await import('./jose');
+  const { createRemoteJWKSet, jwtVerify } = await import('./jose');
   return {
+    verify: jwtVerify,
     // jose caches the key set and refetches it (at most every 30 s) when a token names an unknown key id.
     keys: createRemoteJWKSet(new URL(jwksUrl), { cacheMaxAge: 10 * 60_000, cooldownDuration: 30_000, timeoutDuration: 3000 }),
     issuer,
@@ -46,8 +49,7 @@ export async function verifyJwt(token: string): Promise<string> {
   const configured = await provider;
   if (!configured) throw new Unauthorized();
   try {
-    const { jwtVerify } = await import('./jose');
-    const { payload } = await jwtVerify(token, configured.keys, {
+    const { payload } = await configured.verify(token, configured.keys, {
       issuer: configured.issuer,
       audience: configured.audience,
       algorithms: ['RS256', 'ES256'],

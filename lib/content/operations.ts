@@ -47,3 +47,14 @@ export const operations = {
     return { kind: 'replace', content: body.content as JsonObject };
   },
 } as const;
+
+/** The success message of each mutation route (the spec's texts): the handlers answer it, the OpenAPI document shows it. */
+export const SUCCESS_MESSAGES: Record<keyof typeof operations, string> = {
+  set: 'Value set successfully',
+  insert: 'Value inserted successfully',
+  push: 'Object pushed successfully',
+  decrement: 'Value decremented successfully',
+  increment: 'Value incremented successfully',
+  delete: 'Value deleted successfully',
+  update: 'Content updated successfully',
+};

@@ -322,15 +322,13 @@ export function compileAccess(state: ExpressionState, access: AccessCheck, form:
   if (access.kind === 'key') {
     const key = `${state.name(A.keys)}.${state.name(access.keyId)}`;
     const expires = `${key}.${state.name(A.keyExpires)}`;
-    if (form === 'fast' && access.permission === 'content:write') {
-      return `${key}.${state.name(A.keyWriteHash)} = ${state.value({ S: access.keyHash })} AND NOT ${expires} <= ${state.number(access.now)}`;
-    }
-    return (
-      `${key}.${state.name(A.keyHash)} = ${state.value({ S: access.keyHash })}` +
-      ` AND contains(${key}.${state.name(A.keyPermissions)}, ${state.value({ S: access.permission })})` +
-      // A key that never expires has no `e`: the comparison is then false, and NOT makes the clause hold.
-      ` AND NOT ${expires} <= ${state.number(access.now)}`
-    );
+    const proof =
+      form === 'fast' && access.permission === 'content:write'
+        ? `${key}.${state.name(A.keyWriteHash)} = ${state.value({ S: access.keyHash })}`
+        : `${key}.${state.name(A.keyHash)} = ${state.value({ S: access.keyHash })}` +
+          ` AND contains(${key}.${state.name(A.keyPermissions)}, ${state.value({ S: access.permission })})`;
+    // A key that never expires has no `e`: the comparison is then false, and NOT makes the clause hold.
+    return `${proof} AND NOT ${expires} <= ${state.number(access.now)}`;
   }
   const owner = `${state.name(A.owner)} = ${state.value({ S: access.username })}`;
   const member = `${state.name(A.members)}.${state.name(access.username)}`;

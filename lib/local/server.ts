@@ -132,7 +132,7 @@ export function toEvent(req: IncomingMessage, body: Buffer, route: Route, match:
   };
 }
 
-function lambdaContext(functionName: string, timeoutSeconds: number): Context {
+export function lambdaContext(functionName: string, timeoutSeconds: number): Context {
   const deadline = Date.now() + timeoutSeconds * 1000;
   return {
     callbackWaitsForEmptyEventLoop: true,

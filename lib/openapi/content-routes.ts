@@ -1,4 +1,5 @@
 // Route table of the content routes (GET content and the POST content/* mutations), for the API docs.
+import { SUCCESS_MESSAGES } from '../content/operations';
 import { requestSchemas } from '../http/schemas';
 import type { ErrorCode } from './errors';
 import { ACCESS_ERRORS, BODY_ERRORS, type RouteDoc, messageSchema } from './route-doc';
@@ -24,7 +25,7 @@ const CONTENT = '/api/{username}/{projectSlug}/content';
 /** A POST content/<name> mutation: its body schema is requestSchemas[name], its success a `{message}`. */
 function contentMutation(
   name: keyof typeof requestSchemas,
-  doc: { summary: string; description: string; example: unknown; message: string; errors: ErrorCode[] },
+  doc: { summary: string; description: string; example: unknown; errors: ErrorCode[] },
 ): RouteDoc {
   return {
     method: 'POST',
@@ -35,7 +36,7 @@ function contentMutation(
     description: doc.description,
     body: { schema: requestSchemas[name], example: doc.example },
     versioned: 'write',
-    success: { status: 200, description: 'Done; `ETag` carries the new version of the content.', schema: messageSchema, example: { message: doc.message } },
+    success: { status: 200, description: 'Done; `ETag` carries the new version of the content.', schema: messageSchema, example: { message: SUCCESS_MESSAGES[name] } },
     errors: [...MUTATION, ...doc.errors],
   };
 }
@@ -76,7 +77,6 @@ export const CONTENT_ROUTES: readonly RouteDoc[] = [
     description:
       'Writes `value` at `path`, creating missing parents as objects. On an array, an index inside it replaces the element and `index == length` appends. Walking through a scalar is a 400 and changes nothing.',
     example: { path: 'data.item.name', value: 'hello' },
-    message: 'Value set successfully',
     errors: [...PATH, ...VALUE, 'NOT_A_CONTAINER', 'INDEX_OUT_OF_RANGE'],
   }),
   contentMutation('insert', {
@@ -84,42 +84,36 @@ export const CONTENT_ROUTES: readonly RouteDoc[] = [
     description:
       'Inserts `value` into the array at `path` before `index` (an integer in `-length..length`; negative counts from the end, like Python\'s `list.insert`). A missing array is created.',
     example: { path: 'data.items', value: 'first', index: 0 },
-    message: 'Value inserted successfully',
     errors: [...PATH, ...VALUE, 'INVALID_INDEX', 'INDEX_OUT_OF_RANGE', 'NOT_AN_ARRAY', 'NOT_A_CONTAINER'],
   }),
   contentMutation('push', {
     summary: 'Append a value to an array',
     description: 'Appends `value` to the array at `path`. A missing array becomes `[value]`; a value that is not an array is a 400.',
     example: { path: 'data.items', value: { id: 1 } },
-    message: 'Object pushed successfully',
     errors: [...PATH, ...VALUE, 'NOT_AN_ARRAY', 'NOT_A_CONTAINER', 'INDEX_OUT_OF_RANGE'],
   }),
   contentMutation('decrement', {
     summary: 'Decrement a number',
     description: 'Subtracts `value` (default 1) from the number at `path`. A missing number counts as 0; a value that is not a number is a 400.',
     example: { path: 'data.item.count', value: 2 },
-    message: 'Value decremented successfully',
     errors: [...PATH, 'INVALID_AMOUNT', 'NOT_A_NUMBER', 'NOT_A_CONTAINER', 'INDEX_OUT_OF_RANGE', 'NUMBER_OUT_OF_RANGE'],
   }),
   contentMutation('increment', {
     summary: 'Increment a number',
     description: 'Adds `value` (default 1) to the number at `path`. A missing number counts as 0; a value that is not a number is a 400.',
     example: { path: 'data.item.count' },
-    message: 'Value incremented successfully',
     errors: [...PATH, 'INVALID_AMOUNT', 'NOT_A_NUMBER', 'NOT_A_CONTAINER', 'INDEX_OUT_OF_RANGE', 'NUMBER_OUT_OF_RANGE'],
   }),
   contentMutation('delete', {
     summary: 'Delete a value',
     description: 'Removes the key or array element at `path` (later elements shift). Deleting a missing path is a 200: deleting is idempotent.',
     example: { path: 'data.item.name' },
-    message: 'Value deleted successfully',
     errors: [...PATH],
   }),
   contentMutation('update', {
     summary: 'Replace the whole content',
     description: 'Replaces the whole content with `content`, which must be a JSON object.',
     example: { content: { data: { items: [], count: 0 } } },
-    message: 'Content updated successfully',
     errors: ['INVALID_CONTENT', 'INVALID_VALUE', 'VALUE_TOO_DEEP', 'EMPTY_KEY', 'KEY_TOO_LONG', 'RESERVED_KEY', 'NUMBER_OUT_OF_RANGE'],
   }),
 ];

@@ -1,18 +1,11 @@
 // Paths across every route: syntax (escapes, empty segments), type of the path field, depth, reserved keys,
 // and keys that look like object prototype members.
-import { call, expectError, post, type Project, project, state } from '../support/api';
+import { call, expectError, MESSAGES, post, type Project, project, state } from '../support/api';
 
 // ---- helpers ---------------------------------------------------------------------------------------------------
-type PathOp = 'set' | 'insert' | 'push' | 'decrement' | 'increment' | 'delete';
-const MESSAGE: Record<PathOp, string> = {
-  set: 'Value set successfully',
-  insert: 'Value inserted successfully',
-  push: 'Object pushed successfully',
-  decrement: 'Value decremented successfully',
-  increment: 'Value incremented successfully',
-  delete: 'Value deleted successfully',
-};
-const PATH_OPS = Object.keys(MESSAGE) as PathOp[];
+const PATH_OPS = ['set', 'insert', 'push', 'decrement', 'increment', 'delete'] as const;
+type PathOp = (typeof PATH_OPS)[number];
+const MESSAGE: Record<PathOp, string> = MESSAGES;
 
 /** A minimal valid body for the operation around a path value (which may be anything, to test validation). */
 const bodyFor = (op: PathOp, path: unknown): Record<string, unknown> => {

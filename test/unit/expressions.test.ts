@@ -18,13 +18,8 @@ import {
 } from '../../lib/expressions';
 import { parseIfMatch } from '../../lib/http/request';
 import { parsePath } from '../../lib/paths';
+import { add, del, insert, push, replace, set } from './helpers';
 
-const set = (path: string, value: Json): ContentOperation => ({ kind: 'set', segments: parsePath(path), value });
-const insert = (path: string, index: number, value: Json): ContentOperation => ({ kind: 'insert', segments: parsePath(path), value, index });
-const push = (path: string, value: Json): ContentOperation => ({ kind: 'push', segments: parsePath(path), value });
-const add = (path: string, amount: number): ContentOperation => ({ kind: 'add', segments: parsePath(path), amount });
-const del = (path: string): ContentOperation => ({ kind: 'delete', segments: parsePath(path) });
-const replace = (content: JsonObject): ContentOperation => ({ kind: 'replace', content });
 
 const N = (n: string): AttributeValue => ({ N: n });
 const S = (s: string): AttributeValue => ({ S: s });

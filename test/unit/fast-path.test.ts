@@ -7,14 +7,9 @@ import { type Json, type JsonObject, storedSize } from '../../lib/content/json';
 import { type ContentOperation, applyAction, plan } from '../../lib/content/model';
 import { fromAttribute, toAttribute } from '../../lib/dynamo/attributes';
 import { type WriteEnvelope, compileWrite, growthBound, isAssumptionRefused } from '../../lib/expressions';
-import { parsePath } from '../../lib/paths';
 import { type Item, InvalidExpression, applyUpdate, conditionHolds } from './expression-evaluator';
+import { add, del, insert, push, set } from './helpers';
 
-const set = (path: string, value: Json): ContentOperation => ({ kind: 'set', segments: parsePath(path), value });
-const insert = (path: string, index: number, value: Json): ContentOperation => ({ kind: 'insert', segments: parsePath(path), value, index });
-const push = (path: string, value: Json): ContentOperation => ({ kind: 'push', segments: parsePath(path), value });
-const add = (path: string, amount: number): ContentOperation => ({ kind: 'add', segments: parsePath(path), amount });
-const del = (path: string): ContentOperation => ({ kind: 'delete', segments: parsePath(path) });
 
 const SLOT = 5;
 const envelope = (op: ContentOperation): WriteEnvelope => ({

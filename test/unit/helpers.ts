@@ -1,5 +1,8 @@
-// Test helpers: what an HttpError says to a client (status and stable code), never its message.
+// Test helpers: what an HttpError says to a client (status and stable code), never its message; content operations.
+import type { Json, JsonObject } from '../../lib/content/json';
+import type { ContentOperation } from '../../lib/content/model';
 import { HttpError } from '../../lib/http/errors';
+import { parsePath } from '../../lib/paths';
 
 /** The HttpError `fn` throws; fails the test when it throws something else or nothing. */
 export function thrownBy(fn: () => unknown): HttpError {
@@ -19,3 +22,11 @@ export function failure(fn: () => unknown): { statusCode: number; code: string }
 }
 
 export const badRequest = (code: string) => ({ statusCode: 400, code });
+
+/** Content operations as the routes build them, from a dot path. */
+export const set = (path: string, value: Json): ContentOperation => ({ kind: 'set', segments: parsePath(path), value });
+export const insert = (path: string, index: number, value: Json): ContentOperation => ({ kind: 'insert', segments: parsePath(path), value, index });
+export const push = (path: string, value: Json): ContentOperation => ({ kind: 'push', segments: parsePath(path), value });
+export const add = (path: string, amount: number): ContentOperation => ({ kind: 'add', segments: parsePath(path), amount });
+export const del = (path: string): ContentOperation => ({ kind: 'delete', segments: parsePath(path) });
+export const replace = (content: JsonObject): ContentOperation => ({ kind: 'replace', content });

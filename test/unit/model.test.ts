@@ -1,14 +1,8 @@
-import type { Json, JsonObject } from '../../lib/content/json';
+import type { JsonObject } from '../../lib/content/json';
 import { type Action, type ContentOperation, applyAction, plan, valueAt, walk } from '../../lib/content/model';
 import { parsePath } from '../../lib/paths';
-import { badRequest, failure } from './helpers';
+import { add, badRequest, del, failure, insert, push, replace, set } from './helpers';
 
-const set = (path: string, value: Json): ContentOperation => ({ kind: 'set', segments: parsePath(path), value });
-const insert = (path: string, index: number, value: Json): ContentOperation => ({ kind: 'insert', segments: parsePath(path), value, index });
-const push = (path: string, value: Json): ContentOperation => ({ kind: 'push', segments: parsePath(path), value });
-const add = (path: string, amount: number): ContentOperation => ({ kind: 'add', segments: parsePath(path), amount });
-const del = (path: string): ContentOperation => ({ kind: 'delete', segments: parsePath(path) });
-const replace = (content: JsonObject): ContentOperation => ({ kind: 'replace', content });
 
 /** Plans and applies an operation, as the read-then-write path does. */
 function run(content: JsonObject, op: ContentOperation): JsonObject {
