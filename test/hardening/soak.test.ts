@@ -5,7 +5,9 @@
 // are the one-request operations README promises unlimited concurrent writers for (read-then-write ones, like
 // middle inserts, may answer 409 WRITE_CONFLICT under contention, by design, so they are not in the mix). Then:
 // no errors, every list exactly as its client expects, every counter equal to the sum of its acknowledged amounts,
-// and no memory growth (the last third's median RSS at most SOAK_RSS_GROWTH (default 1.2) x the second third's).
+// and no memory growth: the last third's low RSS (10th percentile) at most SOAK_RSS_GROWTH (default 1.2) x the second
+// third's. RSS swings by 30 MB as V8 grows its heap and then collects it, so medians and peaks measure when the last
+// major GC happened; what a leak raises is the level RSS returns to after a collection, which the low percentile tracks.
 import { type Stack, type StackProject, percentile, request, rssKiB, startStack } from '../support/hardening-stack';
 
 const SECONDS = Number(process.env.SOAK_SECONDS ?? 120);
@@ -16,6 +18,7 @@ const COUNTERS = ['a', 'b', 'c', 'd'];
 const MAX_LIST = 12;
 
 const median = (xs: number[]) => percentile(xs, 50);
+const low = (xs: number[]) => percentile(xs, 10);
 
 describe('soak', () => {
   let stack: Stack;
@@ -122,7 +125,7 @@ describe('soak', () => {
       `soak: ${CLIENTS} clients, ${elapsed.toFixed(0)} s, ${latencies.length} requests, ${(latencies.length / elapsed).toFixed(0)} req/s, ` +
         `p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms, max ${Math.max(...latencies).toFixed(0)} ms, errors ${errors.length}\n` +
         `  operations: ${JSON.stringify(byOp)}\n` +
-        `  API RSS (MiB) by third, median [min-max]: ${thirds.map((t) => `${mb(median(t))} [${mb(Math.min(...t))}-${mb(Math.max(...t))}]`).join(', ')} (${rss.length} samples)\n` +
+        `  API RSS (MiB) by third, p10 / median [min-max]: ${thirds.map((t) => `${mb(low(t))} / ${mb(median(t))} [${mb(Math.min(...t))}-${mb(Math.max(...t))}]`).join(', ')} (${rss.length} samples)\n` +
         `  RSS samples every 10 s: ${rss.filter((_, i) => i % 10 === 0).map((s) => mb(s.kib)).join(' ')}`,
     );
 
@@ -131,6 +134,6 @@ describe('soak', () => {
     for (let c = 0; c < CLIENTS; c++) expect({ client: c, list: final.lists[`c${c}`] }).toEqual({ client: c, list: expectedLists[c] });
     expect(errors.slice(0, 20)).toEqual([]);
     expect(rss.length).toBeGreaterThanOrEqual(Math.min(30, SECONDS - 2));
-    expect(median(thirds[2] as number[])).toBeLessThanOrEqual(GROWTH * median(thirds[1] as number[]));
+    expect(low(thirds[2] as number[])).toBeLessThanOrEqual(GROWTH * low(thirds[1] as number[]));
   }, (SECONDS + 120) * 1000);
 });
