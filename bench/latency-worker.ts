@@ -1,20 +1,19 @@
-// Part 2 worker: the same operation four ways, interleaved per iteration (rotating order, so drift and order effects
+// Part 2 worker: the same operation five ways, interleaved per iteration (rotating order, so drift and order effects
 // cancel): the floor (one bare, minimal UpdateItem/GetItem with @aws-sdk/client-dynamodb straight to the engine); the
+// HTTP floor (the floor's request relayed by a do-nothing HTTP server, bench/relay.ts: what the hop alone costs); the
 // handler's own request sent bare (the exact UpdateItem/GetItem the handler sends, captured beforehand from the same
 // operation on an identical item, with a fresh request token: what the richer expression costs without any handler
 // code); the Lambda handler invoked in this process with a v2 event; and the local HTTP server (lib/local/start.ts).
 // Each mode works on its own item with identical content, so item sizes stay equal. Also measures CPU per request
 // (this process, the engine, the server) and, last, a CPU-profiled pass of floor vs handler. Started by
 // bench/latency.ts with the environment set, stdout to /dev/null (the handlers' access log), results over IPC.
-import { DynamoDBClient, GetItemCommand, PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { GetItemCommand, PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import { NodeHttpHandler } from '@smithy/node-http-handler';
-import { Agent as HttpAgent } from 'node:http';
-import { Agent } from 'node:https';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { join } from 'node:path';
 import { type Handler, type RouteInfo, contentRoutes, lambdaContext, loadHandler, v2Event } from './lib/events';
+import { floorClient as createFloorClient } from './lib/floor-client';
 import { httpClient } from './lib/http';
 import { type CpuProfile, type ProfileSummary, summarizeProfile } from './lib/profile';
 import { randomBytes } from 'node:crypto';
@@ -27,6 +26,8 @@ export interface LatencyConfig {
   capture: { username: string; slug: string; key: string };
   twinPk: string;
   replayPk: string;
+  /** The HTTP floor: bench/relay.ts, and the item its requests go to. */
+  relay: { url: string; pid: number; pk: string };
   enginePid: number;
   serverPid: number;
   iterations: number;
@@ -43,8 +44,9 @@ export interface LatencyConfig {
   outDir: string;
 }
 
-export type Mode = 'floor' | 'replay' | 'inproc' | 'http';
-export const MODES: Mode[] = ['floor', 'replay', 'inproc', 'http'];
+export type Mode = 'floor' | 'relay' | 'replay' | 'inproc' | 'http';
+export const MODES: Mode[] = ['floor', 'relay', 'replay', 'inproc', 'http'];
+const byMode = <T>(make: () => T): Record<Mode, T> => Object.fromEntries(MODES.map((mode) => [mode, make()])) as Record<Mode, T>;
 
 export interface OpLatency {
   op: string;
@@ -57,7 +59,7 @@ export interface OpLatency {
   handlerRequest?: { command: string; bytes: number; updateExpression?: string; conditionExpression?: string; projection?: string };
   /** DynamoDB requests the handler made per operation in the capture pass (1 on the fast path). */
   handlerRequestsPerOp: number;
-  /** CPU ms per request: this process (client / handler), the engine, the local server (HTTP mode only); `*Sys` the kernel part. */
+  /** CPU ms per request: this process (client / handler), the engine, the server (local API for HTTP, the relay for the HTTP floor); `*Sys` the kernel part. */
   cpu: Record<Mode, Cpu>;
 }
 
@@ -103,17 +105,7 @@ function initialContent(marker = 0) {
   };
 }
 
-// The floor's client: the settings of lib/dynamo/client.ts (retries, timeouts, keep-alive agents).
-const floorClient = new DynamoDBClient({
-  endpoint: process.env.AWS_ENDPOINT_URL_DYNAMODB,
-  maxAttempts: 3,
-  requestHandler: new NodeHttpHandler({
-    connectionTimeout: 1000,
-    requestTimeout: 3000,
-    httpsAgent: new Agent({ keepAlive: true, maxSockets: 64 }),
-    httpAgent: new HttpAgent({ keepAlive: true, maxSockets: 64 }),
-  }),
-});
+const floorClient = createFloorClient();
 
 const twinKey = { pk: { S: config.twinPk } };
 const names = (...parts: string[]) => Object.fromEntries(parts.map((p, i) => [`#p${i}`, p]));
@@ -204,6 +196,7 @@ async function main(): Promise<LatencyResult> {
     handlers.set(spec.route, { route, handler: await loadHandler(route) });
   }
   const api = httpClient(config.http.url, 1);
+  const relay = httpClient(config.relay.url, 1);
 
   const invoke = async (route: string, options: { body?: unknown; query?: Record<string, string> }, project = config.inproc) => {
     const { route: info, handler } = handlers.get(route) as { route: RouteInfo; handler: Handler };
@@ -232,6 +225,7 @@ async function main(): Promise<LatencyResult> {
     if (a.statusCode !== 200 || b.status !== 200 || c.statusCode !== 200) throw new Error(`reset failed: ${a.statusCode} ${b.status} ${c.statusCode}`);
     await copyItem(config.inproc, config.twinPk);
     await copyItem(config.capture, config.replayPk);
+    await copyItem(config.inproc, config.relay.pk);
   }
 
   /** Runs the handler on the capture project for iterations 0..n-1 (as A will), recording each request it sends. */
@@ -266,6 +260,11 @@ async function main(): Promise<LatencyResult> {
     floor: async (spec, i) => {
       await floorClient.send(spec.floor(i) as UpdateItemCommand);
     },
+    relay: async (spec, i) => {
+      const command = spec.floor(i);
+      const reply = await relay.call('POST', `/${command instanceof GetItemCommand ? 'GetItem' : 'UpdateItem'}`, { body: { ...command.input, Key: { pk: { S: config.relay.pk } } } });
+      if (reply.status !== 200) throw new Error(`HTTP floor ${spec.op}: ${reply.status}`);
+    },
     replay: async (_spec, i) => {
       if (!replayable) return;
       await floorClient.send(forReplay(replays[i] as Captured, config.replayPk) as UpdateItemCommand);
@@ -283,10 +282,10 @@ async function main(): Promise<LatencyResult> {
   const results: OpLatency[] = OPS.map((spec) => ({
     op: spec.op,
     floorKind: spec.floorKind,
-    samples: { floor: [], replay: [], inproc: [], http: [] },
+    samples: byMode(() => []),
     blockMedians: [],
     handlerRequestsPerOp: 0,
-    cpu: { floor: zeroCpu(), replay: zeroCpu(), inproc: zeroCpu(), http: zeroCpu() },
+    cpu: byMode(zeroCpu),
   }));
 
   // Warm-up: every path JIT-compiled, connections open.
@@ -315,7 +314,7 @@ async function main(): Promise<LatencyResult> {
           projection: first.input.ProjectionExpression,
         };
       }
-      const blockSamples: Record<Mode, number[]> = { floor: [], replay: [], inproc: [], http: [] };
+      const blockSamples = byMode<number[]>(() => []);
       // Runs of `runLength` requests per mode, the modes in rotating order (A B C D, B C D A, ...): drift cancels,
       // each mode goes first equally often, and every process a mode uses is as warm as the others' (with runs of
       // one, the HTTP server would sit idle through three other requests before each of its own, the engine never;
@@ -327,7 +326,8 @@ async function main(): Promise<LatencyResult> {
           for (let i = start; i < Math.min(start + runLength, config.iterations); i++) {
             const cpu0 = workerCpu();
             const engine0 = cpuOf(config.enginePid);
-            const server0 = mode === 'http' ? cpuOf(config.serverPid) : { total: 0, sys: 0 };
+            const serverPid = mode === 'http' ? config.serverPid : mode === 'relay' ? config.relay.pid : undefined;
+            const server0 = serverPid ? cpuOf(serverPid) : { total: 0, sys: 0 };
             const t0 = process.hrtime.bigint();
             await run[mode](spec, i);
             const ms = Number(process.hrtime.bigint() - t0) / 1e6;
@@ -339,8 +339,8 @@ async function main(): Promise<LatencyResult> {
             c.workerSys += cpu1.sys - cpu0.sys;
             c.engine += engine1.total - engine0.total;
             c.engineSys += engine1.sys - engine0.sys;
-            if (mode === 'http') {
-              const server1 = cpuOf(config.serverPid);
+            if (serverPid) {
+              const server1 = cpuOf(serverPid);
               c.server += server1.total - server0.total;
               c.serverSys += server1.sys - server0.sys;
             }
@@ -349,7 +349,7 @@ async function main(): Promise<LatencyResult> {
           }
         }
       }
-      result.blockMedians.push({ floor: median(blockSamples.floor), replay: median(blockSamples.replay), inproc: median(blockSamples.inproc), http: median(blockSamples.http) });
+      result.blockMedians.push(Object.fromEntries(MODES.map((mode) => [mode, median(blockSamples[mode])])) as Record<Mode, number>);
     }
   }
   for (const result of results) {
@@ -401,6 +401,7 @@ async function main(): Promise<LatencyResult> {
     profiled.close();
   }
   api.close();
+  relay.close();
   floorClient.destroy();
   return { ops: results, window, contentBytes, itemBytes, profile };
 }

@@ -15,6 +15,8 @@ export interface LatencyRow {
   op: string;
   floorKind: string;
   floor: Summary;
+  /** The HTTP floor: the floor's request through a do-nothing HTTP server (bench/relay.ts). */
+  relay: Summary;
   replay: Summary;
   inproc: Summary;
   http: Summary;
@@ -23,7 +25,7 @@ export interface LatencyRow {
    * handler's own request sent bare against the floor (what the richer expression costs); in-process against that
    * (what the handler's code costs).
    */
-  ratio: { inproc: number; http: number; inprocP99: number; httpP99: number; replay: number; inprocOverReplay: number };
+  ratio: { inproc: number; http: number; inprocP99: number; httpP99: number; replay: number; inprocOverReplay: number; relay: number; httpOverRelay: number };
   /** The min/median/max across blocks of the per-block ratio: the noise. */
   blockRatio: { inproc: { min: number; median: number; max: number }; http: { min: number; median: number; max: number } };
   handlerRequest?: LatencyResult['ops'][number]['handlerRequest'];
@@ -75,6 +77,7 @@ export async function runLatency(config: Omit<LatencyConfig, 'outDir'>, endpoint
   const result = worker.ready.result;
   const rows: LatencyRow[] = result.ops.map((op) => {
     const floor = summarize(op.samples.floor);
+    const relay = summarize(op.samples.relay);
     const replay = summarize(op.samples.replay);
     const inproc = summarize(op.samples.inproc);
     const http = summarize(op.samples.http);
@@ -85,11 +88,14 @@ export async function runLatency(config: Omit<LatencyConfig, 'outDir'>, endpoint
       httpP99: http.p99 / floor.p99,
       replay: replay.median / floor.median,
       inprocOverReplay: inproc.median / replay.median,
+      relay: relay.median / floor.median,
+      httpOverRelay: http.median / relay.median,
     };
     return {
       op: op.op,
       floorKind: op.floorKind,
       floor,
+      relay,
       replay,
       inproc,
       http,

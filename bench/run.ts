@@ -8,7 +8,7 @@ import { mkdirSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { OUT_DIR, RESULTS_DIR, TABLE_NAME, baseEnv, machine, params, partsToRun } from './lib/config';
-import { type Child, startApiServer, startEngineProcess } from './lib/procs';
+import { type Child, spawnTs, startApiServer, startEngineProcess } from './lib/procs';
 import { writeReport, type BenchReport } from './report';
 
 const log = (line: string) => console.log(line);
@@ -129,6 +129,8 @@ async function main(): Promise<number> {
       children.push(direct);
       const profiled = profiling ? await startApiServer(engine.endpoint, idp.env, serverProfileArgs()) : undefined;
       if (profiled) children.push(profiled);
+      const relay = await spawnTs<{ url: string }>('bench/relay.ts', baseEnv({ AWS_ENDPOINT_URL_DYNAMODB: engine.endpoint }));
+      children.push(relay);
       const inproc = await fixtures.createBenchProject('latency-inproc');
       const overHttp = await fixtures.createBenchProject('latency-http');
       const capture = await fixtures.createBenchProject('latency-capture');
@@ -139,6 +141,7 @@ async function main(): Promise<number> {
           capture: { username: capture.username, slug: capture.slug, key: capture.key },
           twinPk: 'BENCH#latency-floor',
           replayPk: 'BENCH#latency-replay',
+          relay: { url: relay.ready.url, pid: relay.pid, pk: 'BENCH#latency-relay' },
           enginePid: engine.pid,
           serverPid: direct.pid,
           iterations: params.iterations,
@@ -151,6 +154,7 @@ async function main(): Promise<number> {
         engine.endpoint,
       );
       await direct.stop();
+      await relay.stop();
       await profiled?.stop();
       if (profiling) serverProfile(report.latency);
       for (const r of report.latency.rows) {
