@@ -315,9 +315,9 @@ async function main(): Promise<LatencyResult> {
         };
       }
       const blockSamples = byMode<number[]>(() => []);
-      // Runs of `runLength` requests per mode, the modes in rotating order (A B C D, B C D A, ...): drift cancels,
+      // Runs of `runLength` requests per mode, the modes in rotating order (A B C D E, B C D E A, ...): drift cancels,
       // each mode goes first equally often, and every process a mode uses is as warm as the others' (with runs of
-      // one, the HTTP server would sit idle through three other requests before each of its own, the engine never;
+      // one, the HTTP servers would sit idle through four other requests before each of its own, the engine never;
       // on this VM an idle process takes up to a millisecond to wake, which would be charged to HTTP alone).
       const runLength = Math.max(1, config.runLength);
       for (let start = 0, turn = 0; start < config.iterations; start += runLength, turn++) {
