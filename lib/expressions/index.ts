@@ -43,7 +43,7 @@ export interface WriteEnvelope {
   /** Read-then-write: the version that was read. */
   expectedVersion?: number;
   /**
-   * The content-size estimate: `growth` adds a bound and checks the budget (fast path); `exact` resets it (writes
+   * The content-size estimate: `growth` adds a bound and checks the budget (fast path; nothing for a bound of 0); `exact` resets it (writes
    * guarded by the version); `added` adds what a guarded read-then-write grows it by, already checked in memory.
    */
   size: { growth: number } | { exact: number } | { added: number };
@@ -342,7 +342,10 @@ export function compileEnvelope(state: ExpressionState, envelope: WriteEnvelope,
   const version = state.name(A.version);
   const etag = state.name(A.etag);
   const slot = state.name(slotAttribute(envelope.slot));
-  const bytes = state.name(A.bytes);
+  // A write that cannot grow the content (delete: a bound of 0) adds nothing and checks nothing: every write keeps
+  // the estimate within the budget, so that check would always hold. (Nor is the name given: the engines refuse a
+  // request with a name no expression uses.)
+  const bytes = 'growth' in envelope.size && envelope.size.growth === 0 ? undefined : state.name(A.bytes);
   const token = state.value({ S: envelope.requestToken });
   state.conditions.unshift(compileAccess(state, envelope.access, form));
   state.sets.push(`${version} = ${version} + ${state.number(1)}`, `${etag} = ${token}`, `${slot} = ${token}`);
@@ -354,6 +357,7 @@ export function compileEnvelope(state: ExpressionState, envelope: WriteEnvelope,
   if (envelope.expectedVersion !== undefined) {
     state.conditions.push(`${version} = ${state.number(envelope.expectedVersion)}`);
   }
+  if (bytes === undefined) return;
   if ('exact' in envelope.size) {
     state.sets.push(`${bytes} = ${state.number(envelope.size.exact)}`);
   } else if ('added' in envelope.size) {
