@@ -80,7 +80,8 @@ export const deadlineOf = (context: Context) => Date.now() + Math.max(1000, cont
  */
 export function httpHandler(fn: (event: Event, context: Context) => Promise<Reply>) {
   return middy<Event, Result>()
-    .use(injectLambdaContext(logger, { resetKeys: true }))
+    // No resetKeys: nothing appends keys to the logger, so there is nothing to reset between invocations.
+    .use(injectLambdaContext(logger))
     .use(accessLog())
     .use(httpErrors())
     .handler(async (event, context) => toResult(await withDeadline(deadlineOf(context), () => fn(event, context))));
