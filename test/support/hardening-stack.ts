@@ -3,26 +3,17 @@
 // Fixtures are written straight to the engine (never through the proxy), so faults only ever hit the service.
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Engine } from '../../lib/local/engine';
 import type { Permission } from '../../lib/expressions';
 import type { Role } from '../../lib/store/items';
+import { type Project, unique } from './api';
 import { type DynamoProxy, startDynamoProxy } from './dynamo-proxy';
 import { type Recorder, startRecorder } from './hardening-recorder';
 import { startLocalApi, stopProcess } from './local-api';
 
-export interface StackProject {
-  username: string;
-  slug: string;
-  /** `${url}/api/@user/slug/content` */
-  content: string;
-  /** The owner's session token. */
-  owner: string;
-  /** A read/write API key and its id. */
-  key: string;
-  keyId: string;
-}
+/** A project of the integration helpers' shape, its content URL absolute: `${url}/api/@user/slug/content`. */
+export type StackProject = Project;
 
 export interface Stack {
   /** The API, e.g. http://127.0.0.1:1234 */
@@ -51,7 +42,6 @@ export interface Stack {
   stop(): Promise<void>;
 }
 
-export const uniqueName = (prefix: string) => `${prefix}${randomBytes(5).toString('hex')}`;
 
 function lineCollector(stream: NodeJS.ReadableStream | null, into: string[]): void {
   let partial = '';
@@ -76,7 +66,7 @@ export async function startStack(options: { env?: Record<string, string> } = {})
   // Under `npm run test:dynamodb-local` the stack fronts DynamoDB Local (a table of its own); else the embedded engine.
   const external = process.env.DYNAMODB_ENGINE === 'dynamodb-local' ? process.env.AWS_ENDPOINT_URL_DYNAMODB : undefined;
   const engine: Engine = external ? { endpoint: external, close: async () => undefined } : await startEngine({ port: 0 });
-  const table = uniqueName('content-api-hardening-');
+  const table = unique('content-api-hardening-');
   const admin = new DynamoDBClient({
     endpoint: engine.endpoint,
     region: 'us-east-1',
@@ -135,8 +125,8 @@ export async function startStack(options: { env?: Record<string, string> } = {})
     bannerLines,
     accounts,
     async newProject() {
-      const username = `@${uniqueName('u')}`;
-      const slug = uniqueName('p');
+      const username = `@${unique('u')}`;
+      const slug = unique('p');
       await accounts.createUser(username);
       await accounts.createProject({ username, slug });
       const { token } = await accounts.createSession(username, 3600);
@@ -146,7 +136,7 @@ export async function startStack(options: { env?: Record<string, string> } = {})
     newKey: (project, permissions, expiresInSeconds) =>
       accounts.createApiKey({ username: project.username, slug: project.slug }, { name: 'hardening', permissions, expiresInSeconds }),
     async newUser(project, role, expiresInSeconds = 3600) {
-      const username = `@${uniqueName('m')}`;
+      const username = `@${unique('m')}`;
       await accounts.createUser(username);
       if (project && role) await accounts.setMember({ username: project.username, slug: project.slug }, username, role);
       const { token } = await accounts.createSession(username, expiresInSeconds);
