@@ -7,6 +7,7 @@ import updateItemValidation from 'dynalite/validations/updateItem';
 import deleteItemValidation from 'dynalite/validations/deleteItem';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { addTransactions } from './transactions';
 
 let patched = false;
 
@@ -68,6 +69,7 @@ export interface Engine {
 export async function startEngine(options: { port: number; dataDir?: string }): Promise<Engine> {
   returnOldItemOnConditionFailure();
   const server: Server = dynalite({ path: options.dataDir, createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+  addTransactions(server);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, '127.0.0.1', () => resolve());
