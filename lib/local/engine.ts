@@ -7,6 +7,7 @@ import updateItemValidation from 'dynalite/validations/updateItem';
 import deleteItemValidation from 'dynalite/validations/deleteItem';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { recordWrite } from './stream';
 import { addTransactions } from './transactions';
 
 let patched = false;
@@ -56,7 +57,11 @@ function returnOldItemOnConditionFailure(): void {
   db.updateIndexes = (store, table, existing, item, cb) => {
     const problem = item ? numberProblem(Object.values(item)) : undefined;
     if (problem) return cb(db.validationError(problem));
-    return updateIndexes(store, table, existing, item, cb);
+    return updateIndexes(store, table, existing, item, (error) => {
+      // The write is accepted: this is where DynamoDB Streams would record it.
+      if (!error) recordWrite(table as never, existing, item);
+      cb(error);
+    });
   };
 }
 

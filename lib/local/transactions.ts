@@ -15,6 +15,7 @@ import updateItemValidation from 'dynalite/validations/updateItem';
 import { createHash } from 'node:crypto';
 import { type IncomingMessage, type Server, type ServerResponse, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { holdRecords } from './stream';
 
 type Attributes = Record<string, unknown>;
 type Item = Record<string, Attributes>;
@@ -140,7 +141,7 @@ export function addTransactions(server: Server): void {
   server.removeAllListeners('request');
   const gate = new Gate();
   const tokens = new Map<string, { digest: string; until: number; answer: EngineAnswer }>();
-  const secret = createHash('sha256').update(String(Math.random()) + Date.now()).digest('hex');
+  const innerMark = createHash('sha256').update(String(Math.random()) + Date.now()).digest('hex');
 
   /** One request to dynalite itself, past the gate (the transaction holds it). */
   const inner = (target: string, headers: IncomingMessage['headers'], body: unknown): Promise<EngineAnswer> =>
@@ -159,7 +160,7 @@ export function addTransactions(server: Server): void {
             'content-type': 'application/x-amz-json-1.0',
             'x-amz-target': `${TARGET_PREFIX}${target}`,
             'content-length': Buffer.byteLength(text),
-            [INNER]: secret,
+            [INNER]: innerMark,
           },
         },
         (res) => {
@@ -250,6 +251,8 @@ export function addTransactions(server: Server): void {
     if (reasons.some((reason) => reason.Code !== 'None')) return cancelled(reasons);
 
     // Apply in order; a refusal (a bad document path, a number out of range, an item too large) undoes the rest.
+    // The stream shows the writes only if all of them land.
+    const records = holdRecords();
     const applied: number[] = [];
     for (const [i, action] of actions.entries()) {
       if (action.operation === 'ConditionCheck') continue;
@@ -265,11 +268,13 @@ export function addTransactions(server: Server): void {
         const old = before[j];
         await inner(old ? 'PutItem' : 'DeleteItem', headers, old ? { TableName: undo.data.TableName, Item: old } : { TableName: undo.data.TableName, Key: undo.key });
       }
+      records.discard();
       const type = String(answer.body.__type ?? '');
       if (!/ValidationException$/.test(type)) return answer;
       return cancelled(actions.map((_, j) => (j === i ? { Code: 'ValidationError', Message: String(answer.body.message ?? '') } : { Code: 'None' })));
     }
 
+    records.commit();
     const after: Array<Item | undefined> = [];
     for (const action of actions) after.push(action.operation === 'ConditionCheck' ? undefined : await read(headers, action.data.TableName, action.key));
     const answer: EngineAnswer = { status: 200, body: capacity(body, actions, before, after) };
@@ -296,7 +301,7 @@ export function addTransactions(server: Server): void {
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     const target = String(req.headers['x-amz-target'] ?? '');
     const operation = target.startsWith(TARGET_PREFIX) ? target.slice(TARGET_PREFIX.length) : '';
-    if (req.headers[INNER] === secret) return engineHandler(req, res);
+    if (req.headers[INNER] === innerMark) return engineHandler(req, res);
     if (operation !== 'TransactWriteItems' && operation !== 'TransactGetItems') {
       void gate.enter(false).then((leave) => {
         res.once('close', leave);

@@ -1,0 +1,146 @@
+// The table's change stream, locally: the records DynamoDB Streams would deliver (NEW_AND_OLD_IMAGES, in commit
+// order), from the embedded engine's own writes, or read from DynamoDB Local's real stream. Both hand the same
+// record shape (the one a Lambda's DynamoDB stream event carries) to the same listener.
+import { DescribeTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import {
+  DescribeStreamCommand,
+  DynamoDBStreamsClient,
+  GetRecordsCommand,
+  GetShardIteratorCommand,
+  type _Record as StreamRecord,
+} from '@aws-sdk/client-dynamodb-streams';
+import type { DynamoDBRecord } from 'aws-lambda';
+import db from 'dynalite/db';
+
+export type ChangeRecord = DynamoDBRecord;
+export type ChangeListener = (records: ChangeRecord[]) => void;
+
+type Attributes = Record<string, unknown>;
+interface Table {
+  TableName: string;
+  KeySchema: Array<{ AttributeName: string }>;
+}
+
+const listeners = new Set<ChangeListener>();
+let sequence = 0;
+/** While a transaction applies its writes, their records wait here: they appear when it commits, never if it is undone. */
+let held: ChangeRecord[] | undefined;
+
+function recordOf(table: Table, existing: Attributes | null | undefined, item: Attributes | null | undefined): ChangeRecord {
+  const image = (item ?? existing) as Attributes;
+  const keys: Attributes = {};
+  for (const { AttributeName } of table.KeySchema) keys[AttributeName] = image[AttributeName];
+  sequence += 1;
+  return {
+    eventID: `${Date.now().toString(16)}-${sequence}`,
+    eventName: !existing ? 'INSERT' : !item ? 'REMOVE' : 'MODIFY',
+    eventVersion: '1.1',
+    eventSource: 'aws:dynamodb',
+    awsRegion: process.env.AWS_REGION ?? 'us-east-1',
+    dynamodb: {
+      ApproximateCreationDateTime: Math.floor(Date.now() / 1000),
+      Keys: keys as never,
+      ...(item ? { NewImage: item as never } : {}),
+      ...(existing ? { OldImage: existing as never } : {}),
+      SequenceNumber: String(sequence).padStart(21, '0'),
+      SizeBytes: db.itemSize(image),
+      StreamViewType: 'NEW_AND_OLD_IMAGES',
+    },
+    eventSourceARN: `arn:aws:dynamodb:local:000000000000:table/${table.TableName}/stream/embedded`,
+  };
+}
+
+function publish(records: ChangeRecord[]): void {
+  if (records.length === 0) return;
+  for (const listener of listeners) listener(records);
+}
+
+/** Called by the engine for every item it is about to store or delete (dynalite's updateIndexes step). */
+export function recordWrite(table: Table, existing: Attributes | null | undefined, item: Attributes | null | undefined): void {
+  if (listeners.size === 0 || (!existing && !item)) return;
+  const record = recordOf(table, existing, item);
+  if (held) held.push(record);
+  else publish([record]);
+}
+
+/** A transaction's writes: records are held until `commit`, dropped by `discard`. */
+export function holdRecords(): { commit(): void; discard(): void } {
+  held = [];
+  return {
+    commit() {
+      const records = held ?? [];
+      held = undefined;
+      publish(records);
+    },
+    discard() {
+      held = undefined;
+    },
+  };
+}
+
+/** Listens to the embedded engine's stream; returns the function that stops listening. */
+export function listenEmbedded(listener: ChangeListener): () => void {
+  listeners.add(listener);
+  return () => listeners.delete(listener);
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Converts a record as the Streams API returns it to the Lambda event's shape (dates as epoch seconds). */
+function asEventRecord(record: StreamRecord, arn: string): ChangeRecord {
+  const change = record.dynamodb ?? {};
+  const created = change.ApproximateCreationDateTime;
+  return {
+    ...(record as unknown as ChangeRecord),
+    eventSourceARN: arn,
+    dynamodb: {
+      ...(change as NonNullable<ChangeRecord['dynamodb']>),
+      ApproximateCreationDateTime: created instanceof Date ? Math.floor(created.getTime() / 1000) : (created as number | undefined),
+    },
+  };
+}
+
+/**
+ * Reads DynamoDB Local's stream of `table` from its latest position, shard by shard, and hands each batch of
+ * records to the listener; returns the function that stops reading.
+ */
+export async function listenDynamoDbLocal(client: DynamoDBClient, tableName: string, listener: ChangeListener, pollMs = 50): Promise<() => void> {
+  const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
+  const arn = Table?.LatestStreamArn;
+  if (!arn) throw new Error(`table ${tableName} has no stream`);
+  const config = await client.config.endpoint?.();
+  const streams = new DynamoDBStreamsClient({
+    region: await client.config.region(),
+    credentials: client.config.credentials,
+    ...(config ? { endpoint: `${config.protocol}//${config.hostname}${config.port ? `:${config.port}` : ''}${config.path}` } : {}),
+  });
+  let stopped = false;
+  const iterators = new Map<string, string | undefined>();
+  const { StreamDescription } = await streams.send(new DescribeStreamCommand({ StreamArn: arn }));
+  for (const shard of StreamDescription?.Shards ?? []) {
+    if (shard.SequenceNumberRange?.EndingSequenceNumber) continue;
+    const { ShardIterator } = await streams.send(
+      new GetShardIteratorCommand({ StreamArn: arn, ShardId: shard.ShardId, ShardIteratorType: 'LATEST' }),
+    );
+    iterators.set(shard.ShardId as string, ShardIterator);
+  }
+  void (async () => {
+    while (!stopped) {
+      let any = false;
+      for (const [shard, iterator] of iterators) {
+        if (!iterator) continue;
+        const { Records, NextShardIterator } = await streams.send(new GetRecordsCommand({ ShardIterator: iterator }));
+        iterators.set(shard, NextShardIterator);
+        if (Records && Records.length > 0) {
+          any = true;
+          listener(Records.map((record) => asEventRecord(record, arn)));
+        }
+      }
+      if (!any) await sleep(pollMs);
+    }
+    streams.destroy();
+  })();
+  return () => {
+    stopped = true;
+  };
+}
