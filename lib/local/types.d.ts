@@ -9,6 +9,9 @@ declare module 'dynalite/db' {
     checkConditional: (data: Record<string, unknown>, existing: unknown) => (Error & { body?: Record<string, unknown> }) | null | undefined;
     updateIndexes: (store: unknown, table: unknown, existing: Item, item: Item, cb: (error?: Error | null) => void) => void;
     validationError: (message: string) => Error;
+    compare: (comparison: string, value: unknown, compared: unknown[]) => boolean;
+    mapPath: (path: Array<string | number>, item: Record<string, any>) => unknown;
+    mapPaths: (paths: Array<string | Array<string | number>>, item: Record<string, any>) => Record<string, unknown>;
   };
   export default db;
 }
