@@ -10,6 +10,7 @@ import { serveDocs } from '../openapi/docs-site';
 import { ROOT } from './env';
 import { SECURITY_HEADERS } from '../http/edge';
 import { allowConcurrentRequests } from '../dynamo/deadline';
+import { InvokeStore, InvokeStoreBase } from '@aws/lambda-invoke-store';
 /** API Gateway's own payload limit; the handlers enforce the service's smaller one. */
 const MAX_REQUEST_BYTES = 10 * 1024 * 1024;
 
@@ -150,6 +151,20 @@ export function lambdaContext(functionName: string, timeoutSeconds: number): Con
   };
 }
 
+/**
+ * This process runs overlapping invocations, as Lambda does when AWS_LAMBDA_MAX_CONCURRENCY is set, so it does what
+ * Lambda's runtime then does: each invocation runs in its own InvokeStore context, where Powertools Logger keeps the
+ * invocation's Lambda context (every log line names its own request and function). Call it before the first AWS SDK
+ * request: the SDK creates the process's InvokeStore then, one shared context unless the variable is set.
+ */
+export function hostConcurrentInvocations(): Promise<InvokeStoreBase> {
+  // Any value: Powertools, the SDK, the invoke store and lib/dynamo/deadline only look at whether it is set.
+  process.env.AWS_LAMBDA_MAX_CONCURRENCY ??= '1000';
+  // Each invocation needs its own deadline too.
+  allowConcurrentRequests();
+  return InvokeStore.getInstanceAsync(true);
+}
+
 export interface ServerOptions {
   port: number;
   host?: string;
@@ -168,8 +183,7 @@ const JSON_HEADERS = SECURITY_HEADERS;
 
 /** Starts the server; routes and CORS settings come from serverless.yml, origins from the options. */
 export async function startServer(options: ServerOptions): Promise<{ server: Server; url: string; routes: Route[] }> {
-  // Unlike a Lambda sandbox, this process handles requests concurrently: each needs its own deadline.
-  allowConcurrentRequests();
+  const invocations = await hostConcurrentInvocations();
   const config = readServerlessConfig();
   const routes = loadRoutes(config);
   const handlers = new Map<Route, Handler>();
@@ -223,7 +237,10 @@ export async function startServer(options: ServerOptions): Promise<{ server: Ser
         return;
       }
       const handler = handlers.get(found.route) as Handler;
-      const result = await handler(toEvent(req, body, found.route, found.match as RegExpExecArray), lambdaContext(found.route.functionName, timeout));
+      const context = lambdaContext(found.route.functionName, timeout);
+      const event = toEvent(req, body, found.route, found.match as RegExpExecArray);
+      const invocation = { [InvokeStoreBase.PROTECTED_KEYS.REQUEST_ID]: context.awsRequestId };
+      const result = await invocations.run(invocation, () => handler(event, context));
       const headers: Record<string, string> = { ...corsHeaders(origin) };
       for (const [name, value] of Object.entries(result.headers ?? {})) headers[name] = String(value);
       const text = result.isBase64Encoded ? Buffer.from(result.body ?? '', 'base64').toString('latin1') : (result.body ?? '');
