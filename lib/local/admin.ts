@@ -1,7 +1,8 @@
 // Admin CLI: `npm run -s admin -- <command>` prints one JSON object; the operator's way to make users, keys, sessions.
+import { parseArgs } from 'node:util';
 import { applyLocalDefaults, local } from './env';
 
-const USAGE = `usage: npm run -s admin -- <command>
+const USAGE = `usage: npm run -s admin -- <command>   (--help, -h: this text)
   user create @alice
   project create @alice/site
   session create @alice [--expires-in SECONDS]
@@ -10,14 +11,32 @@ const USAGE = `usage: npm run -s admin -- <command>
   member add @alice/site @bob --role viewer|editor`;
 
 class UsageError extends Error {}
+class HelpRequested extends Error {}
 
-function option(args: string[], name: string): string | undefined {
-  const i = args.indexOf(name);
-  if (i === -1) return undefined;
-  const value = args[i + 1];
-  if (value === undefined || value.startsWith('--')) throw new UsageError(`${name} needs a value`);
-  args.splice(i, 2);
-  return value;
+const OPTIONS = {
+  'expires-in': { type: 'string' },
+  permissions: { type: 'string' },
+  role: { type: 'string' },
+  name: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+/** The command words and options; an unknown flag, or one without its value, is a usage error naming it. */
+function parseCommand(argv: string[]) {
+  try {
+    const { values, positionals } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+    if (values.help) throw new HelpRequested();
+    return { values, positionals };
+  } catch (error) {
+    const { code, message } = error as { code?: string; message: string };
+    const flag = /'(-[^' ]+)/.exec(message)?.[1];
+    if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') throw new UsageError(`unknown option ${flag ?? message}`);
+    if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
+      const dash = /ambiguous/.test(message) ? ` (one starting with a dash: ${flag}=<value>)` : '';
+      throw new UsageError(`${flag ?? 'an option'} needs a value${dash}`);
+    }
+    throw error;
+  }
 }
 
 function seconds(value: string | undefined): number | undefined {
@@ -28,6 +47,7 @@ function seconds(value: string | undefined): number | undefined {
 }
 
 async function run(argv: string[]): Promise<unknown> {
+  const { values, positionals } = parseCommand(argv);
   applyLocalDefaults();
   process.env.AWS_ENDPOINT_URL_DYNAMODB ??= `http://127.0.0.1:${local.enginePort()}`;
   const { USERNAME, SLUG } = await import('../store/items');
@@ -35,12 +55,9 @@ async function run(argv: string[]): Promise<unknown> {
   const { documents } = await import('../dynamo/client');
   const { GetCommand } = await import('@aws-sdk/lib-dynamodb');
 
-  const args = [...argv];
-  const expiresIn = seconds(option(args, '--expires-in'));
-  const permissions = option(args, '--permissions');
-  const role = option(args, '--role');
-  const name = option(args, '--name');
-  const [noun, verb, ...rest] = args;
+  const expiresIn = seconds(values['expires-in']);
+  const { permissions, role, name } = values;
+  const [noun, verb, ...rest] = positionals;
 
   const user = (value: string | undefined) => {
     if (!value || !USERNAME.test(value)) throw new UsageError(`expected a username like @alice, got ${value ?? 'nothing'}`);
@@ -104,7 +121,7 @@ async function run(argv: string[]): Promise<unknown> {
       return { member, role };
     }
     default:
-      throw new UsageError(`unknown command: ${args.join(' ') || '(none)'}`);
+      throw new UsageError(`unknown command: ${positionals.join(' ') || '(none)'}`);
   }
 }
 
@@ -113,6 +130,10 @@ run(process.argv.slice(2)).then(
     process.stdout.write(`${JSON.stringify(result)}\n`);
   },
   (error: unknown) => {
+    if (error instanceof HelpRequested) {
+      process.stdout.write(`${USAGE}\n`);
+      return;
+    }
     if (error instanceof UsageError) {
       process.stderr.write(`${error.message}\n${USAGE}\n`);
       process.exit(2);

@@ -34,9 +34,79 @@ function numberProblem(value: unknown): string | undefined {
   return numberProblem(attribute.L ?? Object.values(attribute.M ?? {}));
 }
 
+type Attribute = { M?: Record<string, Attribute>; L?: Attribute[]; [type: string]: unknown };
+type Condition = { type: string; name?: string; args: Array<Condition | Array<string | number> | Attribute> };
+
 /**
- * Two differences from DynamoDB that matter here. dynalite ignores ReturnValuesOnConditionCheckFailure, while
- * DynamoDB returns the old item with the failed condition: returning it here too makes the embedded engine cost
+ * dynalite resolves a document path with `map[key]`, so `constructor`, `toString` and the other `Object.prototype`
+ * members "exist" in every map (and its projection writes through them into the global `Object`). DynamoDB knows
+ * only the item's own keys: these resolve paths through own properties, as dynalite's mapPath would otherwise.
+ */
+function mapOwnPath(path: Array<string | number>, item: Record<string, Attribute>): Attribute | undefined {
+  let resolved: Attribute | undefined = { M: item };
+  for (const piece of path) {
+    const container: Record<string, Attribute> | Attribute[] | undefined =
+      typeof piece === 'number' && resolved.L ? resolved.L : resolved.M;
+    resolved = container && Object.hasOwn(container, piece) ? (container as Record<string, Attribute>)[piece] : undefined;
+    if (resolved == null) return undefined;
+  }
+  return resolved;
+}
+
+/** dynalite's mapPaths (projections, ReturnValues) over own keys, building maps without a prototype. */
+function mapOwnPaths(paths: Array<string | Array<string | number>>, item: Record<string, Attribute>): Record<string, Attribute> {
+  const projected: Record<string, Attribute> = Object.create(null);
+  const toSquash = new Set<Attribute>();
+  for (const entry of paths) {
+    const path = Array.isArray(entry) ? entry : [entry];
+    const resolved = mapOwnPath(path, item);
+    if (resolved == null) continue;
+    let current: Attribute = { M: projected };
+    path.forEach((piece, i) => {
+      const last = i === path.length - 1;
+      if (typeof piece === 'number') {
+        current.L ??= [];
+        if (piece > current.L.length) toSquash.add(current);
+        current = current.L[piece] = last ? resolved : (current.L[piece] ?? {});
+      } else {
+        current.M ??= Object.create(null) as Record<string, Attribute>;
+        current = current.M[piece] = last ? resolved : (current.M[piece] ?? {});
+      }
+    });
+  }
+  for (const list of toSquash) list.L = list.L!.filter(Boolean);
+  return projected;
+}
+
+/** dynalite's condition evaluation (matchesExprFilter, resolveArg) with paths resolved by mapOwnPath. */
+function matchesOwnCondition(item: Record<string, Attribute>, expression: Condition): boolean {
+  const [first, second] = expression.args as Condition[];
+  if (expression.type === 'and') return matchesOwnCondition(item, first!) && matchesOwnCondition(item, second!);
+  if (expression.type === 'or') return matchesOwnCondition(item, first!) || matchesOwnCondition(item, second!);
+  if (expression.type === 'not') return !matchesOwnCondition(item, first!);
+  const args = expression.args.map((arg) => resolveOwnArg(arg, item));
+  return db.compare(expression.type === 'function' ? expression.name! : expression.type, args[0], args.slice(1));
+}
+
+function resolveOwnArg(arg: Condition['args'][number], item: Record<string, Attribute>): Attribute | undefined | null {
+  if (Array.isArray(arg)) return mapOwnPath(arg, item);
+  if (arg.type !== 'function' || arg.name !== 'size') return arg as Attribute;
+  const value = resolveOwnArg((arg as Condition).args[0]!, item);
+  if (!value) return null;
+  const sized = value.S ?? (value.B ? Buffer.from(value.B as string, 'base64') : undefined) ?? value.SS ?? value.BS ?? value.NS ?? value.L;
+  const length = (sized as { length: number } | undefined)?.length ?? (value.M ? Object.keys(value.M).length : undefined);
+  return length != null ? { N: String(length) } : null;
+}
+
+function conditionalCheckFailed(): Error & { body: Record<string, unknown> } {
+  const message = 'The conditional request failed';
+  const body = { __type: 'com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException', message };
+  return Object.assign(new Error(message), { statusCode: 400, body });
+}
+
+/**
+ * Three differences from DynamoDB that matter here. dynalite finds `Object.prototype` members in every map (above).
+ * dynalite ignores ReturnValuesOnConditionCheckFailure, while DynamoDB returns the old item with the failed condition: returning it here too makes the embedded engine cost
  * what DynamoDB costs (no follow-up read on that path). And dynalite stores arithmetic results DynamoDB refuses.
  */
 function returnOldItemOnConditionFailure(): void {
@@ -46,9 +116,14 @@ function returnOldItemOnConditionFailure(): void {
   for (const validation of [putItemValidation, updateItemValidation, deleteItemValidation]) {
     validation.types.ReturnValuesOnConditionCheckFailure = { type: 'String', enum: ['ALL_OLD', 'NONE'] };
   }
+  db.mapPath = mapOwnPath;
+  db.mapPaths = mapOwnPaths;
   const check = db.checkConditional;
   db.checkConditional = (data, existing) => {
-    const error = check(data, existing);
+    const condition = data._condition as { expression: Condition } | undefined;
+    const error = condition
+      ? matchesOwnCondition((existing ?? {}) as Record<string, Attribute>, condition.expression) ? null : conditionalCheckFailed()
+      : check(data, existing);
     if (error?.body && existing && data.ReturnValuesOnConditionCheckFailure === 'ALL_OLD') error.body.Item = existing;
     return error;
   };

@@ -2,7 +2,8 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
+import { type IncomingMessage, type Server, type ServerResponse, STATUS_CODES, createServer } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { parse } from 'yaml';
@@ -10,6 +11,7 @@ import { serveDocs } from '../openapi/docs-site';
 import { ROOT } from './env';
 import { SECURITY_HEADERS } from '../http/edge';
 import { allowConcurrentRequests } from '../dynamo/deadline';
+import { InvokeStore, InvokeStoreBase } from '@aws/lambda-invoke-store';
 /** API Gateway's own payload limit; the handlers enforce the service's smaller one. */
 const MAX_REQUEST_BYTES = 10 * 1024 * 1024;
 
@@ -150,6 +152,20 @@ export function lambdaContext(functionName: string, timeoutSeconds: number): Con
   };
 }
 
+/**
+ * This process runs overlapping invocations, as Lambda does when AWS_LAMBDA_MAX_CONCURRENCY is set, so it does what
+ * Lambda's runtime then does: each invocation runs in its own InvokeStore context, where Powertools Logger keeps the
+ * invocation's Lambda context (every log line names its own request and function). Call it before the first AWS SDK
+ * request: the SDK creates the process's InvokeStore then, one shared context unless the variable is set.
+ */
+export function hostConcurrentInvocations(): Promise<InvokeStoreBase> {
+  // Any value: Powertools, the SDK, the invoke store and lib/dynamo/deadline only look at whether it is set.
+  process.env.AWS_LAMBDA_MAX_CONCURRENCY ??= '1000';
+  // Each invocation needs its own deadline too.
+  allowConcurrentRequests();
+  return InvokeStore.getInstanceAsync(true);
+}
+
 export interface ServerOptions {
   port: number;
   host?: string;
@@ -166,10 +182,32 @@ const jsonError = (message: string, code: string) => JSON.stringify({ message, c
 /** The server's own answers (unknown route, method, oversized body) carry the handlers' headers too. */
 const JSON_HEADERS = SECURITY_HEADERS;
 
+/** Node's parser errors that reach `clientError`, as the API answers them (the rest: a malformed request, 400). */
+const CLIENT_ERRORS: Record<string, [number, string, string]> = {
+  HPE_HEADER_OVERFLOW: [431, 'HEADERS_TOO_LARGE', 'The request headers are too large'],
+  ERR_HTTP_REQUEST_TIMEOUT: [408, 'REQUEST_TIMEOUT', 'The request did not arrive in time'],
+};
+
+/**
+ * A request Node cannot parse (headers too large, a bad chunked body, Content-Length with Transfer-Encoding) or that
+ * does not arrive in time never reaches a handler: it gets the JSON error shape on the socket itself, then the
+ * connection closes. Nothing is written once a response has started.
+ */
+function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
+  const response = (socket as Duplex & { _httpMessage?: ServerResponse })._httpMessage;
+  if (error.code === 'ECONNRESET' || !socket.writable || response?.headersSent) {
+    socket.destroy();
+    return;
+  }
+  const [status, code, message] = CLIENT_ERRORS[error.code ?? ''] ?? [400, 'BAD_REQUEST', 'The request is not valid HTTP'];
+  const body = jsonError(message, code);
+  const headers = Object.entries({ ...JSON_HEADERS, 'Content-Length': String(Buffer.byteLength(body)), Connection: 'close' });
+  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${headers.map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n${body}`);
+}
+
 /** Starts the server; routes and CORS settings come from serverless.yml, origins from the options. */
 export async function startServer(options: ServerOptions): Promise<{ server: Server; url: string; routes: Route[] }> {
-  // Unlike a Lambda sandbox, this process handles requests concurrently: each needs its own deadline.
-  allowConcurrentRequests();
+  const invocations = await hostConcurrentInvocations();
   const config = readServerlessConfig();
   const routes = loadRoutes(config);
   const handlers = new Map<Route, Handler>();
@@ -188,7 +226,7 @@ export async function startServer(options: ServerOptions): Promise<{ server: Ser
     };
   };
 
-  const server = createServer((req, res) => {
+  const server = createServer({ connectionsCheckingInterval: 1000 }, (req, res) => {
     void (async () => {
       const origin = req.headers.origin;
       const url = requestUrl(req);
@@ -223,18 +261,27 @@ export async function startServer(options: ServerOptions): Promise<{ server: Ser
         return;
       }
       const handler = handlers.get(found.route) as Handler;
-      const result = await handler(toEvent(req, body, found.route, found.match as RegExpExecArray), lambdaContext(found.route.functionName, timeout));
+      const context = lambdaContext(found.route.functionName, timeout);
+      const event = toEvent(req, body, found.route, found.match as RegExpExecArray);
+      const invocation = { [InvokeStoreBase.PROTECTED_KEYS.REQUEST_ID]: context.awsRequestId };
+      const result = await invocations.run(invocation, () => handler(event, context));
       const headers: Record<string, string> = { ...corsHeaders(origin) };
       for (const [name, value] of Object.entries(result.headers ?? {})) headers[name] = String(value);
       const text = result.isBase64Encoded ? Buffer.from(result.body ?? '', 'base64').toString('latin1') : (result.body ?? '');
       send(res, result.statusCode ?? 200, headers, text);
     })().catch((error: unknown) => {
+      // The client went away (or sent something clientError already answered): nobody to answer, nothing failed.
+      if ((error as { code?: string }).code === 'ECONNRESET') return void res.destroy();
       console.error(JSON.stringify({ level: 'ERROR', message: 'local server failure', error: String(error) }));
       if (!res.headersSent) send(res, 500, JSON_HEADERS, jsonError('Internal server error', 'INTERNAL_ERROR'));
       else res.destroy();
     });
   });
   server.keepAliveTimeout = 65_000;
+  // A request must arrive whole within the function timeout (Node checks every second here, not every 30 s).
+  server.requestTimeout = timeout * 1000;
+  server.headersTimeout = timeout * 1000;
+  server.on('clientError', answerClientError);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host ?? '127.0.0.1', () => resolve());

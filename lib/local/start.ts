@@ -3,7 +3,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { local } from './env';
 import { startRuntime } from './runtime';
-import { startServer } from './server';
+import { hostConcurrentInvocations, startServer } from './server';
 
 interface Demo {
   username: string;
@@ -32,6 +32,7 @@ async function ensureDemo(): Promise<Demo> {
 }
 
 async function main(): Promise<void> {
+  await hostConcurrentInvocations();
   const runtime = await startRuntime();
   const demo = await ensureDemo();
   const { url, routes } = await startServer({ port: local.port(), corsOrigins: local.corsOrigins() });

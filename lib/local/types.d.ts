@@ -10,6 +10,9 @@ declare module 'dynalite/db' {
     updateIndexes: (store: unknown, table: unknown, existing: Item, item: Item, cb: (error?: Error | null) => void) => void;
     validationError: (message: string) => Error;
     itemSize: (item: Record<string, unknown>) => number;
+    compare: (comparison: string, value: unknown, compared: unknown[]) => boolean;
+    mapPath: (path: Array<string | number>, item: Record<string, any>) => unknown;
+    mapPaths: (paths: Array<string | Array<string | number>>, item: Record<string, any>) => Record<string, unknown>;
   };
   export default db;
 }

@@ -80,10 +80,19 @@ function errorResponses(codes: readonly ErrorCode[]): Record<string, Json> {
 
 const pathParameterNames = (path: string) => [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1] as string);
 
+/**
+ * An optional parameter shows its example in the description, never as `example`: swagger-ui pre-fills the value with
+ * it and sends it, so Try it out would send `If-Match: "3f2a9c"` (a 412) or one fixed Idempotency-Key (a 422).
+ */
+function optionalParameterDoc(description: string, example: unknown): { description: string; example?: undefined } {
+  return { description: example === undefined ? description : `${description} Example: \`${String(example)}\`.` };
+}
+
 function operation(route: RouteDoc): Json {
   const parameters: Json[] = pathParameterNames(route.path).map((name) => ref('parameters', name));
   for (const q of route.query ?? []) {
-    parameters.push(defined({ name: q.name, in: 'query', required: q.required, description: q.description, schema: structuredClone(q.schema), example: q.example }));
+    const { description, example } = q.required ? q : optionalParameterDoc(q.description, q.example);
+    parameters.push(defined({ name: q.name, in: 'query', required: q.required, description, schema: structuredClone(q.schema), example }));
   }
   if (route.versioned === 'write') parameters.push(ref('parameters', 'If-Match'), ref('parameters', 'Idempotency-Key'));
   const { success } = route;
@@ -119,18 +128,21 @@ function components(routes: readonly RouteDoc[]): Json {
     name: 'If-Match',
     in: 'header',
     required: false,
-    description: 'Apply only if the content is still at this version (an `ETag` from an earlier response); else 412. `*` or absent: always.',
+    ...optionalParameterDoc(
+      'Apply only if the content is still at this version (an `ETag` from an earlier response); else 412. `*` or absent: always.',
+      '"3f2a9c"',
+    ),
     schema: { type: 'string' },
-    example: '"3f2a9c"',
   };
   parameters['Idempotency-Key'] = {
     name: 'Idempotency-Key',
     in: 'header',
     required: false,
-    description:
+    ...optionalParameterDoc(
       'A unique key per logical request (a UUID, say): for 24 hours, a retry with the same key, credential and project gets the first answer back (ETag included) and the mutation is applied once. The same key with a different request is a 422; errors are not remembered.',
+      '5b0c3f2e-8d1a-4c55-9a7e-2f4e1d6c9b10',
+    ),
     schema: { type: 'string', pattern: '^[!-~]{1,255}$' },
-    example: '5b0c3f2e-8d1a-4c55-9a7e-2f4e1d6c9b10',
   };
   return {
     securitySchemes: {

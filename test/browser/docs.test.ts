@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { type Browser, type Page, chromium } from 'playwright-core';
 import { loadRoutes } from '../../lib/local/server';
 import { buildOpenApiDocument } from '../../lib/openapi/document';
-import { baseUrl, newProject, post, type Project } from '../support/api';
+import { baseUrl, content, newProject, post, type Project } from '../support/api';
 
 // Debian's Chromium only: no tool may download a browser of its own.
 const CHROMIUM = '/usr/bin/chromium';
@@ -105,6 +105,43 @@ describe('the API reference page at GET /', () => {
     await get.scrollIntoViewIfNeeded();
     mkdirSync(join(process.cwd(), 'docs'), { recursive: true });
     await page.screenshot({ path: SCREENSHOT, fullPage: true });
+  });
+
+  it('tries a write (set) with the optional headers left as the page offers them, then reads it back with GET', async () => {
+    const set = operation('POST', '/api/{username}/{projectSlug}/content/set');
+    await set.locator('.opblock-summary-control').click();
+    // Optional headers start empty: a pre-filled If-Match would be a 412, a fixed Idempotency-Key a 422 on a second try.
+    for (const header of ['If-Match', 'Idempotency-Key']) {
+      await expect(set.locator(`tr[data-param-name="${header}"] input`).inputValue()).resolves.toBe('');
+    }
+    await set.locator('tr[data-param-name="username"] input').fill(project.username);
+    await set.locator('tr[data-param-name="projectSlug"] input').fill(project.slug);
+    const tries = [
+      { path: 'data.fromDocs', value: 'written in the browser' },
+      { path: 'data.fromDocs', value: 'written again, another body' },
+    ];
+    for (const body of tries) {
+      await set.locator('textarea.body-param__text').fill(JSON.stringify(body));
+      const [apiResponse] = await Promise.all([page.waitForResponse((r) => r.url().endsWith('/content/set')), set.locator('button.execute').click()]);
+      const apiRequest = apiResponse.request();
+      expect(apiRequest.method()).toBe('POST');
+      expect(JSON.parse(apiRequest.postData() ?? '')).toEqual(body);
+      expect(await apiRequest.headerValue('if-match')).toBeNull();
+      expect(await apiRequest.headerValue('idempotency-key')).toBeNull();
+      expect({ status: apiResponse.status(), body: await apiResponse.json() }).toEqual({ status: 200, body: { message: 'Value set successfully' } });
+      const live = set.locator('.live-responses-table .response');
+      await live.first().waitFor({ state: 'visible' });
+      await expect(live.locator('.response-col_status').first().innerText()).resolves.toBe('200');
+    }
+
+    const get = operation('GET', '/api/{username}/{projectSlug}/content');
+    await get.locator('tr[data-param-name="path"] input').fill('data.fromDocs');
+    const [read] = await Promise.all([page.waitForResponse((r) => r.url().includes('/content?path=data.fromDocs')), get.locator('button.execute').click()]);
+    expect({ status: read.status(), body: await read.json() }).toEqual({ status: 200, body: { value: 'written again, another body' } });
+    // The page shows the new answer in place of the earlier GET's.
+    await get.locator('.live-responses-table .response .response-col_description', { hasText: 'written again, another body' }).waitFor({ state: 'visible' });
+    await expect(get.locator('.live-responses-table .response .response-col_status').first().innerText()).resolves.toBe('200');
+    await expect(content(project, 'data.fromDocs')).resolves.toBe('written again, another body');
   });
 
   it('loaded nothing from any other origin, and logged no errors', () => {

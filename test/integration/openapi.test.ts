@@ -104,6 +104,19 @@ describe('the OpenAPI document', () => {
     expect(get?.parameters).toContainEqual(expect.objectContaining({ name: 'path', in: 'query', required: false }));
   });
 
+  it('gives no optional parameter a value (the reference page would pre-fill it and send it), only a description', () => {
+    const resolve = (p: any) => (p.$ref ? (document as any).components.parameters[p.$ref.split('/').pop()] : p);
+    const optional = Object.values(document.paths)
+      .flatMap((item: any) => Object.values(item))
+      .flatMap((op: any) => (op.parameters ?? []).map(resolve))
+      .filter((p: any) => !p.required);
+    expect(optional.map((p: any) => p.name)).toEqual(expect.arrayContaining(['If-Match', 'Idempotency-Key', 'path']));
+    for (const p of optional) {
+      expect({ name: p.name, example: p.example, examples: p.examples, default: p.schema?.default }).toEqual({ name: p.name });
+      expect(p.description).toEqual(expect.stringContaining('Example: `'));
+    }
+  });
+
   it('catalogues every error code lib/ and functions/ throw, with the status they are thrown with', () => {
     const STATUS: Record<string, number> = { BadRequest: 400, NotFound: 404, Conflict: 409, PayloadTooLarge: 413 };
     // The HTTP error classes (other errors, like the store's AccountError, never reach a client as they are).

@@ -1,6 +1,7 @@
 // The local runtime as a user runs it: the admin CLI, and the embedded engine's durability across kill -9.
-import { type ChildProcess, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { unique } from '../support/api';
@@ -56,11 +57,27 @@ describe('admin CLI', () => {
     [['member', 'add', '@a/b', '@c', '--role', 'owner'], 2, /--role/],
     [['session', 'create', '@a', '--expires-in', '-5'], 2, /--expires-in/],
     [['frobnicate'], 2, /unknown command/],
+    [['user', 'create', '@a', '--frob'], 2, /unknown option --frob/],
+    [['key', 'create', '@a/b', '--permissions'], 2, /--permissions needs a value/],
+    [['session', 'create', '@a', '--expires-in', '-5'], 2, /--expires-in=<value>/],
+    [['session', 'create', '@a', '--expires-in=-5'], 2, /--expires-in must be a positive/],
   ])('fails %j with exit %i and a message on stderr only', (args, status, message) => {
     const result = admin(args);
     expect(result.status).toBe(status);
     expect(result.stdout).toBe('');
     expect(result.stderr).toMatch(message);
+  });
+
+  it.each([[['--help']], [['-h']], [['user', 'create', '--help']]])('%j prints the usage on stdout and exits 0', (args) => {
+    const result = admin(args);
+    expect({ status: result.status, stderr: result.stderr }).toEqual({ status: 0, stderr: '' });
+    expect(result.stdout).toMatch(/^usage: npm run -s admin -- <command>/);
+    expect(result.stdout).toContain('key create @alice/site --permissions');
+  });
+
+  it('npm run -s admin -- --help: the usage, exit 0', () => {
+    const result = spawnSync('npm', ['run', '-s', 'admin', '--', '--help'], { encoding: 'utf8', env: process.env });
+    expect({ status: result.status, usage: result.stdout.startsWith('usage: npm run -s admin') }).toEqual({ status: 0, usage: true });
   });
 
   it('reports an existing user as an error', () => {
@@ -113,4 +130,87 @@ describe('npm start', () => {
       rmSync(dataDir, { recursive: true, force: true });
     }
   });
+});
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+const until = async (done: () => boolean, ms: number) => {
+  const deadline = Date.now() + ms;
+  while (!done() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+  return done();
+};
+
+describe('npm start under a process manager', () => {
+  // npm runs the script through sh, which dies of a TERM without passing it on: the server has to be exec'd.
+  it.each(['SIGTERM', 'SIGINT'] as const)('%s to the npm process stops the server: its process ends and its port closes', async (signal) => {
+    const readyFile = join(tmpdir(), `content-api-ready-${unique('npm')}.json`);
+    const npm = spawn('npm', ['start'], {
+      env: { ...process.env, PORT: '0', LOCAL_DYNAMODB_PORT: '0', DATA_DIR: ':memory:', LOCAL_READY_FILE: readyFile },
+      stdio: 'ignore',
+    });
+    const exited = new Promise((resolve) => npm.once('exit', resolve));
+    expect(await until(() => existsSync(readyFile) || npm.exitCode !== null, 90_000)).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const ready = JSON.parse(readFileSync(readyFile, 'utf8')) as { url: string; pid: number };
+    rmSync(readyFile, { force: true });
+    try {
+      expect((await fetch(`${ready.url}/openapi.json`)).status).toBe(200);
+      npm.kill(signal);
+      await exited;
+      expect(await until(() => !alive(ready.pid), 10_000)).toBe(true);
+      const { port } = new URL(ready.url);
+      const refused = await new Promise<boolean>((resolve) => {
+        const socket = connect(Number(port), '127.0.0.1');
+        socket.once('connect', () => (socket.destroy(), resolve(false)));
+        socket.once('error', () => resolve(true));
+      });
+      expect(refused).toBe(true);
+    } finally {
+      if (alive(ready.pid)) process.kill(ready.pid, 'SIGKILL');
+    }
+  }, 120_000);
+});
+
+describe('the local server, for requests Node cannot hand to a route', () => {
+  /** Writes raw bytes and returns what came back until the server closed the connection. */
+  const raw = (bytes: string) =>
+    new Promise<{ status: number; headers: string; body: any }>((resolve, reject) => {
+      const { hostname, port } = new URL(process.env.TEST_API_URL as string);
+      const socket = connect(Number(port), hostname, () => socket.write(bytes));
+      let text = '';
+      socket.setEncoding('latin1');
+      socket.on('data', (chunk: string) => (text += chunk));
+      socket.on('error', reject);
+      socket.on('close', () => {
+        const [head = '', body = ''] = text.split('\r\n\r\n');
+        resolve({ status: Number(head.split(' ')[1]), headers: head.toLowerCase(), body: body ? JSON.parse(body) : undefined });
+      });
+    });
+  const SET = 'POST /api/@demo/site/content/set HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n';
+
+  it.each([
+    ['headers over Node\'s limit', `GET /openapi.json HTTP/1.1\r\nHost: localhost\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431, 'HEADERS_TOO_LARGE'],
+    ['a malformed chunk size', `${SET}Transfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n`, 400, 'BAD_REQUEST'],
+    ['Content-Length with Transfer-Encoding', `${SET}Content-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n`, 400, 'BAD_REQUEST'],
+    ['a request line that is not HTTP', 'HELLO\r\n\r\n', 400, 'BAD_REQUEST'],
+  ])('%s: a JSON error with the security headers, then the connection closes', async (_, bytes, status, code) => {
+    const reply = await raw(bytes);
+    expect({ status: reply.status, body: reply.body }).toEqual({ status, body: { message: expect.any(String), code } });
+    expect(reply.headers).toContain('content-type: application/json; charset=utf-8');
+    expect(reply.headers).toContain('x-content-type-options: nosniff');
+    expect(reply.headers).toContain('connection: close');
+  });
+
+  it('a body that never arrives: a JSON 408 once the function timeout has passed', async () => {
+    const started = Date.now();
+    const reply = await raw(`${SET}Content-Length: 50\r\n\r\n{"path"`);
+    expect({ status: reply.status, body: reply.body }).toEqual({ status: 408, body: { message: expect.any(String), code: 'REQUEST_TIMEOUT' } });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(9_000);
+  }, 30_000);
 });

@@ -70,6 +70,16 @@ class Step implements fc.AsyncCommand<Model, Real> {
       if (!sameJson(reply.body?.value, expected.value)) throw new Error(`${context}; value ${JSON.stringify(reply.body?.value)} != ${JSON.stringify(expected.value)}`);
     } else expect(reply.body).toEqual({ message: MESSAGES[this.route] });
 
+    // A successful write read back through its own path: GET resolves a path in the engine (a projection), not
+    // only in the service, and the whole-content GET below would never walk it.
+    if (this.route !== 'get' && this.route !== 'update' && reply.status === 200) {
+      const read = reference('get', { path: body.path }, expected.content);
+      const back = await call('GET', `${real.project.content}?path=${encodeURIComponent(String(body.path))}`, { token: real.project.key });
+      if (back.status !== read.status || (read.status === 200 && !sameJson(back.body?.value, read.value))) {
+        throw new Error(`${context}; reading ${JSON.stringify(body.path)} back: ${back.status} ${JSON.stringify(back.body)}, model ${read.status} ${JSON.stringify(read.value)}`);
+      }
+    }
+
     // The content and the version after every step.
     const after = await call('GET', real.project.content, { token: real.project.key });
     expect(after.status).toBe(200);

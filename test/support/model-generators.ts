@@ -14,11 +14,18 @@ export interface SymbolicPath {
   segments: Segment[];
 }
 
-const HOT_KEYS = ['a', 'list', 'x.y', '0'];
-const KEYS = ['b', 'n', 'w\\z', 'a.b.c', '1', '2', '-1', '-2', '007', '-0', '1e3', 'constructor', 'prototype', 'é', 'sp ace', 'ключ'];
+const HOT_KEYS = ['a', 'list', 'x.y', '0', 'constructor'];
+const KEYS = ['b', 'n', 'w\\z', 'a.b.c', '1', '2', '-1', '-2', '007', '-0', '1e3', 'prototype', 'é', 'sp ace', 'ключ'];
+/**
+ * Every member name of `Object.prototype` (`constructor`, `toString`, `valueOf`, `hasOwnProperty`, `__defineGetter__`,
+ * ...): plain keys to DynamoDB, but found on every object by code that resolves keys with `obj[key]` or `key in obj`.
+ * `__proto__` is left to the malformed paths (a 400).
+ */
+export const PROTOTYPE_KEYS = Object.getOwnPropertyNames(Object.prototype).filter((k) => k !== '__proto__');
 export const key = fc.oneof(
   { weight: 16, arbitrary: fc.constantFrom(...HOT_KEYS) },
   { weight: 8, arbitrary: fc.constantFrom(...KEYS) },
+  { weight: 6, arbitrary: fc.constantFrom(...PROTOTYPE_KEYS) },
   { weight: 1, arbitrary: fc.string({ unit: 'grapheme', minLength: 1, maxLength: 6 }).filter((k) => k !== '__proto__') },
 );
 const sym: fc.Arbitrary<Sym> = fc.constantFrom<Sym['sym']>('len', 'len+1', 'last', '-len', '-len-1').map((s) => ({ sym: s }));
@@ -67,6 +74,7 @@ export const initialContent = fc.record(
     a: fc.oneof(fc.array(scalar, { maxLength: 4 }), fc.record({ list: fc.array(value, { maxLength: 4 }), '0': value }, { requiredKeys: [] })),
     'x.y': fc.array(fc.array(scalar, { maxLength: 3 }), { maxLength: 3 }),
     '0': fc.oneof(fc.array(fc.record({ list: fc.array(scalar, { maxLength: 3 }) }), { maxLength: 3 }), value),
+    constructor: fc.oneof(fc.record({ list: fc.array(scalar, { maxLength: 3 }) }), value),
   },
   { requiredKeys: [] },
 ) as fc.Arbitrary<JsonObject>;
