@@ -1,5 +1,6 @@
 // Admin CLI: `npm run -s admin -- <command>` prints one JSON object; the operator's way to make users, keys, sessions.
 import { applyLocalDefaults, local } from './env';
+import { MAX_EXPIRES_IN_SECONDS } from '../config/limits';
 
 const USAGE = `usage: npm run -s admin -- <command>
   user create @alice
@@ -7,7 +8,8 @@ const USAGE = `usage: npm run -s admin -- <command>
   session create @alice [--expires-in SECONDS]
   key create @alice/site --permissions content:read,content:write [--expires-in SECONDS] [--name NAME]
   key revoke @alice/site <id>
-  member add @alice/site @bob --role viewer|editor`;
+  member add @alice/site @bob --role viewer|editor
+--expires-in: 1 to ${MAX_EXPIRES_IN_SECONDS} seconds (10 years); a session's default is 7 days, a key's never.`;
 
 class UsageError extends Error {}
 
@@ -23,7 +25,10 @@ function option(args: string[], name: string): string | undefined {
 function seconds(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
-  if (!Number.isSafeInteger(n) || n <= 0) throw new UsageError('--expires-in must be a positive whole number of seconds');
+  // The same bound as the API's expiresInSeconds: every expiry stays a date the key list can show.
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n) || n < 1 || n > MAX_EXPIRES_IN_SECONDS) {
+    throw new UsageError(`--expires-in must be a whole number of seconds from 1 to ${MAX_EXPIRES_IN_SECONDS} (10 years)`);
+  }
   return n;
 }
 

@@ -1,8 +1,9 @@
 // The local runtime as a user runs it: the admin CLI, and the embedded engine's durability across kill -9.
-import { type ChildProcess, spawnSync } from 'node:child_process';
+import { type ChildProcess, execFile, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { MAX_EXPIRES_IN_SECONDS } from '../../lib/config/limits';
 import { unique } from '../support/api';
 import { startLocalApi } from '../support/local-api';
 
@@ -12,6 +13,15 @@ function admin(args: string[], env: Record<string, string | undefined> = {}) {
     encoding: 'utf8',
   });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+/** The CLI without blocking the event loop (HTTP keep-alive sockets of the same test stay serviced). */
+function adminAsync(args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, ['--import', 'tsx', 'lib/local/admin.ts', ...args], { env: process.env, encoding: 'utf8' }, (error, stdout, stderr) =>
+      resolve({ status: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr }),
+    );
+  });
 }
 
 /** Runs the CLI and returns the one JSON object it printed. */
@@ -61,6 +71,34 @@ describe('admin CLI', () => {
     expect(result.status).toBe(status);
     expect(result.stdout).toBe('');
     expect(result.stderr).toMatch(message);
+  });
+
+  // The same bound as the API's expiresInSeconds (1 s to 10 years), for sessions and keys alike.
+  // One parser serves both commands: every value against sessions, the out-of-range ones against keys too.
+  const session = ['session', 'create', alice];
+  const key = ['key', 'create', `${alice}/site`, '--permissions', 'content:read'];
+  const TOO_LONG = [String(MAX_EXPIRES_IN_SECONDS + 1), '9000000000000', '1e308'];
+  const BAD_LIFETIMES = [...['0', '-5', '1.5', '1e3', '', 'abc', ...TOO_LONG].map((value) => [value, session] as const), ...TOO_LONG.map((value) => [value, key] as const)];
+  it.each(BAD_LIFETIMES)(
+    'refuses --expires-in %j (%j) with exit 2 before touching the engine',
+    async (value, command) => {
+      const result = await adminAsync([...command, '--expires-in', value]);
+      expect(result.status).toBe(2);
+      expect(result.stdout).toBe('');
+      expect(result.stderr).toMatch(/--expires-in must be a whole number of seconds from 1 to 315360000 \(10 years\)/);
+    },
+  );
+
+  it('accepts --expires-in up to 10 years, and the key list shows the expiry', async () => {
+    const lifetime = ['--expires-in', String(MAX_EXPIRES_IN_SECONDS)];
+    const [created, signedIn] = await Promise.all([adminAsync([...key, ...lifetime]), adminAsync([...session, ...lifetime])]);
+    expect([created.status, created.stderr, signedIn.status, signedIn.stderr]).toEqual([0, '', 0, '']);
+    const { id } = JSON.parse(created.stdout) as { id: string };
+    const { token } = JSON.parse(signedIn.stdout) as { token: string };
+    const listed = await fetch(`${process.env.TEST_API_URL}/api/${alice}/site/keys`, { headers: { authorization: `Bearer ${token}` } });
+    expect(listed.status).toBe(200);
+    const entry = ((await listed.json()) as { keys: Array<{ id: string; expiresAt: string }> }).keys.find((k) => k.id === id);
+    expect(Math.abs(Date.parse(entry!.expiresAt) - (Date.now() + MAX_EXPIRES_IN_SECONDS * 1000))).toBeLessThan(60_000);
   });
 
   it('reports an existing user as an error', () => {
