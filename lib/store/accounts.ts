@@ -99,6 +99,7 @@ export async function createProject(project: ProjectRef): Promise<{ createdAt: s
           [A.owner]: { S: project.username },
           [A.members]: { M: {} },
           [A.keys]: { M: {} },
+          [A.incarnation]: { S: randomBytes(16).toString('base64url') },
           createdAt: { S: createdAt },
         },
         ConditionExpression: 'attribute_not_exists(pk)',
