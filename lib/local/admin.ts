@@ -35,7 +35,7 @@ function seconds(value: string | undefined): number | undefined {
 async function run(argv: string[]): Promise<unknown> {
   applyLocalDefaults();
   process.env.AWS_ENDPOINT_URL_DYNAMODB ??= `http://127.0.0.1:${local.enginePort()}`;
-  const { USERNAME, SLUG } = await import('../store/items');
+  const { USERNAME, SLUG, canonicalName } = await import('../store/items');
   const accounts = await import('../store/accounts');
   const { documents } = await import('../dynamo/client');
   const { GetCommand } = await import('@aws-sdk/lib-dynamodb');
@@ -49,14 +49,14 @@ async function run(argv: string[]): Promise<unknown> {
 
   const user = (value: string | undefined) => {
     if (!value || !USERNAME.test(value)) throw new UsageError(`expected a username like @alice, got ${value ?? 'nothing'}`);
-    return value;
+    return canonicalName(value);
   };
   const project = (value: string | undefined) => {
     const [username, slug, extra] = (value ?? '').split('/');
     if (!username || !USERNAME.test(username) || !slug || !SLUG.test(slug) || extra !== undefined) {
       throw new UsageError(`expected a project like @alice/site, got ${value ?? 'nothing'}`);
     }
-    return { username, slug };
+    return { username: canonicalName(username), slug: canonicalName(slug) };
   };
   const requireUser = async (username: string) => {
     const { Item } = await documents.send(new GetCommand({ TableName: process.env.TABLE_NAME, Key: { pk: `U#${username}` } }));

@@ -101,6 +101,34 @@ describe('admin CLI', () => {
     expect(Math.abs(Date.parse(entry!.expiresAt) - (Date.now() + MAX_EXPIRES_IN_SECONDS * 1000))).toBeLessThan(60_000);
   });
 
+  it('takes usernames and slugs in any case and keeps them in lower case', async () => {
+    const json = async (args: string[]) => {
+      const result = await adminAsync(args);
+      expect([args, result.status, result.stderr]).toEqual([args, 0, '']);
+      return JSON.parse(result.stdout);
+    };
+    const carol = `@${unique('carol')}`;
+    const dave = `@${unique('dave')}`;
+    expect(await json(['user', 'create', carol.toUpperCase()])).toEqual({ username: carol });
+    const again = await adminAsync(['user', 'create', carol]);
+    expect([again.status, again.stdout]).toEqual([1, '']);
+    expect(again.stderr).toMatch(/already exists/);
+    expect(await json(['user', 'create', dave])).toEqual({ username: dave });
+    expect(await json(['project', 'create', `${carol.toUpperCase()}/Site`])).toEqual({ username: carol, projectSlug: 'site' });
+    const { token } = await json(['session', 'create', `${carol[0]}${carol[1]!.toUpperCase()}${carol.slice(2)}`]);
+    const { key } = await json(['key', 'create', `${carol}/SITE`, '--permissions', 'content:read,content:write']);
+    expect(await json(['member', 'add', `${carol.toUpperCase()}/sItE`, dave.toUpperCase(), '--role', 'viewer'])).toEqual({ member: dave, role: 'viewer' });
+    const api = process.env.TEST_API_URL as string;
+    const set = await fetch(`${api}/api/${carol}/site/content/set`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ path: 'a', value: 1 }),
+    });
+    expect(set.status).toBe(200);
+    const members = await fetch(`${api}/api/${carol}/site/members`, { headers: { authorization: `Bearer ${token}` } });
+    expect(await members.json()).toEqual({ owner: carol, members: [{ username: dave, role: 'viewer' }] });
+  }, 90_000);
+
   it('reports an existing user as an error', () => {
     const result = admin(['user', 'create', alice]);
     expect(result.status).toBe(1);
