@@ -23,7 +23,7 @@ interface Case {
   /** Content the project holds before the request (written first, not counted). */
   initial?: Record<string, unknown>;
   expectStatus: number;
-  /** Target on total DynamoDB requests; undefined = reported only. `idempotency` = the same op without the header + 2. */
+  /** Target on total DynamoDB requests; undefined = reported only. `idempotency` = the same op without the header + 3. */
   target?: { max: number } | { idempotencyOf: string };
   creds: Cred[];
   /** Overrides the credential for error paths. */
@@ -96,7 +96,7 @@ const CASES: Case[] = [
   // If-Match: the version check joins the same condition expression, so it costs nothing extra.
   { id: 'ifmatch-set', label: 'set + If-Match (current ETag)', group: 'fast path', method: 'POST', route: 'set', body: { path: 'data.item.name', value: 'lamp' }, headers: { 'if-match': 'current' }, expectStatus: 200, target: one(1), creds: all },
   { id: 'ifmatch-push', label: 'push + If-Match (current ETag)', group: 'fast path', method: 'POST', route: 'push', body: { path: 'data.items', value: { id: 6 } }, headers: { 'if-match': 'current' }, expectStatus: 200, target: one(1), creds: all },
-  // Idempotency-Key: +2 (the record's PutItem and its completion), only with the header.
+  // Idempotency-Key: +3 (the access check's GetItem, the record's PutItem and its completion), only with the header.
   { id: 'idem-set', label: 'set + Idempotency-Key', group: 'idempotency', method: 'POST', route: 'set', body: { path: 'data.item.name', value: 'desk' }, headers: { 'idempotency-key': '*' }, expectStatus: 200, target: { idempotencyOf: 'set' }, creds: all },
   { id: 'idem-push', label: 'push + Idempotency-Key', group: 'idempotency', method: 'POST', route: 'push', body: { path: 'data.items', value: { id: 5 } }, headers: { 'idempotency-key': '*' }, expectStatus: 200, target: { idempotencyOf: 'push' }, creds: all },
   { id: 'idem-middle', label: 'insert in the middle + Idempotency-Key', group: 'idempotency', method: 'POST', route: 'insert', body: { path: 'data.items', value: 2.5, index: 2 }, headers: { 'idempotency-key': '*' }, expectStatus: 200, target: { idempotencyOf: 'insert-middle' }, creds: all },
@@ -237,9 +237,9 @@ export async function runRequests(ctx: {
     const limitFor = (cred: Cred): number | undefined => {
       if ('max' in c.target!) return c.target!.max;
       const base = results.find((r) => r.id === (c.target as { idempotencyOf: string }).idempotencyOf)?.perCred[cred]?.total;
-      return base === undefined ? undefined : base + 2;
+      return base === undefined ? undefined : base + 3;
     };
-    result.target = 'max' in c.target ? (c.target.max === 1 ? '1' : `≤ ${c.target.max}`) : `= ${c.target.idempotencyOf} + 2`;
+    result.target = 'max' in c.target ? (c.target.max === 1 ? '1' : `≤ ${c.target.max}`) : `= ${c.target.idempotencyOf} + 3`;
     const meets = (total: number, limit: number) => ('max' in c.target! ? total <= limit : total === limit);
     let withOldItem = true;
     for (const cred of c.creds) {
@@ -248,7 +248,7 @@ export async function runRequests(ctx: {
       const statusOk = r.statuses.every((s) => s === c.expectStatus);
       r.pass = limit === undefined ? null : statusOk && meets(r.total, limit);
       const base = 'idempotencyOf' in c.target ? results.find((x) => x.id === (c.target as { idempotencyOf: string }).idempotencyOf)?.perCred[cred] : undefined;
-      const limitWithOldItem = 'max' in c.target ? c.target.max : base ? base.total - base.readsAfterFailedCondition + 2 : undefined;
+      const limitWithOldItem = 'max' in c.target ? c.target.max : base ? base.total - base.readsAfterFailedCondition + 3 : undefined;
       if (limitWithOldItem === undefined || !statusOk || !meets(r.total - r.readsAfterFailedCondition, limitWithOldItem)) withOldItem = false;
     }
     result.pass = c.creds.every((cred) => result.perCred[cred]?.pass === true);

@@ -2,11 +2,12 @@
 import { accountError, managementRoute } from '../lib/http/management-handlers';
 import { NotFound } from '../lib/http/errors';
 import { removeMember } from '../lib/store/accounts';
+import { canonicalName } from '../lib/store/items';
 
 export const handler = managementRoute({
   rule: 'owner',
   run: async ({ project, event }) => {
-    const member = event.pathParameters?.member ?? '';
+    const member = canonicalName(event.pathParameters?.member ?? '');
     await removeMember(project, member).catch((error: unknown) =>
       accountError(error, () => new NotFound('MEMBER_NOT_FOUND', `${member} is not a member of this project`)),
     );

@@ -1,6 +1,6 @@
 // PUT /api/{username}/{projectSlug}/members/{member}: adds a member or changes their role. Owner only.
 import type { Role } from '../lib/store/items';
-import { USERNAME } from '../lib/store/items';
+import { USERNAME, canonicalName } from '../lib/store/items';
 import { accountError, managementRoute } from '../lib/http/management-handlers';
 import { projectNotFound } from '../lib/auth/access';
 import { BadRequest, NotFound } from '../lib/http/errors';
@@ -11,7 +11,7 @@ export const handler = managementRoute({
   rule: 'owner',
   validate,
   run: async ({ project, event, body }) => {
-    const member = event.pathParameters?.member ?? '';
+    const member = canonicalName(event.pathParameters?.member ?? '');
     if (!USERNAME.test(member) || !(await userExists(member))) throw new NotFound('USER_NOT_FOUND', `user ${member} does not exist`);
     if (member === project.username) throw new BadRequest('INVALID_MEMBER', 'the owner cannot also be a member');
     const role = body.role as Role;

@@ -12,6 +12,7 @@ import {
   type ProjectItem,
   type ProjectRef,
   type SessionRecord,
+  canonicalName,
   keyPk,
   projectName,
   sessionPk,
@@ -52,7 +53,8 @@ export async function resolvePrincipal(credential: Credential): Promise<Principa
     case 'key':
       return { kind: 'key', keyId: credential.keyId, keyHash: credential.keyHash };
     case 'session':
-      return { kind: 'user', username: await lookupSession(credential.tokenHash) };
+      // Canonical even for a session stored before usernames were (they are case-insensitive).
+      return { kind: 'user', username: canonicalName(await lookupSession(credential.tokenHash)) };
     case 'jwt':
       return { kind: 'user', username: await verifyJwt(credential.token) };
   }

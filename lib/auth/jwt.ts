@@ -3,7 +3,7 @@ import type { JWTVerifyGetKey } from 'jose';
 import type * as Jose from './jose';
 import { optionalEnv } from '../config/env';
 import { Unauthorized } from '../http/errors';
-import { USERNAME } from '../store/items';
+import { USERNAME, canonicalName } from '../store/items';
 
 interface Provider {
   verify: typeof Jose.jwtVerify;
@@ -37,7 +37,7 @@ async function loadProvider(): Promise<Provider | null> {
 }
 
 /**
- * Returns the username a valid token names (`@` added when the claim has none). Only RS256 and ES256 are accepted,
+ * Returns the username a valid token names (`@` added when the claim has none; canonical, lower case). Only RS256 and ES256 are accepted,
  * so `alg: none` and HMAC-with-the-public-key confusion fail; exp, nbf, iss and aud are checked. Any failure is
  * the uniform 401.
  */
@@ -60,7 +60,7 @@ export async function verifyJwt(token: string): Promise<string> {
     if (typeof claim !== 'string') throw new Unauthorized();
     const username = claim.startsWith('@') ? claim : `@${claim}`;
     if (!USERNAME.test(username)) throw new Unauthorized();
-    return username;
+    return canonicalName(username);
   } catch {
     throw new Unauthorized();
   }

@@ -20,6 +20,8 @@ export const A = {
   keyExpires: 'e',
   /** The key's hash again, present only on keys with content:write: one comparison proves the key and the right. */
   keyWriteHash: 'w',
+  /** Random, set when the project is created: tells a re-created project from the one deleted under its name. */
+  incarnation: 'inc',
 } as const;
 
 /** Request-token slots: each write records its token in one, so a retried write can tell it already applied. */

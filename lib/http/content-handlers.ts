@@ -30,19 +30,23 @@ export function contentMutation(spec: MutationSpec) {
       await assertProjectAccess(project, principal, 'write');
       throw input;
     }
-    const named = input.idempotencyKey === undefined ? undefined : {
+    const run = async (requestToken?: string) => {
+      const { etag } = await writeContent({ project, principal, op: input.op, ifMatch: input.ifMatch, requestToken });
+      return { statusCode: 200, body: { message: spec.message }, headers: { ETag: etag } };
+    };
+    if (input.idempotencyKey === undefined) return run();
+    // A replay is answered from its record without writing, so no write's condition proves access: decide it first,
+    // exactly as for a new request (401/404/403), and name the request within this incarnation of the project.
+    const incarnation = await assertProjectAccess(project, principal, 'write');
+    const named = {
       project: projectName(project),
+      incarnation,
       authorization: header(event, 'authorization') as string,
       idempotencyKey: input.idempotencyKey,
       fingerprint: [event.routeKey, input.body, input.ifMatch ?? null],
     };
     // A named request writes with a token derived from its name, so a retry after a lost answer is recognised.
-    const requestToken = named && hashSecret(JSON.stringify(named)).slice(0, 32);
-    const run = async () => {
-      const { etag } = await writeContent({ project, principal, op: input.op, ifMatch: input.ifMatch, requestToken });
-      return { statusCode: 200, body: { message: spec.message }, headers: { ETag: etag } };
-    };
-    if (named === undefined) return run();
-    return runIdempotently(named, context, run);
+    const requestToken = hashSecret(JSON.stringify(named)).slice(0, 32);
+    return runIdempotently(named, context, () => run(requestToken));
   });
 }

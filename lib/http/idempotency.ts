@@ -1,4 +1,5 @@
-// Idempotent retries: a mutation with Idempotency-Key applies at most once per project, credential and key for 24 h.
+// Idempotent retries: a mutation with Idempotency-Key applies at most once per project (incarnation), credential and
+// key for 24 h.
 import {
   ConditionalCheckFailedException,
   DeleteItemCommand,
@@ -77,12 +78,12 @@ async function loadRunner(): Promise<Runner> {
 }
 
 /**
- * Runs the mutation once per (project, credential, Idempotency-Key): a retry with the same request gets the first
- * success back (status, body, ETag); the same key with another request is a 422; a concurrent duplicate is a 409.
- * Errors are not remembered: nothing was applied, so a retry runs again.
+ * Runs the mutation once per (project incarnation, credential, Idempotency-Key): a retry with the same request gets the
+ * first success back (status, body, ETag); the same key with another request is a 422; a concurrent duplicate is a
+ * 409. Errors are not remembered: nothing was applied, so a retry runs again. The caller has decided access first.
  */
 export async function runIdempotently(
-  request: { project: string; authorization: string; idempotencyKey: string; fingerprint: unknown },
+  request: { project: string; incarnation: string; authorization: string; idempotencyKey: string; fingerprint: unknown },
   context: Context,
   run: () => Promise<Reply>,
 ): Promise<Reply> {
@@ -94,7 +95,7 @@ export async function runIdempotently(
   config.registerLambdaContext(context);
   try {
     return await applyOnce({
-      key: [request.project, hashSecret(request.authorization), request.idempotencyKey],
+      key: [request.project, request.incarnation, hashSecret(request.authorization), request.idempotencyKey],
       fingerprint: request.fingerprint,
       run,
     });

@@ -8,7 +8,7 @@ import { projectOf } from './route-context';
 import { assertAccess, projectNotFound, resolvePrincipal } from '../auth/access';
 import { parseAuthorization } from '../auth/credentials';
 import { AccountError, readProjectMeta } from '../store/accounts';
-import { type ProjectItem, type ProjectRef, epochSeconds, isProjectRef, projectName } from '../store/items';
+import { type KeyEntry, type ProjectItem, type ProjectRef, epochSeconds, isProjectRef, projectName } from '../store/items';
 
 /** Who may call a route: the user named in the URL creating it, its owner, or any member (owner included). */
 export type Rule = 'creator' | 'owner' | 'member';
@@ -90,5 +90,28 @@ export function managementRoute(spec: ManagementSpec) {
   });
 }
 
-/** Epoch seconds as the ISO time the API shows, or null for "never". */
-export const isoTime = (epoch: number | undefined | null) => (epoch ? new Date(epoch * 1000).toISOString() : null);
+/** 9999-12-31T23:59:59Z: the latest instant an RFC 3339 date-time (four-digit year) can show, in epoch seconds. */
+const LATEST_SHOWN_SECONDS = 253_402_300_799;
+
+/**
+ * Epoch seconds as the ISO time the API shows, or null for "never". A stored number no date can show (a record no
+ * route writes any more) is shown at the nearest end of the range, never thrown on: a read route must not fail.
+ */
+export const isoTime = (epoch: unknown): string | null =>
+  typeof epoch === 'number' && !Number.isNaN(epoch)
+    ? new Date(Math.min(Math.max(epoch, 0), LATEST_SHOWN_SECONDS) * 1000).toISOString()
+    : null;
+
+const PERMISSIONS: readonly unknown[] = ['content:read', 'content:write'];
+
+/** A key entry of the project item as GET keys lists it; whatever a stored entry holds, it is listed (and revocable). */
+export function listedKey(id: string, stored: unknown) {
+  const key = (typeof stored === 'object' && stored !== null ? stored : {}) as Partial<Record<keyof KeyEntry, unknown>>;
+  return {
+    id,
+    name: typeof key.n === 'string' ? key.n : '',
+    permissions: Array.isArray(key.p) ? (key.p.filter((p) => PERMISSIONS.includes(p)) as string[]) : [],
+    createdAt: typeof key.c === 'string' ? key.c : null,
+    expiresAt: isoTime(key.e),
+  };
+}

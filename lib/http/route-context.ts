@@ -1,7 +1,7 @@
 // Route context: who is calling and which project the route names, shared by every route's handler.
 import { type Need, type Principal, assertAccess, resolvePrincipal } from '../auth/access';
 import { parseAuthorization } from '../auth/credentials';
-import { type ProjectRef, epochSeconds, isProjectRef } from '../store/items';
+import { type ProjectRef, canonicalName, epochSeconds, isProjectRef } from '../store/items';
 import type { Event } from './edge';
 import { bodyText, header } from './request';
 
@@ -9,9 +9,10 @@ import { bodyText, header } from './request';
 export async function projectOf(event: Event, principal: Principal, need: Need): Promise<ProjectRef> {
   const username = event.pathParameters?.username;
   const slug = event.pathParameters?.projectSlug;
-  const ref = { username: String(username), slug: String(slug) };
-  if (!isProjectRef(username, slug)) await assertAccess(ref, undefined, principal, need, epochSeconds());
-  return ref;
+  if (!isProjectRef(username, slug)) {
+    await assertAccess({ username: String(username), slug: String(slug) }, undefined, principal, need, epochSeconds());
+  }
+  return { username: canonicalName(String(username)), slug: canonicalName(String(slug)) };
 }
 
 /** Resolves the caller and the project; 401 (no I/O for a missing credential) and the body envelope checks first. */

@@ -1,4 +1,5 @@
 // Request schemas: the one source for the ajv validators (compiled at build time) and the OpenAPI document.
+import { MAX_EXPIRES_IN_SECONDS } from '../config/limits';
 
 const path = { type: 'string', description: 'Dot-separated path; `\\.` is a literal dot, `\\\\` a literal backslash.', examples: ['data.items'] };
 const anyValue = { description: 'Any JSON value (null included).' };
@@ -37,7 +38,12 @@ export const managementSchemas = {
         items: { enum: ['content:read', 'content:write'] },
         description: 'content:read allows GET; content:write allows every mutation.',
       },
-      expiresInSeconds: { type: 'integer', minimum: 1, description: 'Lifetime; omit for a key that does not expire.' },
+      expiresInSeconds: {
+        type: 'integer',
+        minimum: 1,
+        maximum: MAX_EXPIRES_IN_SECONDS,
+        description: `Lifetime in whole seconds, 1 to ${MAX_EXPIRES_IN_SECONDS} (10 years); omit for a key that does not expire.`,
+      },
     },
     ['name', 'permissions'],
   ),

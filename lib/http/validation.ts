@@ -1,6 +1,7 @@
 // Validation: standalone ajv validators' errors as the client's 400, and deferring a 400 until access is decided.
 import type { ErrorObject } from 'ajv';
 import { BadRequest } from './errors';
+import { MAX_EXPIRES_IN_SECONDS } from '../config/limits';
 
 /** A standalone ajv validator, as scripts/build-validators.ts generates them. */
 export interface Validator {
@@ -14,7 +15,7 @@ const FIELD_ERRORS: Record<string, [string, string]> = {
   content: ['INVALID_CONTENT', 'content is required and must be a JSON object'],
   name: ['INVALID_NAME', 'name is required and must be a string of 1 to 100 characters'],
   permissions: ['INVALID_PERMISSIONS', 'permissions must be a non-empty array of "content:read" and "content:write"'],
-  expiresInSeconds: ['INVALID_EXPIRY', 'expiresInSeconds must be a positive whole number'],
+  expiresInSeconds: ['INVALID_EXPIRY', `expiresInSeconds must be a whole number of seconds from 1 to ${MAX_EXPIRES_IN_SECONDS} (10 years)`],
   role: ['INVALID_ROLE', 'role must be "viewer" or "editor"'],
 };
 

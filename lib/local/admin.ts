@@ -1,6 +1,7 @@
 // Admin CLI: `npm run -s admin -- <command>` prints one JSON object; the operator's way to make users, keys, sessions.
 import { parseArgs } from 'node:util';
 import { applyLocalDefaults, local } from './env';
+import { MAX_EXPIRES_IN_SECONDS } from '../config/limits';
 
 const USAGE = `usage: npm run -s admin -- <command>   (--help, -h: this text)
   user create @alice
@@ -8,7 +9,8 @@ const USAGE = `usage: npm run -s admin -- <command>   (--help, -h: this text)
   session create @alice [--expires-in SECONDS]
   key create @alice/site --permissions content:read,content:write [--expires-in SECONDS] [--name NAME]
   key revoke @alice/site <id>
-  member add @alice/site @bob --role viewer|editor`;
+  member add @alice/site @bob --role viewer|editor
+--expires-in: 1 to ${MAX_EXPIRES_IN_SECONDS} seconds (10 years); a session's default is 7 days, a key's never.`;
 
 class UsageError extends Error {}
 class HelpRequested extends Error {}
@@ -42,7 +44,10 @@ function parseCommand(argv: string[]) {
 function seconds(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
-  if (!Number.isSafeInteger(n) || n <= 0) throw new UsageError('--expires-in must be a positive whole number of seconds');
+  // The same bound as the API's expiresInSeconds: every expiry stays a date the key list can show.
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n) || n < 1 || n > MAX_EXPIRES_IN_SECONDS) {
+    throw new UsageError(`--expires-in must be a whole number of seconds from 1 to ${MAX_EXPIRES_IN_SECONDS} (10 years)`);
+  }
   return n;
 }
 
@@ -50,7 +55,7 @@ async function run(argv: string[]): Promise<unknown> {
   const { values, positionals } = parseCommand(argv);
   applyLocalDefaults();
   process.env.AWS_ENDPOINT_URL_DYNAMODB ??= `http://127.0.0.1:${local.enginePort()}`;
-  const { USERNAME, SLUG } = await import('../store/items');
+  const { USERNAME, SLUG, canonicalName } = await import('../store/items');
   const accounts = await import('../store/accounts');
   const { documents } = await import('../dynamo/client');
   const { GetCommand } = await import('@aws-sdk/lib-dynamodb');
@@ -61,14 +66,14 @@ async function run(argv: string[]): Promise<unknown> {
 
   const user = (value: string | undefined) => {
     if (!value || !USERNAME.test(value)) throw new UsageError(`expected a username like @alice, got ${value ?? 'nothing'}`);
-    return value;
+    return canonicalName(value);
   };
   const project = (value: string | undefined) => {
     const [username, slug, extra] = (value ?? '').split('/');
     if (!username || !USERNAME.test(username) || !slug || !SLUG.test(slug) || extra !== undefined) {
       throw new UsageError(`expected a project like @alice/site, got ${value ?? 'nothing'}`);
     }
-    return { username, slug };
+    return { username: canonicalName(username), slug: canonicalName(slug) };
   };
   const requireUser = async (username: string) => {
     const { Item } = await documents.send(new GetCommand({ TableName: process.env.TABLE_NAME, Key: { pk: `U#${username}` } }));

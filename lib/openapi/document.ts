@@ -139,7 +139,7 @@ function components(routes: readonly RouteDoc[]): Json {
     in: 'header',
     required: false,
     ...optionalParameterDoc(
-      'A unique key per logical request (a UUID, say): for 24 hours, a retry with the same key, credential and project gets the first answer back (ETag included) and the mutation is applied once. The same key with a different request is a 422; errors are not remembered.',
+      'A unique key per logical request (a UUID, say): for 24 hours, a retry with the same key, credential and project gets the first answer back (ETag included) and the mutation is applied once. The same key with a different request is a 422; errors are not remembered. A retry is checked like a new request first (a credential that lost access gets its 401/403, a deleted project its 404), and a project deleted and re-created under the same name never matches a key used before.',
       '5b0c3f2e-8d1a-4c55-9a7e-2f4e1d6c9b10',
     ),
     schema: { type: 'string', pattern: '^[!-~]{1,255}$' },

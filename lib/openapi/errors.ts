@@ -1,5 +1,5 @@
 // Error catalogue for the API docs: every stable error code, its status and an example message, as the handlers send them.
-import { MAX_BODY_BYTES, MAX_CONTAINER_DEPTH, MAX_CONTENT_BYTES, MAX_DEPTH } from '../config/limits';
+import { MAX_BODY_BYTES, MAX_CONTAINER_DEPTH, MAX_CONTENT_BYTES, MAX_DEPTH, MAX_EXPIRES_IN_SECONDS } from '../config/limits';
 import { MAX_KEY_LENGTH } from '../content/json';
 
 export interface ErrorDoc {
@@ -29,7 +29,7 @@ export const ERROR_CODES = {
   INVALID_CONTENT: { when: 'content is missing or not an object', status: 400, message: 'content is required and must be a JSON object' },
   INVALID_NAME: { when: 'name is missing or not 1 to 100 characters', status: 400, message: 'name is required and must be a string of 1 to 100 characters' },
   INVALID_PERMISSIONS: { when: 'permissions is not a non-empty list of known permissions', status: 400, message: 'permissions must be a non-empty array of "content:read" and "content:write"' },
-  INVALID_EXPIRY: { when: 'expiresInSeconds is not a positive whole number', status: 400, message: 'expiresInSeconds must be a positive whole number' },
+  INVALID_EXPIRY: { when: 'expiresInSeconds is not a whole number from 1 to 10 years in seconds', status: 400, message: `expiresInSeconds must be a whole number of seconds from 1 to ${MAX_EXPIRES_IN_SECONDS} (10 years)` },
   INVALID_ROLE: { when: 'role is not viewer or editor', status: 400, message: 'role must be "viewer" or "editor"' },
   INVALID_PROJECT_NAME: { when: 'The username or project slug in the URL cannot name a project', status: 400, message: 'a username is @ and 1-39 letters, digits, ".", "_" or "-"; a project slug is 1-100 of those, starting with a letter or digit' },
   INVALID_MEMBER: { when: 'The owner cannot also be a member', status: 400, message: 'the owner cannot also be a member' },

@@ -42,10 +42,10 @@ export interface RouteDoc {
 
 /** Path parameters by name: a new route's `{name}` needs an entry here once. */
 export const PATH_PARAMETERS: Record<string, { description: string; schema: object; example: string }> = {
-  username: { description: 'Username of the project owner; starts with `@`.', schema: { type: 'string', pattern: USERNAME.source }, example: '@demo' },
-  projectSlug: { description: 'The project ID (slug) of the project.', schema: { type: 'string', pattern: SLUG.source }, example: 'site' },
+  username: { description: 'Username of the project owner; starts with `@`. Case-insensitive: kept and shown in lower case.', schema: { type: 'string', pattern: USERNAME.source }, example: '@demo' },
+  projectSlug: { description: 'The project ID (slug) of the project. Case-insensitive: `Site` and `site` name one project, shown as `site`.', schema: { type: 'string', pattern: SLUG.source }, example: 'site' },
   id: { description: 'The ID of the API key (as listed by GET keys).', schema: { type: 'string' }, example: '0123456789abcdef' },
-  member: { description: 'Username of the member; starts with `@`.', schema: { type: 'string', pattern: USERNAME.source }, example: '@bob' },
+  member: { description: 'Username of the member; starts with `@`. Case-insensitive: kept and shown in lower case.', schema: { type: 'string', pattern: USERNAME.source }, example: '@bob' },
 };
 
 /** The `{message}` success body. */

@@ -1,7 +1,7 @@
 // Accounts: users, projects, sessions, API keys and members: the records the admin CLI and management routes write.
 import { GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { BatchWriteCommand, type BatchWriteCommandInput, type BatchWriteCommandOutput, DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { MAX_KEYS_PER_PROJECT, MAX_MEMBERS_PER_PROJECT } from '../config/limits';
+import { MAX_EXPIRES_IN_SECONDS, MAX_KEYS_PER_PROJECT, MAX_MEMBERS_PER_PROJECT } from '../config/limits';
 import { randomBytes } from 'node:crypto';
 import { tableName } from '../config/env';
 import { documents, dynamo } from '../dynamo/client';
@@ -99,6 +99,7 @@ export async function createProject(project: ProjectRef): Promise<{ createdAt: s
           [A.owner]: { S: project.username },
           [A.members]: { M: {} },
           [A.keys]: { M: {} },
+          [A.incarnation]: { S: randomBytes(16).toString('base64url') },
           createdAt: { S: createdAt },
         },
         ConditionExpression: 'attribute_not_exists(pk)',
@@ -111,9 +112,17 @@ export async function createProject(project: ProjectRef): Promise<{ createdAt: s
   return { createdAt };
 }
 
+/** The expiry of a lifetime its caller validated (1 s to 10 years); anything else is a bug, not a record to store. */
+function expiryAfter(seconds: number): number {
+  if (!Number.isSafeInteger(seconds) || seconds < 1 || seconds > MAX_EXPIRES_IN_SECONDS) {
+    throw new RangeError(`a lifetime must be 1 to ${MAX_EXPIRES_IN_SECONDS} seconds, got ${seconds}`);
+  }
+  return epochSeconds() + seconds;
+}
+
 export async function createSession(username: string, expiresInSeconds: number): Promise<{ token: string; expiresAt: number }> {
   const { token, hash } = newSessionToken();
-  const expiresAt = epochSeconds() + expiresInSeconds;
+  const expiresAt = expiryAfter(expiresInSeconds);
   await putNew({ pk: sessionPk(hash), u: username, ttl: expiresAt }, 'session');
   return { token, expiresAt };
 }
@@ -160,7 +169,7 @@ export async function createApiKey(
 ): Promise<CreatedKey> {
   const { id, key, hash } = newApiKey();
   const createdAt = new Date().toISOString();
-  const expiresAt = options.expiresInSeconds === undefined ? undefined : epochSeconds() + options.expiresInSeconds;
+  const expiresAt = options.expiresInSeconds === undefined ? undefined : expiryAfter(options.expiresInSeconds);
   const entry: KeyEntry = { h: hash, p: options.permissions, e: expiresAt, n: options.name, c: createdAt };
   const record: KeyRecord = { pk: keyPk(id), project: projectName(project), ...entry };
   await putNew({ ...record, ...(expiresAt === undefined ? {} : { ttl: expiresAt }) }, 'key');

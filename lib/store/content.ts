@@ -28,7 +28,7 @@ import {
 import { BadRequest, Conflict, HttpError, PayloadTooLarge, PreconditionFailed } from '../http/errors';
 import type { Segments } from '../paths';
 import { type Need, type Principal, accessCheck, assertAccess } from '../auth/access';
-import { type ProjectItem, type ProjectRef, epochSeconds, projectPk, readProjectItem } from './items';
+import { type ProjectItem, type ProjectRef, epochSeconds, incarnationOf, projectPk, readProjectItem } from './items';
 
 export interface WriteRequest {
   project: ProjectRef;
@@ -233,16 +233,23 @@ export async function readContent(request: ReadRequest): Promise<{ value: Json; 
   return { value: request.segments ? valueAt(content, request.segments) : content, etag: formatEtag((item as ProjectItem).etag) };
 }
 
-/** For requests that fail validation: decide 401/404/403 first (they come before 400), with one read. */
-export async function assertProjectAccess(project: ProjectRef, principal: Principal, need: Need): Promise<void> {
+/**
+ * Decides 401/404/403 with one read, for requests that do not prove access in a write of their own: those that fail
+ * validation (401/404/403 come before 400) and named ones (Idempotency-Key), which may be answered from a record.
+ * Returns the project's incarnation, so a record of a deleted project never answers for its re-creation.
+ */
+export async function assertProjectAccess(project: ProjectRef, principal: Principal, need: Need): Promise<string> {
   const now = epochSeconds();
+  const read = compileRead(null, accessCheck(principal, need, now));
   const { Item } = await dynamo.send(
     new GetItemCommand({
       TableName: tableName(),
       Key: key(project),
       ConsistentRead: true,
-      ...compileRead(null, accessCheck(principal, need, now)),
+      ProjectionExpression: `${read.ProjectionExpression}, #inc, #createdAt`,
+      ExpressionAttributeNames: { ...read.ExpressionAttributeNames, '#inc': A.incarnation, '#createdAt': 'createdAt' },
     }),
   );
   await assertAccess(project, Item ? readProjectItem(Item) : undefined, principal, need, now);
+  return incarnationOf(Item as Record<string, AttributeValue>);
 }

@@ -15,6 +15,13 @@ export const SLUG = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/;
 export const isProjectRef = (username: unknown, slug: unknown): boolean =>
   typeof username === 'string' && typeof slug === 'string' && USERNAME.test(username) && SLUG.test(slug);
 
+/**
+ * Usernames and project slugs are case-insensitive: kept, compared and shown in lower case, so `@Alice/Site` is
+ * `@alice/site` and no look-alike can exist beside a name. Every name that enters (URL, JWT claim, admin CLI) goes
+ * through here; the patterns allow ASCII only, so lower-casing is exact.
+ */
+export const canonicalName = (name: string) => name.toLowerCase();
+
 export const projectName = (p: ProjectRef) => `${p.username}/${p.slug}`;
 export const projectPk = (p: ProjectRef) => `P#${projectName(p)}`;
 export const userPk = (username: string) => `U#${username}`;
@@ -71,3 +78,6 @@ export function readProjectItem(raw: Record<string, AttributeValue>): ProjectIte
 }
 
 export const epochSeconds = () => Math.floor(Date.now() / 1000);
+
+/** Which creation of the project an item is (projects created before incarnations existed: their creation time). */
+export const incarnationOf = (raw: Record<string, AttributeValue>): string => raw[A.incarnation]?.S ?? raw.createdAt?.S ?? '';

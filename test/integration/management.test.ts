@@ -1,4 +1,7 @@
-import { call, content, newKey, newProject, newUser, post, signJwt, unique } from '../support/api';
+import { NumberValue } from '@aws-sdk/lib-dynamodb';
+import { MAX_EXPIRES_IN_SECONDS } from '../../lib/config/limits';
+import { MANAGEMENT_ROUTES } from '../../lib/openapi/management-routes';
+import { call, content, expectError, newKey, newProject, newUser, post, signJwt, unique } from '../support/api';
 
 const api = (username: string, slug: string, rest = '') => `/api/${username}/${slug}${rest}`;
 
@@ -245,5 +248,137 @@ describe('identity provider users', () => {
     const added = await call('PUT', api(project.username, project.slug, `/members/@${name}`), { token: project.owner, body: { role: 'viewer' } });
     expect(added.status).toBe(200);
     expect((await call('GET', project.content, { token })).status).toBe(200);
+  });
+});
+
+describe('numeric fields of the management bodies: every out-of-range or edge value is a 400, never a 500', () => {
+  // Every integer/number property of every management route's body schema, from the route table the docs use, so a
+  // numeric field added later is covered here (and needs its error code below).
+  const CODES: Record<string, string> = { expiresInSeconds: 'INVALID_EXPIRY' };
+  const numericFields = MANAGEMENT_ROUTES.flatMap((route) => {
+    const properties = (route.body?.schema as { properties?: Record<string, { type?: string; maximum?: number }> } | undefined)?.properties ?? {};
+    return Object.entries(properties)
+      .filter(([, schema]) => schema.type === 'integer' || schema.type === 'number')
+      .map(([field, schema]) => ({ route, field, maximum: schema.maximum, example: route.body!.example as Record<string, unknown> }));
+  });
+  const path = (p: { username: string; slug: string }, route: string) =>
+    route.replace('{username}', p.username).replace('{projectSlug}', p.slug);
+
+  it('finds the numeric fields, each with a documented upper bound and an error code', () => {
+    expect(numericFields.map((f) => `${f.route.operationId}.${f.field}`)).toEqual(['createKey.expiresInSeconds']);
+    for (const { field, maximum } of numericFields) {
+      expect(CODES[field]).toBeDefined();
+      expect(maximum).toBe(MAX_EXPIRES_IN_SECONDS);
+    }
+  });
+
+  const BAD: Array<[string, string]> = [
+    ['zero', '0'],
+    ['negative zero', '-0'],
+    ['negative', '-1'],
+    ['a negative fraction', '-0.5'],
+    ['a fraction below one', '0.5'],
+    ['a fraction', '1.5'],
+    ['the maximum plus one', String(MAX_EXPIRES_IN_SECONDS + 1)],
+    ['a fraction above the maximum', String(MAX_EXPIRES_IN_SECONDS + 0.5)],
+    ['the probe value (about 285,000 years)', '9000000000000'],
+    ['beyond the JavaScript Date range', '8640000000001'],
+    ['the largest safe integer', String(Number.MAX_SAFE_INTEGER)],
+    ['past the safe integers', '9007199254740993'],
+    ['1e21', '1e21'],
+    ['1e308', '1e308'],
+    ['-1e308', '-1e308'],
+    ['overflowing to Infinity', '1e400'],
+    ['a string', '"3600"'],
+    ['null', 'null'],
+    ['true', 'true'],
+    ['an array', '[3600]'],
+    ['an object', '{"s":3600}'],
+  ];
+  const cases = numericFields.flatMap((f) => BAD.map(([name, text]) => [`${f.route.operationId}.${f.field}`, name, text, f] as const));
+
+  it.each(cases)('%s: %s (%s) is a 400 and stores nothing', async (_, _name, text, { route, field, example }) => {
+    const project = await newProject();
+    const body = JSON.stringify({ ...example, [field]: '__N__' }).replace('"__N__"', text);
+    const reply = await call(route.method, path(project, route.path), { token: project.owner, rawBody: body, headers: { 'content-type': 'application/json' } });
+    expectError(reply, 400, CODES[field]!);
+    const listed = await call('GET', api(project.username, project.slug, '/keys'), { token: project.owner });
+    expect(listed.status).toBe(200);
+    expect(listed.body.keys.map((k: { id: string }) => k.id)).toEqual([project.keyId]);
+  });
+
+  it.each(numericFields.flatMap((f) => [['1', 1], ['1.0', 1], ['1e3', 1000], ['the maximum', MAX_EXPIRES_IN_SECONDS]].map(([name, n]) => [f.field, name, n, f] as const)))(
+    '%s: %s is accepted, and the list shows the same expiry',
+    async (_, name, seconds, { route, field, example }) => {
+      const project = await newProject();
+      const text = name === '1.0' || name === '1e3' ? name : String(seconds);
+      const body = JSON.stringify({ ...example, [field]: '__N__' }).replace('"__N__"', String(text));
+      const created = await call(route.method, path(project, route.path), { token: project.owner, rawBody: body, headers: { 'content-type': 'application/json' } });
+      expect(created.status).toBe(201);
+      const expected = Date.now() + (seconds as number) * 1000;
+      expect(Math.abs(Date.parse(created.body.expiresAt) - expected)).toBeLessThan(10_000);
+      const listed = await call('GET', api(project.username, project.slug, '/keys'), { token: project.owner });
+      expect(listed.status).toBe(200);
+      expect(listed.body.keys).toContainEqual(expect.objectContaining({ id: created.body.id, expiresAt: created.body.expiresAt }));
+    },
+  );
+});
+
+describe('a stored key entry the API would never write does not break the key routes', () => {
+  const now = () => Math.floor(Date.now() / 1000);
+  // Written straight to the project item, as an older version, a bug or an operator could have left them.
+  const ENTRIES: Array<[string, Record<string, unknown>, string | null]> = [
+    ['an expiry beyond the Date range', { e: now() + 9_000_000_000_000 }, '9999-12-31T23:59:59.000Z'],
+    ['an expiry of 1e125', { e: NumberValue.from('1e125') }, '9999-12-31T23:59:59.000Z'],
+    ['an expiry of -1e125', { e: NumberValue.from('-1e125') }, '1970-01-01T00:00:00.000Z'],
+    ['an expiry of 0', { e: 0 }, '1970-01-01T00:00:00.000Z'],
+    ['a negative expiry', { e: -1e15 }, '1970-01-01T00:00:00.000Z'],
+    ['a fractional expiry', { e: 1_900_000_000.5 }, '2030-03-17T17:46:40.500Z'],
+    ['an expiry that is a string', { e: 'soon' }, null],
+    ['an expiry that is null', { e: null }, null],
+    ['an expiry that is a map', { e: { at: 1 } }, null],
+  ];
+
+  it.each(ENTRIES)('lists and revokes a key with %s', async (_, fields, expiresAt) => {
+    const project = await newProject();
+    const { documents } = await import('../../lib/dynamo/client');
+    const { UpdateCommand } = await import('@aws-sdk/lib-dynamodb');
+    const id = 'badbadbadbadbad0';
+    await documents.send(
+      new UpdateCommand({
+        TableName: process.env.TABLE_NAME,
+        Key: { pk: `P#${project.username}/${project.slug}` },
+        UpdateExpression: 'SET #keys.#id = :entry',
+        ExpressionAttributeNames: { '#keys': 'keys', '#id': id },
+        ExpressionAttributeValues: { ':entry': { h: 'x'.repeat(43), p: ['content:read'], n: 'odd', c: '2020-01-01T00:00:00.000Z', ...fields } },
+      }),
+    );
+    const listed = await call('GET', api(project.username, project.slug, '/keys'), { token: project.owner });
+    expect(listed.status).toBe(200);
+    expect(listed.body.keys).toContainEqual({ id, name: 'odd', permissions: ['content:read'], createdAt: '2020-01-01T00:00:00.000Z', expiresAt });
+    expect((await call('GET', api(project.username, project.slug), { token: project.owner })).status).toBe(200);
+    const revoked = await call('DELETE', api(project.username, project.slug, `/keys/${id}`), { token: project.owner });
+    expect(revoked.status).toBe(200);
+    const after = await call('GET', api(project.username, project.slug, '/keys'), { token: project.owner });
+    expect(after.body.keys.map((k: { id: string }) => k.id)).toEqual([project.keyId]);
+  });
+
+  it('lists a key entry with missing or malformed fields', async () => {
+    const project = await newProject();
+    const { documents } = await import('../../lib/dynamo/client');
+    const { UpdateCommand } = await import('@aws-sdk/lib-dynamodb');
+    await documents.send(
+      new UpdateCommand({
+        TableName: process.env.TABLE_NAME,
+        Key: { pk: `P#${project.username}/${project.slug}` },
+        UpdateExpression: 'SET #keys.#a = :a, #keys.#b = :b',
+        ExpressionAttributeNames: { '#keys': 'keys', '#a': 'aaaaaaaaaaaaaaaa', '#b': 'bbbbbbbbbbbbbbbb' },
+        ExpressionAttributeValues: { ':a': { h: 'x' }, ':b': { h: 'y', n: 7, p: 'content:read', c: 12 } },
+      }),
+    );
+    const listed = await call('GET', api(project.username, project.slug, '/keys'), { token: project.owner });
+    expect(listed.status).toBe(200);
+    expect(listed.body.keys).toContainEqual({ id: 'aaaaaaaaaaaaaaaa', name: '', permissions: [], createdAt: null, expiresAt: null });
+    expect(listed.body.keys).toContainEqual({ id: 'bbbbbbbbbbbbbbbb', name: '', permissions: [], createdAt: null, expiresAt: null });
   });
 });

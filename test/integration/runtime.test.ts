@@ -1,9 +1,10 @@
 // The local runtime as a user runs it: the admin CLI, and the embedded engine's durability across kill -9.
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, execFile, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { MAX_EXPIRES_IN_SECONDS } from '../../lib/config/limits';
 import { unique } from '../support/api';
 import { startLocalApi } from '../support/local-api';
 
@@ -13,6 +14,15 @@ function admin(args: string[], env: Record<string, string | undefined> = {}) {
     encoding: 'utf8',
   });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+/** The CLI without blocking the event loop (HTTP keep-alive sockets of the same test stay serviced). */
+function adminAsync(args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, ['--import', 'tsx', 'lib/local/admin.ts', ...args], { env: process.env, encoding: 'utf8' }, (error, stdout, stderr) =>
+      resolve({ status: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr }),
+    );
+  });
 }
 
 /** Runs the CLI and returns the one JSON object it printed. */
@@ -60,7 +70,7 @@ describe('admin CLI', () => {
     [['user', 'create', '@a', '--frob'], 2, /unknown option --frob/],
     [['key', 'create', '@a/b', '--permissions'], 2, /--permissions needs a value/],
     [['session', 'create', '@a', '--expires-in', '-5'], 2, /--expires-in=<value>/],
-    [['session', 'create', '@a', '--expires-in=-5'], 2, /--expires-in must be a positive/],
+    [['session', 'create', '@a', '--expires-in=-5'], 2, /--expires-in must be a whole number of seconds from 1/],
   ])('fails %j with exit %i and a message on stderr only', (args, status, message) => {
     const result = admin(args);
     expect(result.status).toBe(status);
@@ -79,6 +89,62 @@ describe('admin CLI', () => {
     const result = spawnSync('npm', ['run', '-s', 'admin', '--', '--help'], { encoding: 'utf8', env: process.env });
     expect({ status: result.status, usage: result.stdout.startsWith('usage: npm run -s admin') }).toEqual({ status: 0, usage: true });
   });
+
+  // The same bound as the API's expiresInSeconds (1 s to 10 years), for sessions and keys alike.
+  // One parser serves both commands: every value against sessions, the out-of-range ones against keys too.
+  const session = ['session', 'create', alice];
+  const key = ['key', 'create', `${alice}/site`, '--permissions', 'content:read'];
+  const TOO_LONG = [String(MAX_EXPIRES_IN_SECONDS + 1), '9000000000000', '1e308'];
+  const BAD_LIFETIMES = [...['0', '-5', '1.5', '1e3', '', 'abc', ...TOO_LONG].map((value) => [value, session] as const), ...TOO_LONG.map((value) => [value, key] as const)];
+  it.each(BAD_LIFETIMES)(
+    'refuses --expires-in %j (%j) with exit 2 before touching the engine',
+    async (value, command) => {
+      const result = await adminAsync([...command, '--expires-in', value]);
+      expect(result.status).toBe(2);
+      expect(result.stdout).toBe('');
+      expect(result.stderr).toMatch(/--expires-in must be a whole number of seconds from 1 to 315360000 \(10 years\)/);
+    },
+  );
+
+  it('accepts --expires-in up to 10 years, and the key list shows the expiry', async () => {
+    const lifetime = ['--expires-in', String(MAX_EXPIRES_IN_SECONDS)];
+    const [created, signedIn] = await Promise.all([adminAsync([...key, ...lifetime]), adminAsync([...session, ...lifetime])]);
+    expect([created.status, created.stderr, signedIn.status, signedIn.stderr]).toEqual([0, '', 0, '']);
+    const { id } = JSON.parse(created.stdout) as { id: string };
+    const { token } = JSON.parse(signedIn.stdout) as { token: string };
+    const listed = await fetch(`${process.env.TEST_API_URL}/api/${alice}/site/keys`, { headers: { authorization: `Bearer ${token}` } });
+    expect(listed.status).toBe(200);
+    const entry = ((await listed.json()) as { keys: Array<{ id: string; expiresAt: string }> }).keys.find((k) => k.id === id);
+    expect(Math.abs(Date.parse(entry!.expiresAt) - (Date.now() + MAX_EXPIRES_IN_SECONDS * 1000))).toBeLessThan(60_000);
+  });
+
+  it('takes usernames and slugs in any case and keeps them in lower case', async () => {
+    const json = async (args: string[]) => {
+      const result = await adminAsync(args);
+      expect([args, result.status, result.stderr]).toEqual([args, 0, '']);
+      return JSON.parse(result.stdout);
+    };
+    const carol = `@${unique('carol')}`;
+    const dave = `@${unique('dave')}`;
+    expect(await json(['user', 'create', carol.toUpperCase()])).toEqual({ username: carol });
+    const again = await adminAsync(['user', 'create', carol]);
+    expect([again.status, again.stdout]).toEqual([1, '']);
+    expect(again.stderr).toMatch(/already exists/);
+    expect(await json(['user', 'create', dave])).toEqual({ username: dave });
+    expect(await json(['project', 'create', `${carol.toUpperCase()}/Site`])).toEqual({ username: carol, projectSlug: 'site' });
+    const { token } = await json(['session', 'create', `${carol[0]}${carol[1]!.toUpperCase()}${carol.slice(2)}`]);
+    const { key } = await json(['key', 'create', `${carol}/SITE`, '--permissions', 'content:read,content:write']);
+    expect(await json(['member', 'add', `${carol.toUpperCase()}/sItE`, dave.toUpperCase(), '--role', 'viewer'])).toEqual({ member: dave, role: 'viewer' });
+    const api = process.env.TEST_API_URL as string;
+    const set = await fetch(`${api}/api/${carol}/site/content/set`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ path: 'a', value: 1 }),
+    });
+    expect(set.status).toBe(200);
+    const members = await fetch(`${api}/api/${carol}/site/members`, { headers: { authorization: `Bearer ${token}` } });
+    expect(await members.json()).toEqual({ owner: carol, members: [{ username: dave, role: 'viewer' }] });
+  }, 90_000);
 
   it('reports an existing user as an error', () => {
     const result = admin(['user', 'create', alice]);
