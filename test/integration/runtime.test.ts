@@ -99,7 +99,8 @@ describe('admin CLI', () => {
   it.each(BAD_LIFETIMES)(
     'refuses --expires-in %j (%j) with exit 2 before touching the engine',
     async (value, command) => {
-      const result = await adminAsync([...command, '--expires-in', value]);
+      // `=` form: a value starting with a dash would otherwise be read as an option (its own usage error).
+      const result = await adminAsync([...command, `--expires-in=${value}`]);
       expect(result.status).toBe(2);
       expect(result.stdout).toBe('');
       expect(result.stderr).toMatch(/--expires-in must be a whole number of seconds from 1 to 315360000 \(10 years\)/);
