@@ -1,15 +1,53 @@
 // JSON values: the content types, prototype-safe object helpers, and the checks DynamoDB would make.
+import Big from 'big.js';
+import { LosslessNumber } from 'lossless-json';
 import { BadRequest } from '../http/errors';
 import { MAX_DEPTH, MAX_NUMBER_MAGNITUDE, MIN_NUMBER_MAGNITUDE } from '../config/limits';
 
-export type Json = null | boolean | number | string | Json[] | JsonObject;
+/**
+ * A JSON number: a plain `number` when a double holds its decimal value (prints it back: `1.50` is 1.5), else an
+ * exact decimal that keeps its digits as text (lossless-json's LosslessNumber), such as a 20-digit id or 1e-130.
+ */
+export type JsonNumber = number | LosslessNumber;
+export type Json = null | boolean | JsonNumber | string | Json[] | JsonObject;
 export interface JsonObject {
   [key: string]: Json;
 }
+export { LosslessNumber };
 
 export function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof LosslessNumber);
 }
+
+export const isJsonNumber = (value: unknown): value is JsonNumber => typeof value === 'number' || value instanceof LosslessNumber;
+
+/** At most 15 digits and no exponent: always held by a double (the common case, told without parsing twice). */
+const SHORT_PLAIN = /^-?[\d.]{1,15}$/;
+
+/**
+ * The JSON number a decimal text stands for (JSON text, or DynamoDB's N). Exact decimals are kept in canonical
+ * form, the way JavaScript prints numbers: no trailing zeros, exponent notation from 1e21 and below 1e-6.
+ */
+export function jsonNumber(text: string): JsonNumber {
+  const n = Number(text);
+  if (SHORT_PLAIN.test(text)) return n;
+  const exact = new Big(text);
+  return Number.isFinite(n) && exact.eq(String(n)) ? n : new LosslessNumber(exact.toString());
+}
+
+/** The exact decimal value of a JSON number. */
+export const decimalOf = (n: JsonNumber): Big => new Big(typeof n === 'number' ? n : n.value);
+
+/** A number as a double (for bounds that leave a wide margin, never for stored values). */
+export const approximate = (n: JsonNumber): number => (typeof n === 'number' ? n : Number(n.value));
+
+export const negate = (n: JsonNumber): JsonNumber => (typeof n === 'number' ? -n : jsonNumber(new Big(n.value).neg().toString()));
+
+/** DynamoDB's decimal addition, exactly. */
+export const addNumbers = (a: JsonNumber, b: JsonNumber): JsonNumber => jsonNumber(decimalOf(a).plus(decimalOf(b)).toString());
+
+/** DynamoDB keeps at most this many significant digits. */
+export const MAX_SIGNIFICANT_DIGITS = 38;
 
 export function hasOwn(object: JsonObject, key: string): boolean {
   return Object.prototype.hasOwnProperty.call(object, key);
@@ -33,13 +71,35 @@ export function depthOf(value: Json): number {
   return 0;
 }
 
-export function isStorableNumber(n: number): boolean {
-  const magnitude = Math.abs(n);
-  return Number.isFinite(n) && (magnitude === 0 || (magnitude >= MIN_NUMBER_MAGNITUDE && magnitude < MAX_NUMBER_MAGNITUDE));
+const MAX_MAGNITUDE_TEXT = '1e126';
+const MIN_MAGNITUDE_TEXT = '1e-130';
+
+/** Why DynamoDB cannot store a number: out of its range (0, or 1e-130 to below 1e126), or over 38 digits. */
+export function numberProblem(n: JsonNumber | Big): 'NUMBER_OUT_OF_RANGE' | 'NUMBER_TOO_PRECISE' | undefined {
+  if (typeof n === 'number') {
+    // A plain number is a double's shortest form (at most 17 digits): its range is checked on the double.
+    const magnitude = Math.abs(n);
+    const inRange = Number.isFinite(n) && (magnitude === 0 || (magnitude >= MIN_NUMBER_MAGNITUDE && magnitude < MAX_NUMBER_MAGNITUDE));
+    return inRange ? undefined : 'NUMBER_OUT_OF_RANGE';
+  }
+  const decimal = n instanceof Big ? n : new Big(n.value);
+  const magnitude = decimal.abs();
+  if (!decimal.eq(0) && (magnitude.gte(MAX_MAGNITUDE_TEXT) || magnitude.lt(MIN_MAGNITUDE_TEXT))) return 'NUMBER_OUT_OF_RANGE';
+  return decimal.c.length > MAX_SIGNIFICANT_DIGITS ? 'NUMBER_TOO_PRECISE' : undefined;
+}
+
+export const isStorableNumber = (n: JsonNumber): boolean => numberProblem(n) === undefined;
+
+/** The 400 for a number DynamoDB cannot store (`what`: the value, or the result of arithmetic). */
+export function numberError(code: 'NUMBER_OUT_OF_RANGE' | 'NUMBER_TOO_PRECISE', what = 'numbers'): BadRequest {
+  return code === 'NUMBER_OUT_OF_RANGE'
+    ? new BadRequest(code, `${what} must be 0 or have a magnitude between 1e-130 and 9.99e125`)
+    : new BadRequest(code, `${what} may have at most ${MAX_SIGNIFICANT_DIGITS} significant digits`);
 }
 
 /**
- * Checks a client value against DynamoDB's rules before any engine sees it: non-empty keys, numbers in range,
+ * Checks a client value against DynamoDB's rules before any engine sees it: non-empty keys, numbers in range and
+ * precision,
  * and objects/arrays nested at most `levelsLeft` deep (what the path above it has not used). Walks iteratively so a hostile
  * depth cannot overflow the stack.
  */
@@ -48,13 +108,9 @@ export function assertStorable(value: unknown, levelsLeft: number): asserts valu
   while (stack.length > 0) {
     const [v, depth] = stack.pop() as [unknown, number];
     if (v === null || typeof v === 'string' || typeof v === 'boolean') continue;
-    if (typeof v === 'number') {
-      if (!isStorableNumber(v)) {
-        throw new BadRequest(
-          'NUMBER_OUT_OF_RANGE',
-          'numbers must be 0 or have a magnitude between 1e-130 and 9.99e125',
-        );
-      }
+    if (isJsonNumber(v)) {
+      const problem = numberProblem(v);
+      if (problem !== undefined) throw numberError(problem);
       continue;
     }
     if (typeof v !== 'object') throw new BadRequest('INVALID_VALUE', 'value must be JSON');
@@ -76,16 +132,17 @@ export function assertStorable(value: unknown, levelsLeft: number): asserts valu
   }
 }
 
-function numberSize(n: number): number {
+function numberSize(n: JsonNumber): number {
   // DynamoDB: about one byte per two significant digits, plus one.
-  const digits = Math.abs(n).toExponential().split('e')[0]!.replace('.', '').replace(/0+$/, '').length || 1;
+  const digits =
+    typeof n === 'number' ? Math.abs(n).toExponential().split('e')[0]!.replace('.', '').replace(/0+$/, '').length || 1 : new Big(n.value).c.length;
   return Math.ceil(digits / 2) + 1;
 }
 
 /** The size DynamoDB counts for a value, in bytes (its published item-size rules). */
 export function storedSize(value: Json): number {
   if (value === null || typeof value === 'boolean') return 1;
-  if (typeof value === 'number') return numberSize(value);
+  if (isJsonNumber(value)) return numberSize(value);
   if (typeof value === 'string') return Buffer.byteLength(value, 'utf8');
   if (Array.isArray(value)) return value.reduce<number>((sum, v) => sum + 1 + storedSize(v), 3);
   let sum = 3;

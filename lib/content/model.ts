@@ -1,7 +1,7 @@
 // Content semantics: what each operation does to a content tree, decided in memory as one concrete action.
 import { BadRequest, NotFound } from '../http/errors';
 import { asIndex, formatPath, type Segments } from '../paths';
-import { type Json, type JsonObject, cloneJson, hasOwn, isObject, setOwn } from './json';
+import { type Json, type JsonNumber, type JsonObject, addNumbers, cloneJson, hasOwn, isJsonNumber, isObject, setOwn } from './json';
 
 /** One concrete step of a stored path: a map key, or an index into a list. */
 export type Step = string | number;
@@ -11,7 +11,7 @@ export type ContentOperation =
   | { kind: 'insert'; segments: Segments; value: Json; index: number }
   | { kind: 'push'; segments: Segments; value: Json }
   /** increment (amount > 0) and decrement (amount < 0) */
-  | { kind: 'add'; segments: Segments; amount: number }
+  | { kind: 'add'; segments: Segments; amount: JsonNumber }
   | { kind: 'delete'; segments: Segments }
   /** update: the whole content */
   | { kind: 'replace'; content: JsonObject };
@@ -21,7 +21,7 @@ export type Action =
   | { kind: 'set'; steps: Step[]; value: Json }
   | { kind: 'append'; steps: Step[]; value: Json }
   | { kind: 'prepend'; steps: Step[]; value: Json }
-  | { kind: 'add'; steps: Step[]; amount: number }
+  | { kind: 'add'; steps: Step[]; amount: JsonNumber }
   | { kind: 'remove'; steps: Step[] }
   /** A middle insert: the elements from `index` move up one, in place (DynamoDB copies them from the old item). */
   | { kind: 'insert'; steps: Step[]; index: number; value: Json; length: number };
@@ -147,7 +147,7 @@ export function plan(root: JsonObject, op: ContentOperation): Action | undefined
       return insertAction(w.steps, w.node, op.index, op.value);
     case 'add':
       if (!found) return createAt(op.segments, w, op.amount);
-      if (typeof w.node !== 'number') throw new BadRequest('NOT_A_NUMBER', `the value at '${path}' is not a number`);
+      if (!isJsonNumber(w.node)) throw new BadRequest('NOT_A_NUMBER', `the value at '${path}' is not a number`);
       return { kind: 'add', steps: w.steps, amount: op.amount };
   }
 }
@@ -210,7 +210,7 @@ export function valueAt(root: JsonObject, segments: Segments): Json {
   return w.node;
 }
 
-/** Applies an action to a copy of the content (JavaScript arithmetic: for sizes and models, not for storage). */
+/** Applies an action to a copy of the content (for sizes and models; DynamoDB computes what is stored). */
 export function applyAction(root: JsonObject, action: Action): JsonObject {
   if (action.steps.length === 0) return cloneJson((action as { value: Json }).value) as JsonObject;
   const next = cloneJson(root) as JsonObject;
@@ -234,7 +234,7 @@ export function applyAction(root: JsonObject, action: Action): JsonObject {
       put([action.value, ...(current as Json[])]);
       break;
     case 'add':
-      put((current as number) + action.amount);
+      put(addNumbers(current as JsonNumber, action.amount));
       break;
     case 'remove':
       if (Array.isArray(container)) container.splice(last as number, 1);

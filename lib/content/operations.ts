@@ -2,7 +2,7 @@
 import { MAX_CONTAINER_DEPTH } from '../config/limits';
 import { BadRequest } from '../http/errors';
 import { parsePath } from '../paths';
-import { type JsonObject, assertStorable, isStorableNumber } from './json';
+import { type JsonNumber, type JsonObject, assertStorable, isJsonNumber, isStorableNumber, negate } from './json';
 import type { ContentOperation } from './model';
 
 type Body = Record<string, unknown>;
@@ -15,10 +15,10 @@ function valueOperation(kind: 'set' | 'push', body: Body): ContentOperation {
   return { kind, segments, value: body.value as JsonObject };
 }
 
-function amountOf(body: Body): number {
+function amountOf(body: Body): JsonNumber {
   const amount = body.value === undefined ? 1 : body.value;
-  if (typeof amount !== 'number' || !isStorableNumber(amount)) {
-    throw new BadRequest('INVALID_AMOUNT', 'value must be a finite number within the storable range');
+  if (!isJsonNumber(amount) || !isStorableNumber(amount)) {
+    throw new BadRequest('INVALID_AMOUNT', 'value must be a number within the storable range, of at most 38 significant digits');
   }
   return amount;
 }
@@ -39,7 +39,7 @@ export const operations = {
   },
   decrement: (body: Body): ContentOperation => {
     const segments = parsePath(body.path);
-    return { kind: 'add', segments, amount: -amountOf(body) };
+    return { kind: 'add', segments, amount: negate(amountOf(body)) };
   },
   delete: (body: Body): ContentOperation => ({ kind: 'delete', segments: parsePath(body.path) }),
   update: (body: Body): ContentOperation => {

@@ -1,12 +1,13 @@
 // Attribute values: converts JSON content to DynamoDB AttributeValues and back without touching prototypes.
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { type Json, type JsonObject, isObject, setOwn } from '../content/json';
+import { type Json, type JsonObject, LosslessNumber, isObject, jsonNumber, setOwn } from '../content/json';
 
 // util-dynamodb builds maps with `acc[key] = ...`, which drops or rewires a `__proto__` key; content needs exact keys.
 export function toAttribute(value: Json): AttributeValue {
   if (value === null) return { NULL: true };
   if (typeof value === 'boolean') return { BOOL: value };
   if (typeof value === 'number') return { N: String(value) };
+  if (value instanceof LosslessNumber) return { N: value.value };
   if (typeof value === 'string') return { S: value };
   if (Array.isArray(value)) return { L: value.map(toAttribute) };
   const map: Record<string, AttributeValue> = {};
@@ -18,7 +19,8 @@ export function toAttribute(value: Json): AttributeValue {
 
 export function fromAttribute(attribute: AttributeValue): Json {
   if (attribute.S !== undefined) return attribute.S;
-  if (attribute.N !== undefined) return Number(attribute.N);
+  // Exactly: a stored number a double cannot hold (DynamoDB keeps 38 digits) stays an exact decimal.
+  if (attribute.N !== undefined) return jsonNumber(attribute.N);
   if (attribute.BOOL !== undefined) return attribute.BOOL;
   if (attribute.NULL !== undefined) return null;
   if (attribute.L !== undefined) return attribute.L.map(fromAttribute);

@@ -1,7 +1,7 @@
 // Expression compiler: pure functions from operations to DynamoDB UpdateItem/GetItem parameters, no I/O.
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { Action, ContentOperation, Guard, Step } from '../content/model';
-import { storedSize } from '../content/json';
+import { type JsonNumber, approximate, storedSize } from '../content/json';
 import { toAttribute } from '../dynamo/attributes';
 import { asIndex, type Segments } from '../paths';
 import { MAX_CONTENT_BYTES } from '../config/limits';
@@ -87,7 +87,7 @@ export class ExpressionState {
     return placeholder;
   }
 
-  number(n: number): string {
+  number(n: JsonNumber): string {
     return this.value({ N: String(n) });
   }
 
@@ -179,8 +179,10 @@ function compileFastInsert(state: ExpressionState, steps: Step[], value: Attribu
 export const SAFE_MAGNITUDE = 9e125;
 
 /** Where a number leaves room for adding `amount` (well inside DynamoDB's range). */
-export function roomFor(amount: number): { low: number; high: number } {
-  return { low: -SAFE_MAGNITUDE - Math.min(amount, 0), high: SAFE_MAGNITUDE - Math.max(amount, 0) };
+export function roomFor(amount: JsonNumber): { low: number; high: number } {
+  // A double is close enough here: the room is 1e125 short of the edge.
+  const a = approximate(amount);
+  return { low: -SAFE_MAGNITUDE - Math.min(a, 0), high: SAFE_MAGNITUDE - Math.max(a, 0) };
 }
 
 /**
@@ -188,12 +190,12 @@ export function roomFor(amount: number): { low: number; high: number } {
  * checked exactly after a read instead. A missing target compares false both ways, so NOT lets it through; so does
  * a value that is no number, which then makes the engine refuse the addition's operand (isAssumptionRefused).
  */
-function roomInRange(state: ExpressionState, target: string, amount: number): string {
+function roomInRange(state: ExpressionState, target: string, amount: JsonNumber): string {
   const { low, high } = roomFor(amount);
   return `NOT ${target} < ${state.number(low)} AND NOT ${target} > ${state.number(high)}`;
 }
 
-function compileFastAdd(state: ExpressionState, steps: Step[], amount: number): void {
+function compileFastAdd(state: ExpressionState, steps: Step[], amount: JsonNumber): void {
   const target = state.path(steps);
   state.sets.push(`${target} = if_not_exists(${target}, ${state.number(0)}) + ${state.number(amount)}`);
   requireParent(state, steps);

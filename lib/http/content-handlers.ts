@@ -1,4 +1,5 @@
 // Content mutations: the request flow of every content write (credential, project, validation, store call).
+import { LosslessNumber } from '../content/json';
 import type { ContentOperation } from '../content/model';
 import { projectName } from '../store/items';
 import { assertProjectAccess, writeContent } from '../store/content';
@@ -16,12 +17,18 @@ export interface MutationSpec {
   message: string;
 }
 
+/** ajv tells a number by typeof: to the schema, an exact decimal (a number no double holds) is a number too. */
+function schemaView(body: Record<string, unknown>): Record<string, unknown> {
+  if (!Object.values(body).some((v) => v instanceof LosslessNumber)) return body;
+  return Object.fromEntries(Object.entries(body).map(([k, v]) => [k, v instanceof LosslessNumber ? Number(v.value) : v]));
+}
+
 export function contentMutation(spec: MutationSpec) {
   return httpHandler(async (event, context) => {
     const { text, principal, project } = await beginRequest(event, 'write');
     const input = validated(() => {
       const body = parseJsonObject(text);
-      if (!spec.validate(body)) throw schemaError(spec.validate.errors);
+      if (!spec.validate(schemaView(body))) throw schemaError(spec.validate.errors);
       const ifMatch = parseIfMatch(event);
       const idempotencyKey = parseIdempotencyKey(header(event, 'idempotency-key'));
       return { body, op: spec.operation(body), ifMatch, idempotencyKey };

@@ -2,6 +2,7 @@
 import middy, { type MiddlewareObj, type Request } from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { stringify } from 'lossless-json';
 import { HttpError, unavailable } from './errors';
 import { withDeadline } from '../dynamo/deadline';
 import { logger } from './logger';
@@ -30,7 +31,8 @@ export function toResult(reply: Reply): Result {
   return {
     statusCode: reply.statusCode,
     headers: { ...SECURITY_HEADERS, ...reply.headers },
-    body: JSON.stringify(reply.body),
+    // lossless-json writes an exact decimal (LosslessNumber) as its digits, a JSON number; the rest as JSON.stringify.
+    body: stringify(reply.body) as string,
   };
 }
 

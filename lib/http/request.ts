@@ -1,6 +1,8 @@
 // Request parsing: headers, the JSON body (size and type checked before parsing), If-Match, path parameters.
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import { parse as parseLossless } from 'lossless-json';
 import { MAX_BODY_BYTES } from '../config/limits';
+import { jsonNumber } from '../content/json';
 import { BadRequest, PayloadTooLarge, UnsupportedMediaType } from './errors';
 
 /** Header lookup; API Gateway HTTP APIs (payload v2) deliver header names in lower case. */
@@ -8,25 +10,76 @@ export const header = (event: APIGatewayProxyEventV2, name: string): string | un
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;\s*charset\s*=\s*"?utf-8"?\s*)?$/i;
 
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+/**
+ * What a body that is not UTF-8 reads as: a lone surrogate, which no decoded text holds and parseJsonObject refuses
+ * (its 400 comes after the credential and access checks, like any other bad body).
+ */
+const NOT_UTF8 = '\ud800';
+
 /** The raw body text after the envelope checks: 413 when too large, 415 when not JSON. */
 export function bodyText(event: APIGatewayProxyEventV2): string {
   const raw = event.body ?? '';
-  const bytes = event.isBase64Encoded ? Buffer.from(raw, 'base64') : Buffer.from(raw, 'utf8');
-  if (bytes.length > MAX_BODY_BYTES) {
+  const bytes = event.isBase64Encoded ? Buffer.from(raw, 'base64') : undefined;
+  if ((bytes?.length ?? Buffer.byteLength(raw, 'utf8')) > MAX_BODY_BYTES) {
     throw new PayloadTooLarge('PAYLOAD_TOO_LARGE', `the request body must be at most ${MAX_BODY_BYTES} bytes`);
   }
   const type = header(event, 'content-type');
   if (type !== undefined && type.trim() !== '' && !JSON_TYPE.test(type.trim())) throw new UnsupportedMediaType();
-  return bytes.toString('utf8');
+  if (bytes === undefined) return raw;
+  try {
+    return UTF8.decode(bytes);
+  } catch {
+    return NOT_UTF8;
+  }
 }
 
-/** Parses the body as a JSON object. */
+/** A number token a double may not hold: 16 or more digits (a dot among them), or an exponent. */
+const LONG_OR_EXPONENT = /\d[eE]|\d[\d.]{15}/;
+
+/**
+ * JSON with its numbers read exactly (see jsonNumber). Bodies with no number a double could change (no token of
+ * 16+ digits, none with an exponent; a match inside a string only costs the slower parser) take JSON.parse.
+ */
+function parseJsonExactly(text: string): unknown {
+  if (!LONG_OR_EXPONENT.test(text)) return JSON.parse(text);
+  // Like JSON.parse, the last of duplicate keys wins.
+  return parseLossless(text, null, { parseNumber: jsonNumber, onDuplicateKey: ({ newValue }) => newValue });
+}
+
+/** Every string and key is well-formed UTF-16 (an escaped lone surrogate, `"\ud800"`, is not: DynamoDB refuses it). */
+function wellFormed(value: unknown): boolean {
+  const stack = [value];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (typeof v === 'string') {
+      if (!v.isWellFormed()) return false;
+    } else if (Array.isArray(v)) {
+      for (const item of v) stack.push(item);
+    } else if (typeof v === 'object' && v !== null) {
+      for (const [key, item] of Object.entries(v)) {
+        if (!key.isWellFormed()) return false;
+        stack.push(item);
+      }
+    }
+  }
+  return true;
+}
+
+/** Parses the body as a JSON object: UTF-8 text, numbers exact, every string well-formed. */
 export function parseJsonObject(text: string): Record<string, unknown> {
   let value: unknown;
   try {
-    value = JSON.parse(text);
-  } catch {
+    if (!text.isWellFormed()) throw new SyntaxError('not UTF-8');
+    value = parseJsonExactly(text);
+  } catch (error) {
+    // The exact parser recurses: nesting thousands deep overflows its stack (content may nest 32 levels anyway).
+    if (error instanceof RangeError) throw new BadRequest('INVALID_JSON', 'the request body nests too deep to be read');
     throw new BadRequest('INVALID_JSON', 'the request body is not valid JSON');
+  }
+  // Lone surrogates can only come from \u escapes: the text itself is well-formed.
+  if (text.includes('\\u') && !wellFormed(value)) {
+    throw new BadRequest('INVALID_JSON', 'the request body has a string with a lone surrogate (\\ud800-\\udfff)');
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new BadRequest('INVALID_BODY', 'the request body must be a JSON object');

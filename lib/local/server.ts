@@ -1,5 +1,6 @@
 // Local HTTP server: serves every route in serverless.yml by calling the very handler Lambda runs, with a v2 event.
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { type IncomingMessage, type Server, type ServerResponse, STATUS_CODES, createServer } from 'node:http';
@@ -106,7 +107,8 @@ export function toEvent(req: IncomingMessage, body: Buffer, route: Route, match:
     }
   });
   const type = headers['content-type'];
-  const binary = body.length > 0 && type !== undefined && !TEXT_TYPE.test(type);
+  // Bytes that are not UTF-8 go as base64, as they came: as a string they would turn into U+FFFD.
+  const binary = body.length > 0 && ((type !== undefined && !TEXT_TYPE.test(type)) || !isUtf8(body));
   const now = new Date();
   return {
     version: '2.0',

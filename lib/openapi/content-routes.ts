@@ -18,7 +18,7 @@ const MUTATION: ErrorCode[] = [
   'SERVICE_UNAVAILABLE',
 ];
 const PATH: ErrorCode[] = ['INVALID_PATH', 'PATH_TOO_DEEP', 'RESERVED_KEY'];
-const VALUE: ErrorCode[] = ['MISSING_VALUE', 'INVALID_VALUE', 'VALUE_TOO_DEEP', 'EMPTY_KEY', 'KEY_TOO_LONG', 'NUMBER_OUT_OF_RANGE'];
+const VALUE: ErrorCode[] = ['MISSING_VALUE', 'INVALID_VALUE', 'VALUE_TOO_DEEP', 'EMPTY_KEY', 'KEY_TOO_LONG', 'NUMBER_OUT_OF_RANGE', 'NUMBER_TOO_PRECISE'];
 
 const CONTENT = '/api/{username}/{projectSlug}/content';
 
@@ -96,13 +96,13 @@ export const CONTENT_ROUTES: readonly RouteDoc[] = [
     summary: 'Decrement a number',
     description: 'Subtracts `value` (default 1) from the number at `path`. A missing number counts as 0; a value that is not a number is a 400.',
     example: { path: 'data.item.count', value: 2 },
-    errors: [...PATH, 'INVALID_AMOUNT', 'NOT_A_NUMBER', 'NOT_A_CONTAINER', 'INDEX_OUT_OF_RANGE', 'NUMBER_OUT_OF_RANGE'],
+    errors: [...PATH, 'INVALID_AMOUNT', 'NOT_A_NUMBER', 'NOT_A_CONTAINER', 'INDEX_OUT_OF_RANGE', 'NUMBER_OUT_OF_RANGE', 'NUMBER_TOO_PRECISE'],
   }),
   contentMutation('increment', {
     summary: 'Increment a number',
     description: 'Adds `value` (default 1) to the number at `path`. A missing number counts as 0; a value that is not a number is a 400.',
     example: { path: 'data.item.count' },
-    errors: [...PATH, 'INVALID_AMOUNT', 'NOT_A_NUMBER', 'NOT_A_CONTAINER', 'INDEX_OUT_OF_RANGE', 'NUMBER_OUT_OF_RANGE'],
+    errors: [...PATH, 'INVALID_AMOUNT', 'NOT_A_NUMBER', 'NOT_A_CONTAINER', 'INDEX_OUT_OF_RANGE', 'NUMBER_OUT_OF_RANGE', 'NUMBER_TOO_PRECISE'],
   }),
   contentMutation('delete', {
     summary: 'Delete a value',
@@ -114,6 +114,6 @@ export const CONTENT_ROUTES: readonly RouteDoc[] = [
     summary: 'Replace the whole content',
     description: 'Replaces the whole content with `content`, which must be a JSON object.',
     example: { content: { data: { items: [], count: 0 } } },
-    errors: ['INVALID_CONTENT', 'INVALID_VALUE', 'VALUE_TOO_DEEP', 'EMPTY_KEY', 'KEY_TOO_LONG', 'RESERVED_KEY', 'NUMBER_OUT_OF_RANGE'],
+    errors: ['INVALID_CONTENT', 'INVALID_VALUE', 'VALUE_TOO_DEEP', 'EMPTY_KEY', 'KEY_TOO_LONG', 'RESERVED_KEY', 'NUMBER_OUT_OF_RANGE', 'NUMBER_TOO_PRECISE'],
   }),
 ];

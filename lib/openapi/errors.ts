@@ -15,7 +15,7 @@ export interface ErrorDoc {
  */
 export const ERROR_CODES = {
   // 400: the request itself
-  INVALID_JSON: { when: 'The body is not valid JSON', status: 400, message: 'the request body is not valid JSON' },
+  INVALID_JSON: { when: 'The body is not valid JSON, not UTF-8, or has a string with a lone surrogate', status: 400, message: 'the request body is not valid JSON' },
   INVALID_BODY: { when: 'The body is not a JSON object', status: 400, message: 'the request body must be a JSON object' },
   UNKNOWN_FIELD: { when: 'The body has a field the operation does not take', status: 400, message: "unknown field 'valeu'" },
   INVALID_IDEMPOTENCY_KEY: { when: 'Idempotency-Key is not 1 to 255 visible ASCII characters', status: 400, message: 'Idempotency-Key must be 1 to 255 visible ASCII characters' },
@@ -25,7 +25,7 @@ export const ERROR_CODES = {
   RESERVED_KEY: { when: 'A path segment or object key is __proto__', status: 400, message: '"__proto__" cannot be used as a key' },
   MISSING_VALUE: { when: 'value is missing', status: 400, message: 'value is required (null is a value)' },
   INVALID_INDEX: { when: 'index is missing, not a number or not an integer', status: 400, message: 'index must be an integer' },
-  INVALID_AMOUNT: { when: 'value is not a finite, storable number', status: 400, message: 'value must be a finite number within the storable range' },
+  INVALID_AMOUNT: { when: 'value is not a storable number', status: 400, message: 'value must be a number within the storable range, of at most 38 significant digits' },
   INVALID_CONTENT: { when: 'content is missing or not an object', status: 400, message: 'content is required and must be a JSON object' },
   INVALID_NAME: { when: 'name is missing or not 1 to 100 characters', status: 400, message: 'name is required and must be a string of 1 to 100 characters' },
   INVALID_PERMISSIONS: { when: 'permissions is not a non-empty list of known permissions', status: 400, message: 'permissions must be a non-empty array of "content:read" and "content:write"' },
@@ -42,6 +42,7 @@ export const ERROR_CODES = {
   EMPTY_KEY: { when: 'An object key is empty', status: 400, message: 'object keys must not be empty' },
   KEY_TOO_LONG: { when: 'An object key is too long', status: 400, message: `object keys must be at most ${MAX_KEY_LENGTH} characters` },
   NUMBER_OUT_OF_RANGE: { when: 'A number (given or computed) is outside what DynamoDB stores', status: 400, message: 'numbers must be 0 or have a magnitude between 1e-130 and 9.99e125' },
+  NUMBER_TOO_PRECISE: { when: 'A number (given or computed) has more than 38 significant digits', status: 400, message: 'numbers may have at most 38 significant digits' },
   // 401 / 403 / 404: who is asking, and for what
   UNAUTHORIZED: { when: 'No credential, or an unknown, expired or revoked one', status: 401, message: 'A valid session token or API key is required' },
   FORBIDDEN: { when: 'No access to the project, or the API key lacks the permission', status: 403, message: 'This API key lacks the content:write permission' },

@@ -9,7 +9,7 @@ import Big from 'big.js';
 import { createHash, randomBytes } from 'node:crypto';
 import { tableName } from '../config/env';
 import { MAX_CONTENT_BYTES, MAX_WRITE_ATTEMPTS } from '../config/limits';
-import { type Json, storedSize } from '../content/json';
+import { type Json, type JsonNumber, numberError, numberProblem, storedSize } from '../content/json';
 import { type Action, type ContentOperation, type Guard, type Step, applyAction, guardsFor, plan, valueAt } from '../content/model';
 import { dynamo } from '../dynamo/client';
 import { currentDeadline } from '../dynamo/deadline';
@@ -62,8 +62,11 @@ function mapWriteError(error: unknown): never {
   const name = error instanceof Error ? error.name : '';
   if (name === 'ValidationException' && /item size/i.test(message)) throw contentTooLarge();
   // DynamoDB: "Number overflow/underflow ...", "... precision up to 38 digits"; dynalite: "... 38 significant digits".
-  if (name === 'ValidationException' && /number (?:overflow|underflow)|significant digits|precision/i.test(message)) {
+  if (name === 'ValidationException' && /number (?:overflow|underflow)/i.test(message)) {
     throw new BadRequest('NUMBER_OUT_OF_RANGE', 'the result is outside the range of numbers that can be stored', { cause: error });
+  }
+  if (name === 'ValidationException' && /significant digits|precision/i.test(message)) {
+    throw new BadRequest('NUMBER_TOO_PRECISE', 'the result would have more than 38 significant digits', { cause: error });
   }
   throw error;
 }
@@ -133,7 +136,7 @@ function storedNumber(raw: Record<string, AttributeValue>, steps: readonly (stri
 }
 
 /** Sums commute while the number leaves room for them; near the range edge the exact value read must still hold. */
-function sumGuard(raw: Record<string, AttributeValue>, steps: Step[], amount: number): Guard {
+function sumGuard(raw: Record<string, AttributeValue>, steps: Step[], amount: JsonNumber): Guard {
   const stored = storedNumber(raw, steps);
   const { low, high } = roomFor(amount);
   const value = new Big(stored);
@@ -141,17 +144,10 @@ function sumGuard(raw: Record<string, AttributeValue>, steps: Step[], amount: nu
 }
 
 /** DynamoDB's decimal arithmetic, checked exactly: range (1e-130 to below 1e126) and 38 significant digits. */
-function assertSumStorable(raw: Record<string, AttributeValue>, steps: readonly (string | number)[], amount: number): void {
-  const sum = new Big(storedNumber(raw, steps)).plus(new Big(String(amount)));
-  const magnitude = sum.abs();
-  const digits = sum.c.length;
-  if (!sum.eq(0) && (magnitude.gte(MAX_NUMBER_MAGNITUDE_TEXT) || magnitude.lt(MIN_NUMBER_MAGNITUDE_TEXT) || digits > 38)) {
-    throw new BadRequest('NUMBER_OUT_OF_RANGE', 'the result is outside the range or precision of numbers that can be stored');
-  }
+function assertSumStorable(raw: Record<string, AttributeValue>, steps: readonly (string | number)[], amount: JsonNumber): void {
+  const problem = numberProblem(new Big(storedNumber(raw, steps)).plus(new Big(String(amount))));
+  if (problem !== undefined) throw numberError(problem, 'the result');
 }
-
-const MAX_NUMBER_MAGNITUDE_TEXT = '1e126';
-const MIN_NUMBER_MAGNITUDE_TEXT = '1e-130';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** Full jitter, capped: racing writers spread out instead of colliding again in lockstep. */

@@ -7,6 +7,7 @@
 import fc from 'fast-check';
 import { readFileSync } from 'node:fs';
 import { baseUrl, call, newKey, newProject, type Project } from '../support/api';
+import { unstorableDecimal } from '../support/model-generators';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 400);
 /** The error codes README documents; the local server adds its own two for unknown routes and methods. */
@@ -88,6 +89,13 @@ const badValueText = fc.oneof(
   fc.integer({ min: 0, max: 5 }).map((d) => nested(d, '{"":1}', '{"k":', '}')),
   fc.integer({ min: 0, max: 5 }).map((d) => nested(d, '{"__proto__":1}', '[', ']')),
   fc.integer({ min: 0, max: 3 }).chain((d) => unstorable.map((n) => nested(d, json(n), '[', ']'))),
+  // Written as digits: over 38 significant digits, or beyond the range (1e-400 must not become 0).
+  fc.integer({ min: 0, max: 3 }).chain((d) => unstorableDecimal.map((n) => nested(d, n.value, '{"k":[1,', ']}'))),
+  // An escaped lone surrogate in a string or a key (DynamoDB refuses invalid UTF-16).
+  fc.tuple(fc.integer({ min: 0xd800, max: 0xdfff }), fc.boolean(), fc.integer({ min: 0, max: 3 })).map(([unit, asKey, d]) => {
+    const escaped = `x\\u${unit.toString(16)}`;
+    return nested(d, asKey ? `{"${escaped}":1}` : `"${escaped}"`, '[', ']');
+  }),
   fc.integer({ min: 1025, max: 5000 }).map((n) => json({ [`k${'x'.repeat(n)}`]: 1 })),
   fc.integer({ min: 31, max: 400 }).map((d) => nested(d, '1', '[', ']')),
   fc.integer({ min: 31, max: 400 }).map((d) => nested(d, '1', '{"a":', '}')),
@@ -142,6 +150,29 @@ function wrongTypeBodies(url: (op: string) => string): fc.Arbitrary<Case> {
       }
       return { kind: `wrong body: ${kind}`, method: 'POST', url: url(op), headers: { 'content-type': 'application/json' }, body: text ?? json(body) };
     });
+}
+
+/** Byte sequences that are not UTF-8: truncated, overlong, lone continuations, surrogates in UTF-8, past U+10FFFF. */
+const notUtf8 = fc.oneof(
+  fc.tuple(fc.integer({ min: 0xc2, max: 0xf4 }), fc.constantFrom(0x20, 0x22, 0x41)).map(([lead, next]) => [lead, next]),
+  fc.tuple(fc.constantFrom(0xe0, 0xf0), fc.integer({ min: 0x80, max: 0xbf })).map(([lead, cont]) => [lead, cont]),
+  fc.array(fc.integer({ min: 0x80, max: 0xbf }), { minLength: 1, maxLength: 3 }),
+  fc.tuple(fc.constantFrom(0xc0, 0xc1), fc.integer({ min: 0x80, max: 0xbf })).map(([lead, cont]) => [lead, cont]),
+  fc.tuple(fc.integer({ min: 0xa0, max: 0xbf }), fc.integer({ min: 0x80, max: 0xbf })).map(([b2, b3]) => [0xed, b2, b3]),
+  fc.tuple(fc.integer({ min: 0x90, max: 0xbf }), fc.integer({ min: 0x80, max: 0xbf })).map(([b2, b3]) => [0xf4, b2, b3, 0x80]),
+  fc.integer({ min: 0xf5, max: 0xff }).map((b) => [b]),
+);
+
+/** A body that would change the sentinel, with bytes that are not UTF-8 inside a string (the path, or a key). */
+function notUtf8Bodies(url: (op: string) => string): fc.Arbitrary<Case> {
+  return fc.tuple(mutation, notUtf8, fc.nat(), fc.constantFrom<Record<string, string>>({ 'content-type': 'application/json' }, {})).map(([op, bytes, n, headers]) => {
+    const text = json(VALID[op]);
+    // Inside the first string value (`"fuzz.set"` -> `"f<bytes>uzz.set"`), or update's first key.
+    const quote = text.indexOf(':"');
+    const at = quote > 0 ? quote + 2 + (n % 2) : text.indexOf('{"', 1) + 2;
+    const body = Buffer.concat([Buffer.from(text.slice(0, at)), Buffer.from(bytes), Buffer.from(text.slice(at))]);
+    return { kind: 'not UTF-8', method: 'POST', url: url(op), headers, body: new Uint8Array(body) };
+  });
 }
 
 /** Text that is not JSON at all, JSON cut short, or JSON that is not an object. */
@@ -440,6 +471,12 @@ describe('fuzzed bad input', () => {
         raw('100 000 levels of nesting, unclosed', op, '['.repeat(100_000)),
         raw('invalid UTF-8', op, Uint8Array.from([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x3a, 0x31, 0x7d])),
         raw('invalid UTF-8, no content type', op, Uint8Array.from([0xc0, 0xaf, 0xed, 0xa0, 0x80]), {}),
+        // A body that would change the sentinel but for one byte sequence that is not UTF-8 in a string.
+        ...[[0xc3, 0x28], [0xe2, 0x82], [0xc0, 0xaf], [0x80], [0xed, 0xa0, 0x80], [0xf4, 0x90, 0x80, 0x80], [0xff]].map((bad) => {
+          const text = json(VALID[op]);
+          const at = text.indexOf(':"') > 0 ? text.indexOf(':"') + 3 : 2;
+          return raw('invalid UTF-8 inside a valid body', op, new Uint8Array(Buffer.concat([Buffer.from(text.slice(0, at)), Buffer.from(bad), Buffer.from(text.slice(at))])));
+        }),
         raw('text/plain', op, json(VALID[op]), { 'content-type': 'text/plain' }),
       ]),
       raw('100 000 levels of nesting in a value', 'set', `{"path":"a","value":${nested(100_000, '1', '[', ']')}}`),
@@ -448,6 +485,13 @@ describe('fuzzed bad input', () => {
       raw('value 31 deep under one segment', 'set', `{"path":"a","value":${nested(31, '1', '[', ']')}}`),
       raw('push 30 deep under one segment', 'push', `{"path":"a","value":${nested(30, '1', '[', ']')}}`),
       raw('value with 1e400', 'set', '{"path":"a","value":1e400}'),
+      raw('value with 1e-400 (not 0)', 'set', '{"path":"a","value":1e-400}'),
+      raw('value with 42 digits', 'set', '{"path":"a","value":123456789012345678901234567890123456789012}'),
+      raw('update with 39 digits', 'update', '{"content":{"a":[0.123456789012345678901234567890123456789]}}'),
+      raw('amount with 39 digits', 'increment', '{"path":"n","value":123456789012345678901234567890123456789}'),
+      raw('a lone surrogate in a value', 'set', '{"path":"a","value":"\\ud800"}'),
+      raw('a lone surrogate in a key', 'update', '{"content":{"k\\udfff":1}}'),
+      raw('a lone surrogate in the path', 'delete', '{"path":"keep\\ud800"}'),
       raw('value with -1e400', 'set', '{"path":"a","value":-1e400}'),
       raw('value with NaN', 'set', '{"path":"a","value":NaN}'),
       raw('value with a leading zero', 'set', '{"path":"a","value":01}'),
@@ -543,13 +587,14 @@ describe('fuzzed bad input', () => {
       { kind: '64 KiB slug', method: 'POST', url: `/api/${p.username}/${'s'.repeat(65_536)}/content/set`, body: json(VALID.set) },
     ];
     for (const c of cases) await check(c, { parserLevel: true });
-  });
+  }, 120_000);
 
   it('generated bad requests: 4xx with {message, code}, nothing changed, the API still serving', async () => {
     const url = (op: string) => `${p.content}/${op}`;
     const anyCase = fc.oneof(
       { weight: 4, arbitrary: wrongTypeBodies(url) },
       { weight: 3, arbitrary: malformedJson(url) },
+      { weight: 2, arbitrary: notUtf8Bodies(url) },
       { weight: 2, arbitrary: oddContentTypes(url) },
       { weight: 2, arbitrary: oddUrls(p) },
       { weight: 2, arbitrary: oddMethods(p) },

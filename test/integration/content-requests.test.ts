@@ -30,7 +30,7 @@ async function postWithoutContentType(p: Project, op: string, text: string): Pro
     body: new TextEncoder().encode(text),
   });
   const body = await res.text();
-  return { status: res.status, body: body === '' ? undefined : JSON.parse(body), headers: res.headers };
+  return { status: res.status, body: body === '' ? undefined : JSON.parse(body), headers: res.headers, text: body };
 }
 
 async function unchangedAfter(p: Project, send: () => Promise<Reply>, status: number, code: string): Promise<void> {

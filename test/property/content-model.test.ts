@@ -4,6 +4,7 @@
 // the body's shape, the content and the ETag must agree with the model.
 // PROPERTY_RUNS sets the number of runs (25 in `npm test`, more in `npm run test:property`); PROPERTY_SEED replays one.
 import fc from 'fast-check';
+import { parse, stringify } from 'lossless-json';
 import { readFileSync } from 'node:fs';
 import { MESSAGES, type Project, type Reply, call, newProject } from '../support/api';
 import { type Body, anyRequest, describeBody, initialContent, resolveBody } from '../support/model-generators';
@@ -40,6 +41,12 @@ function expectErrorShape(reply: Reply): void {
   stats.codes[reply.body.code] = (stats.codes[reply.body.code] ?? 0) + 1;
 }
 
+/** A mutation whose body carries exact decimals as their digits (lossless-json writes a LosslessNumber as a number). */
+const send = (project: Project, route: Route, body: unknown) =>
+  call('POST', `${project.content}/${route}`, { token: project.key, rawBody: stringify(body), headers: { 'content-type': 'application/json' } });
+/** A reply's body with every number as written (GET writes numbers exactly; JSON.parse would round them). */
+const exactly = (reply: Reply) => parse(reply.text) as { value: unknown };
+
 class Step implements fc.AsyncCommand<Model, Real> {
   constructor(
     readonly route: Route,
@@ -61,13 +68,13 @@ class Step implements fc.AsyncCommand<Model, Real> {
         ? await call('GET', `${real.project.content}${body.path === undefined ? '' : `?path=${encodeURIComponent(String(body.path))}`}`, {
             token: real.project.key,
           })
-        : await call('POST', `${real.project.content}/${this.route}`, { token: real.project.key, body });
+        : await send(real.project, this.route, body);
     stats.byStatus[reply.status] = (stats.byStatus[reply.status] ?? 0) + 1;
-    const context = `${this.route} ${JSON.stringify(body)} on ${JSON.stringify(model.content)}: expected ${expected.status}, got ${reply.status} ${JSON.stringify(reply.body)}`;
+    const context = `${this.route} ${stringify(body)} on ${stringify(model.content)}: expected ${expected.status}, got ${reply.status} ${JSON.stringify(reply.body)}`;
     if (reply.status !== expected.status) throw new Error(context);
     if (expected.status !== 200) expectErrorShape(reply);
     else if (this.route === 'get') {
-      if (!sameJson(reply.body?.value, expected.value)) throw new Error(`${context}; value ${JSON.stringify(reply.body?.value)} != ${JSON.stringify(expected.value)}`);
+      if (!sameJson(exactly(reply).value, expected.value)) throw new Error(`${context}; value ${reply.text} != ${stringify(expected.value)}`);
     } else expect(reply.body).toEqual({ message: MESSAGES[this.route] });
 
     // A successful write read back through its own path: GET resolves a path in the engine (a projection), not
@@ -83,8 +90,8 @@ class Step implements fc.AsyncCommand<Model, Real> {
     // The content and the version after every step.
     const after = await call('GET', real.project.content, { token: real.project.key });
     expect(after.status).toBe(200);
-    if (!sameJson(after.body.value, expected.content)) {
-      throw new Error(`${this.route} ${JSON.stringify(body)} on ${JSON.stringify(model.content)}: content ${JSON.stringify(after.body.value)}, model ${JSON.stringify(expected.content)}`);
+    if (!sameJson(exactly(after).value, expected.content)) {
+      throw new Error(`${this.route} ${stringify(body)} on ${stringify(model.content)}: content ${after.text}, model ${stringify(expected.content)}`);
     }
     const etag = after.headers.get('etag');
     if (this.route !== 'get' && reply.status === 200) {
@@ -119,7 +126,7 @@ describe('the service against the reference model', () => {
       fc.asyncProperty(initialContent, fc.commands(commands, { maxCommands: MAX_COMMANDS, size: 'max' }), async (initial, cmds) => {
         stats.runs++;
         const project = await newProject();
-        const start = await call('POST', `${project.content}/update`, { token: project.key, body: { content: initial } });
+        const start = await send(project, 'update', { content: initial });
         expect(start.status).toBe(200);
         const content = reference('update', { content: initial }, {}).content;
         await fc.asyncModelRun(async () => ({ model: { content }, real: { project, etag: start.headers.get('etag') } }), cmds);

@@ -7,6 +7,8 @@ export interface Reply {
   status: number;
   body: any;
   headers: Headers;
+  /** The body as sent (JSON.parse turns numbers into doubles; exact ones are read from here). */
+  text: string;
 }
 
 export const baseUrl = () => process.env.TEST_API_URL as string;
@@ -42,7 +44,7 @@ export async function call(
   } catch {
     // leave as text
   }
-  return { status: res.status, body: parsed, headers: res.headers };
+  return { status: res.status, body: parsed, headers: res.headers, text };
 }
 
 export interface Project {

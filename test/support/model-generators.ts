@@ -3,7 +3,9 @@
 // with now and then a malformed path or body. A few hot keys make later requests collide with earlier writes, and
 // "symbolic" indexes (the length of the array met at that point, one past it, minus the length, ...) are resolved
 // against the model's content when the step runs, so the boundaries of every array are hit often.
+import Big from 'big.js';
 import fc from 'fast-check';
+import { LosslessNumber } from 'lossless-json';
 import { type Json, type JsonObject, type Route, formatPath, integerSegment } from './model-reference';
 
 /** An index relative to the array the path meets at that point (or the insert target), resolved when run. */
@@ -50,8 +52,42 @@ export const path: fc.Arbitrary<SymbolicPath | string> = fc.oneof(
   },
 );
 
+/**
+ * A decimal as JSON text: `digits` (a significand) times 10^exponent, written plainly (a big integer, a long
+ * fraction, trailing zeros) or with an exponent. Sent as a LosslessNumber, so the body carries these very digits.
+ */
+function decimalText(negative: boolean, digits: string, exponent: number, plain: boolean): LosslessNumber {
+  const sign = negative ? '-' : '';
+  if (!plain) return new LosslessNumber(`${sign}${digits}e${exponent}`);
+  if (exponent >= 0) return new LosslessNumber(`${sign}${digits}${'0'.repeat(exponent)}`);
+  const point = digits.length + exponent;
+  const text = point > 0 ? `${digits.slice(0, point)}.${digits.slice(point)}` : `0.${'0'.repeat(-point)}${digits}`;
+  return new LosslessNumber(`${sign}${text}`);
+}
+/** Significands of 1 to `max` digits, first digit non-zero; long ones (past a double's 17) often. */
+const significand = (max: number) =>
+  fc.oneof(fc.stringMatching(new RegExp(`^[1-9][0-9]{0,${Math.min(max, 17) - 1}}$`)), fc.stringMatching(new RegExp(`^[1-9][0-9]{15,${max - 1}}$`)));
+/** Decimals DynamoDB stores: up to 38 significant digits, magnitudes across 1e-130 to below 1e126. */
+export const decimal: fc.Arbitrary<LosslessNumber> = fc
+  .tuple(fc.boolean(), significand(38), fc.boolean(), fc.double({ min: 0, max: 1, noNaN: true }))
+  .map(([negative, digits, plain, where]) => {
+    // digits × 10^e is below 1e126 for e <= 126 - k and at least 1e-130 for e >= -129 - k (k digits).
+    const k = digits.length;
+    const exponent = Math.round(-129 - k + where * 255);
+    return decimalText(negative, digits, exponent, plain && Math.abs(exponent) <= 40);
+  });
+/** Numbers DynamoDB refuses: 39 to 45 significant digits, or a magnitude beyond the range (1e-400 is not 0). */
+export const unstorableDecimal: fc.Arbitrary<LosslessNumber> = fc.oneof(
+  fc.tuple(fc.boolean(), fc.stringMatching(/^[1-9][0-9]{37,43}[1-9]$/), fc.integer({ min: -60, max: 40 }), fc.boolean()).map(([n, d, e, plain]) => decimalText(n, d, e, plain)),
+  fc.tuple(fc.boolean(), significand(38), fc.oneof(fc.integer({ min: 126, max: 400 }), fc.integer({ min: -500, max: -170 }))).map(([n, d, e]) => decimalText(n, d, e, false)),
+).filter((n) => {
+  const d = new Big(n.value);
+  return d.c.length > 38 || d.abs().gte('1e126') || d.abs().lt('1e-130');
+});
+
 export const scalar: fc.Arbitrary<Json> = fc.oneof(
   { weight: 4, arbitrary: fc.integer({ min: -1000, max: 1000 }) },
+  { weight: 2, arbitrary: decimal },
   { weight: 1, arbitrary: fc.constantFrom(0.5, -2.25, 3.14159, 1e15, -7e14, 0) },
   { weight: 1, arbitrary: fc.boolean() },
   { weight: 1, arbitrary: fc.constant(null) },
@@ -78,8 +114,16 @@ export const initialContent = fc.record(
   },
   { requiredKeys: [] },
 ) as fc.Arbitrary<JsonObject>;
+/** Exact amounts that keep sums within 38 digits often: 20-digit integers, short fractions, small exponents. */
+const exactAmount = fc.oneof(
+  fc.stringMatching(/^[1-9][0-9]{15,19}$/).map((d) => new LosslessNumber(d)),
+  fc.tuple(fc.boolean(), significand(20), fc.integer({ min: -20, max: 5 }), fc.boolean()).map(([n, d, e, plain]) => decimalText(n, d, e, plain)),
+);
 const amount = fc.oneof(
   { weight: 6, arbitrary: fc.integer({ min: 1, max: 50 }) },
+  { weight: 2, arbitrary: exactAmount },
+  { weight: 1, arbitrary: decimal },
+  { weight: 1, arbitrary: unstorableDecimal },
   { weight: 1, arbitrary: fc.integer({ min: -50, max: 0 }) },
   { weight: 1, arbitrary: fc.constantFrom<unknown>('2', null, true, [1], 1e300, 1e-200, 0.5) },
 );
@@ -104,6 +148,11 @@ export const requests: Array<fc.Arbitrary<[Route, Body]>> = [
 export const rare: Array<fc.Arbitrary<[Route, Body]>> = [
   object.map((content) => ['update', { content }]),
   initialContent.map((content) => ['update', { content }]),
+  fc.tuple(fc.constantFrom('set', 'push', 'insert'), unstorableDecimal, fc.boolean()).map(([route, n, nested]): [Route, Body] => [
+    route as Route,
+    { path: 'a', value: nested ? { k: [1, n] } : n, ...(route === 'insert' ? { index: 0 } : {}) },
+  ]),
+  unstorableDecimal.map((n): [Route, Body] => ['update', { content: { a: [n] } }]),
   fc.constantFrom<[Route, Body]>(
     ['update', { content: [1] }],
     ['update', { content: 'x' }],

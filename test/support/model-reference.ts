@@ -1,10 +1,12 @@
 // A small reference model of the content operations, written from /work/shared/spec/decisions.md and the README
 // (Paths, Semantics, Values and limits) alone. It is the oracle of the property tests, so it must not share code
 // with lib/: it takes a route and the raw request body, and answers the status the service must give and the
-// content afterwards. Numbers use JavaScript arithmetic; compare them with `sameJson` (a small tolerance), the
-// service computes in decimal.
+// content afterwards. Numbers are exact decimals (DynamoDB's): a number a double cannot hold is a LosslessNumber
+// (its digits as written), arithmetic is big.js, and `sameJson` compares decimal values exactly.
+import Big from 'big.js';
+import { LosslessNumber } from 'lossless-json';
 
-export type Json = null | boolean | number | string | Json[] | JsonObject;
+export type Json = null | boolean | number | LosslessNumber | string | Json[] | JsonObject;
 export interface JsonObject {
   [key: string]: Json;
 }
@@ -55,7 +57,10 @@ const bad = (why: string): never => {
   throw new ClientError(400, why);
 };
 
-const isObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof LosslessNumber);
+export const isNumber = (v: unknown): v is number | LosslessNumber => typeof v === 'number' || v instanceof LosslessNumber;
+/** The exact decimal value of a number (a double: the decimal it prints as). */
+export const decimal = (n: number | LosslessNumber): Big => new Big(typeof n === 'number' ? String(n) : n.value);
 const own = (o: object, k: string) => Object.prototype.hasOwnProperty.call(o, k);
 
 /** Splits a dot path into segments, as decisions.md "Paths" describes; throws the 400s. */
@@ -96,8 +101,12 @@ export const formatPath = (segments: readonly string[]) =>
 
 export const integerSegment = (s: string): number | undefined => (INTEGER.test(s) ? Number(s) : undefined);
 
-/** 0, or a magnitude in [1e-130, 1e126): DynamoDB's numbers. */
-export const storableNumber = (n: number) => Number.isFinite(n) && (n === 0 || (Math.abs(n) >= 1e-130 && Math.abs(n) < 1e126));
+/** 0, or a magnitude in [1e-130, 1e126), with at most 38 significant digits: DynamoDB's numbers. */
+export function storableNumber(n: number | LosslessNumber): boolean {
+  if (typeof n === 'number' && !Number.isFinite(n)) return false;
+  const d = decimal(n);
+  return d.eq(0) || (d.abs().gte('1e-130') && d.abs().lt('1e126') && d.c.length <= 38);
+}
 
 /** Container levels of a value: 0 for a scalar, 1 for an empty array or object. */
 export function levels(v: Json): number {
@@ -109,8 +118,8 @@ export function levels(v: Json): number {
 /** Keys non-empty, not __proto__, not too long; numbers storable; nothing but JSON. */
 function checkValue(v: unknown): void {
   if (v === null || typeof v === 'string' || typeof v === 'boolean') return;
-  if (typeof v === 'number') {
-    if (!storableNumber(v)) bad('number out of range');
+  if (isNumber(v)) {
+    if (!storableNumber(v)) bad('number out of range or over 38 digits');
     return;
   }
   if (Array.isArray(v)) return v.forEach(checkValue);
@@ -239,10 +248,10 @@ function checkFields(route: Exclude<Route, 'get'>, body: unknown): Record<string
   return body;
 }
 
-function amountOf(body: Record<string, unknown>): number {
+function amountOf(body: Record<string, unknown>): Big {
   const amount = own(body, 'value') ? body.value : 1;
-  if (typeof amount !== 'number' || !storableNumber(amount)) return bad('invalid amount');
-  return amount;
+  if (!isNumber(amount) || !storableNumber(amount)) return bad('invalid amount');
+  return decimal(amount);
 }
 
 function mutate(route: Exclude<Route, 'get'>, raw: unknown, content: JsonObject): JsonObject {
@@ -291,12 +300,13 @@ function mutate(route: Exclude<Route, 'get'>, raw: unknown, content: JsonObject)
     }
     case 'increment':
     case 'decrement': {
-      const amount = route === 'increment' ? amountOf(body) : -amountOf(body);
+      const amount = route === 'increment' ? amountOf(body) : amountOf(body).neg();
       return onCopy(content, segments, (p) => {
-        if (!p.found) return put(p.parent, p.key, nested(p.rest, amount));
-        if (typeof p.node !== 'number') return bad('arithmetic on a non-number');
-        const sum = p.node + amount;
-        if (!storableNumber(sum)) bad('result out of range');
+        if (!p.found) return put(p.parent, p.key, nested(p.rest, new LosslessNumber(amount.toString())));
+        if (!isNumber(p.node)) return bad('arithmetic on a non-number');
+        if (p.node instanceof LosslessNumber || decimal(p.node).c.length > 15) tag('exact decimal arithmetic');
+        const sum = new LosslessNumber(decimal(p.node).plus(amount).toString());
+        if (!storableNumber(sum)) bad('result out of range or over 38 digits');
         if (Array.isArray(p.parent)) tag('arithmetic on an array element');
         put(p.parent, p.key, sum);
       });
@@ -336,11 +346,9 @@ export function reference(route: Route, body: unknown, content: JsonObject): Out
   }
 }
 
-/** Deep equality of JSON values, object key order ignored, numbers equal within a relative 1e-9. */
+/** Deep equality of JSON values, object key order ignored, numbers equal as exact decimals. */
 export function sameJson(a: unknown, b: unknown): boolean {
-  if (typeof a === 'number' && typeof b === 'number') {
-    return a === b || Math.abs(a - b) <= 1e-9 * Math.max(Math.abs(a), Math.abs(b));
-  }
+  if (isNumber(a) && isNumber(b)) return decimal(a).eq(decimal(b));
   if (Array.isArray(a) || Array.isArray(b)) {
     return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => sameJson(x, b[i]));
   }

@@ -1,6 +1,7 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import fc from 'fast-check';
-import type { Json, JsonObject } from '../../lib/content/json';
+import Big from 'big.js';
+import { type Json, type JsonObject, LosslessNumber } from '../../lib/content/json';
 import { fromAttribute, fromItem, toAttribute } from '../../lib/dynamo/attributes';
 
 describe('toAttribute', () => {
@@ -111,5 +112,36 @@ describe('fromItem', () => {
       ver: 3,
       content: { a: [] },
     });
+  });
+});
+
+describe('numbers in and out of DynamoDB exactly', () => {
+  it.each<[string, string, Json]>([
+    ['a plain N', '42', 42],
+    ['a normalised decimal', '1.5', 1.5],
+    ['an exponent a double holds', '1E+2', 100],
+    ['20 digits', '12345678901234567890', new LosslessNumber('12345678901234567890')],
+    ['38 digits', '12345678901234567890123456789012345678', new LosslessNumber('1.2345678901234567890123456789012345678e+37')],
+    ['a tiny one', '1.23456789012345678901E-130', new LosslessNumber('1.23456789012345678901e-130')],
+    ['trailing zeros', '12345678901234567890.000', new LosslessNumber('12345678901234567890')],
+  ])('reads %s (%s) without Number()', (_, n, value) => {
+    expect(fromAttribute({ N: n })).toEqual(value);
+  });
+
+  it('writes an exact decimal as its digits', () => {
+    expect(toAttribute({ id: new LosslessNumber('12345678901234567890'), l: [new LosslessNumber('1e-130')] })).toEqual({
+      M: { id: { N: '12345678901234567890' }, l: { L: [{ N: '1e-130' }] } },
+    });
+  });
+
+  it('round-trips generated decimals of up to 38 digits across the whole range', () => {
+    fc.assert(
+      fc.property(fc.stringMatching(/^[1-9][0-9]{0,37}$/), fc.integer({ min: -167, max: 88 }), fc.boolean(), (digits, exponent, negative) => {
+        const text = `${negative ? '-' : ''}${digits}e${exponent}`;
+        const back = fromAttribute(toAttribute(fromAttribute({ N: text })));
+        expect(new Big(typeof back === 'number' ? String(back) : (back as LosslessNumber).value).eq(text)).toBe(true);
+      }),
+      { numRuns: 500 },
+    );
   });
 });

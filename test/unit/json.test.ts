@@ -1,7 +1,11 @@
 import {
   type Json,
   type JsonObject,
+  LosslessNumber,
+  addNumbers,
   assertStorable,
+  isObject,
+  negate,
   cloneJson,
   depthOf,
   isStorableNumber,
@@ -212,5 +216,39 @@ describe('cloneJson', () => {
     expect(Object.getPrototypeOf(copy)).toBe(Object.prototype);
     expect(Object.keys(copy)).toEqual(['__proto__']);
     expect(Object.getOwnPropertyDescriptor(copy, '__proto__')?.value).toEqual({ x: 1 });
+  });
+});
+
+describe('exact decimals', () => {
+  const exact = (digits: string) => new LosslessNumber(digits);
+
+  it.each<[string, Json, string | undefined]>([
+    ['38 digits', exact('1.2345678901234567890123456789012345678e+37'), undefined],
+    ['39 digits', exact('1.23456789012345678901234567890123456789e+38'), 'NUMBER_TOO_PRECISE'],
+    ['the smallest magnitude', exact('1.0000000000000000000000000000000000001e-130'), undefined],
+    ['below the smallest magnitude', exact('9.9999999999999999999999999999999999999e-131'), 'NUMBER_OUT_OF_RANGE'],
+    ['the largest magnitude', exact('-9.9999999999999999999999999999999999999e+125'), undefined],
+    ['1e400', exact('1e+400'), 'NUMBER_OUT_OF_RANGE'],
+    ['1e-400', exact('1e-400'), 'NUMBER_OUT_OF_RANGE'],
+    ['nested 39 digits', { a: [1, exact('0.123456789012345678901234567890123456789')] }, 'NUMBER_TOO_PRECISE'],
+  ])('assertStorable: %s', (_, value, code) => {
+    if (code === undefined) expect(() => assertStorable(value, 31)).not.toThrow();
+    else expect(failure(() => assertStorable(value, 31))).toEqual(badRequest(code));
+  });
+
+  it('is a scalar to the content model: not an object, copied as itself, sized by its digits', () => {
+    const n = exact('12345678901234567890');
+    expect(isObject(n)).toBe(false);
+    expect(depthOf([n])).toBe(1);
+    expect(cloneJson({ a: [n] })).toEqual({ a: [n] });
+    expect(storedSize(n)).toBe(11); // 20 digits: 10 bytes + 1
+    expect(storedSize(exact('1.2345678901234567890123456789012345678e+37'))).toBe(20);
+  });
+
+  it('adds and negates exactly', () => {
+    expect(addNumbers(exact('12345678901234567890'), 1)).toEqual(exact('12345678901234567891'));
+    expect(addNumbers(0.1, 0.2)).toBe(0.3);
+    expect(addNumbers(exact('0.30000000000000001'), exact('-0.00000000000000001'))).toBe(0.3);
+    expect(negate(exact('12345678901234567890'))).toEqual(exact('-12345678901234567890'));
   });
 });
