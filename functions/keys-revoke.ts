@@ -1,6 +1,6 @@
 // DELETE /api/{username}/{projectSlug}/keys/{id}: revokes an API key at once (401 from then on). Owner only.
 import { accountError, managementRoute } from '../lib/http/management-handlers';
-import { NotFound } from '../lib/http/errors';
+import { NotFound } from '../lib/config/errors';
 import { revokeApiKey } from '../lib/store/accounts';
 
 const keyNotFound = () => new NotFound('KEY_NOT_FOUND', 'no such API key in this project');

@@ -1,6 +1,6 @@
 // DELETE /api/{username}/{projectSlug}/members/{member}: removes a member. Owner only.
 import { accountError, managementRoute } from '../lib/http/management-handlers';
-import { NotFound } from '../lib/http/errors';
+import { NotFound } from '../lib/config/errors';
 import { removeMember } from '../lib/store/accounts';
 
 export const handler = managementRoute({

@@ -3,7 +3,7 @@ import type { Role } from '../lib/store/items';
 import { USERNAME } from '../lib/store/items';
 import { accountError, managementRoute } from '../lib/http/management-handlers';
 import { projectNotFound } from '../lib/auth/access';
-import { BadRequest, NotFound } from '../lib/http/errors';
+import { BadRequest, NotFound } from '../lib/config/errors';
 import { setMember, userExists } from '../lib/store/accounts';
 import { validatePutMember as validate } from '../lib/http/validators.generated';
 

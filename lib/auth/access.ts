@@ -2,7 +2,7 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { documents } from '../dynamo/client';
 import { tableName } from '../config/env';
-import { Forbidden, NotFound, Unauthorized } from '../http/errors';
+import { Forbidden, NotFound, Unauthorized } from '../config/errors';
 import type { AccessCheck, Permission } from '../expressions';
 import { type Credential, sameHash } from './credentials';
 import { verifyJwt } from './jwt';

@@ -2,7 +2,7 @@
 import type { JWTVerifyGetKey } from 'jose';
 import type * as Jose from './jose';
 import { optionalEnv } from '../config/env';
-import { Unauthorized } from '../http/errors';
+import { Unauthorized } from '../config/errors';
 import { USERNAME } from '../store/items';
 
 interface Provider {

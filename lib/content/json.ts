@@ -1,6 +1,6 @@
 // JSON values: the content types, prototype-safe object helpers, and the checks DynamoDB would make.
-import { BadRequest } from '../http/errors';
-import { MAX_DEPTH, MAX_NUMBER_MAGNITUDE, MIN_NUMBER_MAGNITUDE } from '../config/limits';
+import { BadRequest } from '../config/errors';
+import { MAX_DEPTH, MAX_KEY_LENGTH, MAX_NUMBER_MAGNITUDE, MIN_NUMBER_MAGNITUDE, RESERVED_KEY } from '../config/limits';
 
 export type Json = null | boolean | number | string | Json[] | JsonObject;
 export interface JsonObject {
@@ -19,12 +19,6 @@ export function hasOwn(object: JsonObject, key: string): boolean {
 export function setOwn(object: JsonObject, key: string, value: Json): void {
   Object.defineProperty(object, key, { value, enumerable: true, writable: true, configurable: true });
 }
-
-/** The one key JavaScript treats specially on assignment; rejected everywhere so it never reaches a prototype. */
-export const RESERVED_KEY = '__proto__';
-
-/** Longest object key accepted, in characters. */
-export const MAX_KEY_LENGTH = 1024;
 
 /** Levels of nesting of a value: 0 for a scalar, 1 for an empty array or object. */
 export function depthOf(value: Json): number {

@@ -1,5 +1,5 @@
 // Content semantics: what each operation does to a content tree, decided in memory as one concrete action.
-import { BadRequest, NotFound } from '../http/errors';
+import { BadRequest, NotFound } from '../config/errors';
 import { asIndex, formatPath, type Segments } from '../paths';
 import { type Json, type JsonObject, cloneJson, hasOwn, isObject, setOwn } from './json';
 

@@ -3,7 +3,7 @@ import type { ContentOperation } from '../content/model';
 import { projectName } from '../store/items';
 import { assertProjectAccess, writeContent } from '../store/content';
 import { httpHandler } from './edge';
-import { BadRequest } from './errors';
+import { BadRequest } from '../config/errors';
 import { type Validator, schemaError, validated } from './validation';
 import { parseIdempotencyKey, runIdempotently } from './idempotency';
 import { header, parseIfMatch, parseJsonObject } from './request';

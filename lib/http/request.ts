@@ -1,7 +1,7 @@
 // Request parsing: headers, the JSON body (size and type checked before parsing), If-Match, path parameters.
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { MAX_BODY_BYTES } from '../config/limits';
-import { BadRequest, PayloadTooLarge, UnsupportedMediaType } from './errors';
+import { BadRequest, PayloadTooLarge, UnsupportedMediaType } from '../config/errors';
 
 /** Header lookup; API Gateway HTTP APIs (payload v2) deliver header names in lower case. */
 export const header = (event: APIGatewayProxyEventV2, name: string): string | undefined => event.headers?.[name];

@@ -1,6 +1,6 @@
 // OpenAPI document: a pure function of the route table and the request schemas the ajv validators are built from.
 import { MAX_BODY_BYTES, MAX_CONTENT_BYTES, MAX_DEPTH, MAX_PATH_LENGTH } from '../config/limits';
-import { ERROR_CODES, type ErrorCode, STATUS_DESCRIPTIONS } from './errors';
+import { ERROR_CODES, type ErrorCode, STATUS_DESCRIPTIONS } from '../config/error-codes';
 import { PATH_PARAMETERS, ROUTES, type RouteDoc, TAGS } from './routes';
 
 type Json = Record<string, unknown>;

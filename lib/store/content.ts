@@ -25,7 +25,7 @@ import {
   roomFor,
   slotAttribute,
 } from '../expressions';
-import { BadRequest, Conflict, HttpError, PayloadTooLarge, PreconditionFailed } from '../http/errors';
+import { BadRequest, Conflict, HttpError, PayloadTooLarge, PreconditionFailed } from '../config/errors';
 import type { Segments } from '../paths';
 import { type Need, type Principal, accessCheck, assertAccess } from '../auth/access';
 import { type ProjectItem, type ProjectRef, epochSeconds, projectPk, readProjectItem } from './items';
