@@ -5,7 +5,7 @@ export const handler = managementRoute({
   rule: 'owner',
   run: async ({ item }) => {
     const keys = Object.entries(item!.keys)
-      .map(([id, key]) => ({ id, name: key.n ?? '', permissions: key.p, createdAt: key.c ?? null, expiresAt: isoTime(key.e) }))
+      .map(([id, key]) => ({ id, name: key.name ?? '', permissions: key.permissions, createdAt: key.createdAt ?? null, expiresAt: isoTime(key.expiresAt) }))
       .sort((a, b) => String(a.createdAt).localeCompare(String(b.createdAt)) || a.id.localeCompare(b.id));
     return { statusCode: 200, body: { keys } };
   },

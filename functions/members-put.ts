@@ -1,6 +1,6 @@
 // PUT /api/{username}/{projectSlug}/members/{member}: adds a member or changes their role. Owner only.
-import type { Role } from '../lib/store/items';
-import { USERNAME } from '../lib/store/items';
+import type { Role } from '../lib/schema/items';
+import { USERNAME } from '../lib/schema/items';
 import { accountError, managementRoute } from '../lib/http/management-handlers';
 import { projectNotFound } from '../lib/auth/access';
 import { BadRequest, NotFound } from '../lib/config/errors';

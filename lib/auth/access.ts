@@ -3,7 +3,8 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { documents } from '../dynamo/client';
 import { tableName } from '../config/env';
 import { Forbidden, NotFound, Unauthorized } from '../config/errors';
-import type { AccessCheck, Permission } from '../expressions';
+import type { AccessCheck } from '../expressions';
+import type { Permission } from '../schema/attributes';
 import { type Credential, sameHash } from './credentials';
 import { verifyJwt } from './jwt';
 import {
@@ -14,8 +15,9 @@ import {
   type SessionRecord,
   keyPk,
   projectName,
+  readKeyEntry,
   sessionPk,
-} from '../store/items';
+} from '../schema/items';
 
 export type Principal = { kind: 'key'; keyId: string; keyHash: string } | { kind: 'user'; username: string };
 export type Need = 'read' | 'write';
@@ -65,7 +67,7 @@ export function accessCheck(principal: Principal, need: Need, now: number): Acce
 }
 
 function keyValid(entry: KeyEntry | undefined, keyHash: string, now: number): entry is KeyEntry {
-  return entry !== undefined && sameHash(entry.h, keyHash) && (entry.e === undefined || entry.e > now);
+  return entry !== undefined && sameHash(entry.hash, keyHash) && (entry.expiresAt === undefined || entry.expiresAt > now);
 }
 
 /**
@@ -87,7 +89,7 @@ export async function assertAccess(
   }
   const entry = item?.keys[principal.keyId];
   if (keyValid(entry, principal.keyHash, now)) {
-    if (!entry.p.includes(permissionFor(need))) {
+    if (!entry.permissions.includes(permissionFor(need))) {
       throw new Forbidden(`This API key lacks the ${permissionFor(need)} permission`);
     }
     return;
@@ -97,7 +99,9 @@ export async function assertAccess(
   );
   const record = Item as KeyRecord | undefined;
   // The project item is the authority for its own keys; the record only speaks for other projects.
-  if (!keyValid(record, principal.keyHash, now) || record.project === projectName(project)) throw new Unauthorized();
+  if (!keyValid(record && readKeyEntry(record), principal.keyHash, now) || record?.project === projectName(project)) {
+    throw new Unauthorized();
+  }
   if (!item) throw projectNotFound(project);
   throw new Forbidden('This API key belongs to another project');
 }

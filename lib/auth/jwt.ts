@@ -3,7 +3,7 @@ import type { JWTVerifyGetKey } from 'jose';
 import type * as Jose from './jose';
 import { optionalEnv } from '../config/env';
 import { Unauthorized } from '../config/errors';
-import { USERNAME } from '../store/items';
+import { USERNAME } from '../schema/items';
 
 interface Provider {
   verify: typeof Jose.jwtVerify;

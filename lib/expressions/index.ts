@@ -5,28 +5,7 @@ import { storedSize } from '../content/json';
 import { toAttribute } from '../dynamo/attributes';
 import { asIndex, type Segments } from '../paths';
 import { MAX_CONTENT_BYTES } from '../config/limits';
-
-/** Attribute names of a project item. */
-export const A = {
-  content: 'content',
-  version: 'ver',
-  etag: 'etag',
-  bytes: 'bytes',
-  owner: 'owner',
-  members: 'members',
-  keys: 'keys',
-  keyHash: 'h',
-  keyPermissions: 'p',
-  keyExpires: 'e',
-  /** The key's hash again, present only on keys with content:write: one comparison proves the key and the right. */
-  keyWriteHash: 'w',
-} as const;
-
-/** Request-token slots: each write records its token in one, so a retried write can tell it already applied. */
-export const TOKEN_SLOTS = 32;
-export const slotAttribute = (slot: number) => `rq${slot}`;
-
-export type Permission = 'content:read' | 'content:write';
+import { A, type Permission, slotAttribute } from '../schema/attributes';
 
 /** Who is asking, as the condition expression checks it. */
 export type AccessCheck =

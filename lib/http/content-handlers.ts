@@ -1,6 +1,6 @@
 // Content mutations: the request flow of every content write (credential, project, validation, store call).
 import type { ContentOperation } from '../content/model';
-import { projectName } from '../store/items';
+import { projectName } from '../schema/items';
 import { assertProjectAccess, writeContent } from '../store/content';
 import { httpHandler } from './edge';
 import { BadRequest } from '../config/errors';

@@ -8,7 +8,7 @@ import { projectOf } from './route-context';
 import { assertAccess, projectNotFound, resolvePrincipal } from '../auth/access';
 import { parseAuthorization } from '../auth/credentials';
 import { AccountError, readProjectMeta } from '../store/accounts';
-import { type ProjectItem, type ProjectRef, epochSeconds, isProjectRef, projectName } from '../store/items';
+import { type ProjectItem, type ProjectRef, epochSeconds, isProjectRef, projectName } from '../schema/items';
 
 /** Who may call a route: the user named in the URL creating it, its owner, or any member (owner included). */
 export type Rule = 'creator' | 'owner' | 'member';

@@ -30,7 +30,7 @@ function seconds(value: string | undefined): number | undefined {
 async function run(argv: string[]): Promise<unknown> {
   applyLocalDefaults();
   process.env.AWS_ENDPOINT_URL_DYNAMODB ??= `http://127.0.0.1:${local.enginePort()}`;
-  const { USERNAME, SLUG } = await import('../store/items');
+  const { USERNAME, SLUG } = await import('../schema/items');
   const accounts = await import('../store/accounts');
   const { documents } = await import('../dynamo/client');
   const { GetCommand } = await import('@aws-sdk/lib-dynamodb');

@@ -14,21 +14,19 @@ import { type Action, type ContentOperation, type Guard, type Step, applyAction,
 import { dynamo } from '../dynamo/client';
 import { currentDeadline } from '../dynamo/deadline';
 import {
-  A,
   type UpdateRequest,
   type WriteEnvelope,
-  TOKEN_SLOTS,
   compileRead,
   compileWrite,
   growthBound,
   isAssumptionRefused,
   roomFor,
-  slotAttribute,
 } from '../expressions';
+import { A, TOKEN_SLOTS, slotAttribute } from '../schema/attributes';
 import { BadRequest, Conflict, HttpError, PayloadTooLarge, PreconditionFailed } from '../config/errors';
 import type { Segments } from '../paths';
 import { type Need, type Principal, accessCheck, assertAccess } from '../auth/access';
-import { type ProjectItem, type ProjectRef, epochSeconds, projectPk, readProjectItem } from './items';
+import { type ProjectItem, type ProjectRef, epochSeconds, projectPk, readProjectItem } from '../schema/items';
 
 export interface WriteRequest {
   project: ProjectRef;
