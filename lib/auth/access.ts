@@ -4,7 +4,7 @@ import { documents } from '../dynamo/client';
 import { tableName } from '../config/env';
 import { Forbidden, NotFound, Unauthorized } from '../config/errors';
 import type { AccessCheck } from '../expressions';
-import type { Permission } from '../schema/attributes';
+import { type ContentNeed, keyAllows, permissionFor, roleAllows, roleOf } from '../policy';
 import { type Credential, sameHash } from './credentials';
 import { verifyJwt } from './jwt';
 import {
@@ -20,12 +20,10 @@ import {
 } from '../schema/items';
 
 export type Principal = { kind: 'key'; keyId: string; keyHash: string } | { kind: 'user'; username: string };
-export type Need = 'read' | 'write';
+export type Need = ContentNeed;
 
 export const projectNotFound = (project: ProjectRef) =>
   new NotFound('PROJECT_NOT_FOUND', `project ${projectName(project)} does not exist`);
-
-const permissionFor = (need: Need): Permission => (need === 'read' ? 'content:read' : 'content:write');
 
 /**
  * Verified sessions, per warm container: a session costs its lookup once a minute at most, so operations stay at
@@ -83,13 +81,12 @@ export async function assertAccess(
 ): Promise<void> {
   if (principal.kind === 'user') {
     if (!item) throw projectNotFound(project);
-    const role = item.owner === principal.username ? 'owner' : item.members[principal.username];
-    if (role === undefined || (need === 'write' && role === 'viewer')) throw new Forbidden();
+    if (!roleAllows(roleOf(item, principal.username), need)) throw new Forbidden();
     return;
   }
   const entry = item?.keys[principal.keyId];
   if (keyValid(entry, principal.keyHash, now)) {
-    if (!entry.permissions.includes(permissionFor(need))) {
+    if (!keyAllows(entry.permissions, need)) {
       throw new Forbidden(`This API key lacks the ${permissionFor(need)} permission`);
     }
     return;

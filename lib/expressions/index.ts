@@ -6,6 +6,7 @@ import { toAttribute } from '../dynamo/attributes';
 import { asIndex, type Segments } from '../paths';
 import { MAX_CONTENT_BYTES } from '../config/limits';
 import { A, type Permission, slotAttribute } from '../schema/attributes';
+import { MEMBER_ROLES, memberRolesFor } from '../policy';
 
 /** Who is asking, as the condition expression checks it. */
 export type AccessCheck =
@@ -311,9 +312,12 @@ export function compileAccess(state: ExpressionState, access: AccessCheck, form:
   }
   const owner = `${state.name(A.owner)} = ${state.value({ S: access.username })}`;
   const member = `${state.name(A.members)}.${state.name(access.username)}`;
-  return access.role === 'write'
-    ? `(${owner} OR ${member} = ${state.value({ S: 'editor' })})`
-    : `(${owner} OR attribute_exists(${member}))`;
+  // The policy's member roles for this need: all of them is membership, one is a comparison (owners may do anything).
+  const roles = memberRolesFor(access.role);
+  if (roles.length === MEMBER_ROLES.length) return `(${owner} OR attribute_exists(${member}))`;
+  if (roles.length === 0) return `(${owner})`;
+  const allowed = roles.map((role) => state.value({ S: role }));
+  return `(${owner} OR ${member} ${allowed.length === 1 ? `= ${allowed[0]}` : `IN (${allowed.join(', ')})`})`;
 }
 
 /** What every write adds: access, the version bump, the new etag, the request token, If-Match and the size budget. */

@@ -8,6 +8,7 @@ import { projectOf } from './route-context';
 import { assertAccess, projectNotFound, resolvePrincipal } from '../auth/access';
 import { parseAuthorization } from '../auth/credentials';
 import { AccountError, readProjectMeta } from '../store/accounts';
+import { roleAllows, roleOf } from '../policy';
 import { type ProjectItem, type ProjectRef, epochSeconds, isProjectRef, projectName } from '../schema/items';
 
 /** Who may call a route: the user named in the URL creating it, its owner, or any member (owner included). */
@@ -33,10 +34,6 @@ const invalidProjectName = () =>
     'INVALID_PROJECT_NAME',
     'a username is @ and 1-39 letters, digits, ".", "_" or "-"; a project slug is 1-100 of those, starting with a letter or digit',
   );
-
-
-export const roleOf = (item: ProjectItem, username: string): 'owner' | 'editor' | 'viewer' | undefined =>
-  item.owner === username ? 'owner' : (item.members[username] as 'editor' | 'viewer' | undefined);
 
 /** Account errors as the client's status: missing things 404, caps 409, duplicates 409. */
 export function accountError(error: unknown, notFound: () => HttpError): never {
@@ -74,8 +71,7 @@ export function managementRoute(spec: ManagementSpec) {
       if (item) throw new Conflict('PROJECT_EXISTS', `project ${projectName(project)} already exists`);
     } else {
       if (!item) throw projectNotFound(project);
-      const role = roleOf(item, username);
-      if (role === undefined || (spec.rule === 'owner' && role !== 'owner')) {
+      if (!roleAllows(roleOf(item, username), spec.rule === 'owner' ? 'manage' : 'read')) {
         throw new Forbidden(spec.rule === 'owner' ? 'Only the project owner can do this' : undefined);
       }
     }
