@@ -10,7 +10,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { tableName } from '../config/env';
 import { MAX_CONTENT_BYTES, MAX_WRITE_ATTEMPTS } from '../config/limits';
 import { type Json, storedSize } from '../content/json';
-import { type Action, type ContentOperation, type Guard, type Step, applyAction, guardsFor, plan, valueAt } from '../content/model';
+import { type Action, type ContentOperation, type Guard, type Step, applyAction, plan, valueAt } from '../content/model';
 import { dynamo } from '../dynamo/client';
 import { currentDeadline } from '../dynamo/deadline';
 import {
@@ -107,13 +107,13 @@ async function decide(request: WriteRequest, item: ProjectItem | undefined, toke
   await assertAccess(request.project, item, request.principal, 'write', epochSeconds());
   const current = item as ProjectItem;
   if (request.ifMatch && !request.ifMatch.includes(current.etag)) throw new PreconditionFailed(formatEtag(current.etag));
-  const action = plan(current.content, request.op);
-  if (action === undefined) return { kind: 'unchanged', etag: current.etag };
+  const planned = plan(current.content, request.op);
+  if (planned === undefined) return { kind: 'unchanged', etag: current.etag };
+  const { action, guards } = planned;
   if (action.kind === 'add') assertSumStorable(current.raw, action.steps, action.amount);
   const before = storedSize(current.content);
   const bytes = storedSize(applyAction(current.content, action));
   if (bytes > MAX_CONTENT_BYTES) throw contentTooLarge();
-  const guards = guardsFor(current.content, request.op, action);
   if (action.kind === 'add') guards.push(sumGuard(current.raw, action.steps, action.amount));
   // Near the budget the size estimate is reset exactly, which needs nothing else to have changed.
   const estimate = Number(current.raw[A.bytes]?.N ?? 0);
@@ -160,7 +160,7 @@ export const formatEtag = (etag: string) => `"${etag}"`;
 /**
  * Applies one content operation. Success costs one UpdateItem when the operation compiles without reading;
  * otherwise (and after a failed condition) it reads the item, decides in memory and writes conditionally on what
- * that decision assumed (guardsFor), retrying with jitter while other writers race it.
+ * that decision assumed (the guards plan returns), retrying with jitter while other writers race it.
  */
 export async function writeContent(request: WriteRequest): Promise<WriteResult> {
   const token = request.requestToken ?? randomBytes(16).toString('base64url');

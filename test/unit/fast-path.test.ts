@@ -38,7 +38,7 @@ const contentOf = (item: Item) => fromAttribute(item.content as AttributeValue);
 /** What the content model does: the new content, 'unchanged', or the 400's code. */
 function modelOutcome(content: JsonObject, op: ContentOperation): JsonObject | 'unchanged' | string {
   try {
-    const action = plan(content, op);
+    const action = plan(content, op)?.action;
     return action === undefined ? 'unchanged' : applyAction(content, action);
   } catch (error) {
     return (error as { code: string }).code;
@@ -217,7 +217,7 @@ describe('the fast path agrees with the content model', () => {
       fc.property(root, op, (content, operation) => {
         let action;
         try {
-          action = plan(content, operation);
+          action = plan(content, operation)?.action;
         } catch {
           return;
         }
@@ -235,6 +235,29 @@ describe('the fast path agrees with the content model', () => {
       { numRuns: 3000 },
     );
     expect(planned).toBeGreaterThan(300);
+  });
+
+  it('the guards plan returns with its action hold on the content it planned from, and the write then applies', () => {
+    let guarded = 0;
+    fc.assert(
+      fc.property(root, op, (content, operation) => {
+        let planned;
+        try {
+          planned = plan(content, operation);
+        } catch {
+          return;
+        }
+        if (planned === undefined) return;
+        if (planned.guards.length > 0) guarded++;
+        const expected = applyAction(content, planned.action);
+        const request = compileWrite(planned, { ...envelope(operation), size: { exact: storedSize(expected) } })!;
+        const item = itemOf(content);
+        expect(conditionHolds(item, request)).toBe(true);
+        expect(contentOf(applyUpdate(item, request))).toEqual(expected);
+      }),
+      { numRuns: 3000 },
+    );
+    expect(guarded).toBeGreaterThan(300);
   });
 
   it('never compiles a request the expression model cannot read (it may refuse a failed assumption)', () => {
