@@ -9,7 +9,7 @@ export const handler = managementRoute({
   rule: 'owner',
   run: async ({ project, event, item }) => {
     const id = event.pathParameters?.id ?? '';
-    if (!Object.prototype.hasOwnProperty.call(item!.keys, id)) throw keyNotFound();
+    if (!Object.hasOwn(item!.keys, id)) throw keyNotFound();
     await revokeApiKey(project, id).catch((error: unknown) => accountError(error, keyNotFound));
     return { statusCode: 200, body: { message: 'API key revoked successfully' } };
   },

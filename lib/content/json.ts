@@ -12,7 +12,7 @@ export function isObject(value: unknown): value is JsonObject {
 }
 
 export function hasOwn(object: JsonObject, key: string): boolean {
-  return Object.prototype.hasOwnProperty.call(object, key);
+  return Object.hasOwn(object, key);
 }
 
 /** Defines an own property, so keys like `__proto__` stay plain data and never touch a prototype. */

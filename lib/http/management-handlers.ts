@@ -1,7 +1,7 @@
 // Management handlers: projects, API keys and members, for signed-in users only (API keys can never manage: 403).
 import type { Reply } from './edge';
 import { type Event, httpHandler } from './edge';
-import { BadRequest, Conflict, Forbidden, HttpError, NotFound, Unauthorized } from '../config/errors';
+import { BadRequest, Conflict, Forbidden, type HttpError, NotFound, Unauthorized } from '../config/errors';
 import { bodyText, header, parseJsonObject } from './request';
 import { type Validator, schemaError, validated } from './validation';
 import { projectOf } from './route-context';

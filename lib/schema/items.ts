@@ -1,6 +1,6 @@
 // Items: the keys and shapes of the records in the table, and reading a project item into plain fields.
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { type JsonObject } from '../content/json';
+import type { JsonObject } from '../content/json';
 import { fromAttribute } from '../dynamo/attributes';
 import { A, type Permission } from './attributes';
 

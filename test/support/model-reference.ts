@@ -56,7 +56,7 @@ const bad = (why: string): never => {
 };
 
 const isObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
-const own = (o: object, k: string) => Object.prototype.hasOwnProperty.call(o, k);
+const own = (o: object, k: string) => Object.hasOwn(o, k);
 
 /** Splits a dot path into segments, as decisions.md "Paths" describes; throws the 400s. */
 export function parsePath(path: unknown): string[] {

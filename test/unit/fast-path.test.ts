@@ -4,7 +4,7 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import fc from 'fast-check';
 import { type Json, type JsonObject, storedSize } from '../../lib/content/json';
-import { type ContentOperation, applyAction, plan } from '../../lib/content/model';
+import { type Action, type ContentOperation, type Plan, applyAction, plan } from '../../lib/content/model';
 import { fromAttribute, toAttribute } from '../../lib/dynamo/attributes';
 import { type WriteEnvelope, compileWrite, growthBound, isAssumptionRefused } from '../../lib/expressions';
 import { type Item, InvalidExpression, applyUpdate, conditionHolds } from './expression-evaluator';
@@ -215,7 +215,7 @@ describe('the fast path agrees with the content model', () => {
     let planned = 0;
     fc.assert(
       fc.property(root, op, (content, operation) => {
-        let action;
+        let action: Action | undefined;
         try {
           action = plan(content, operation)?.action;
         } catch {
@@ -241,7 +241,7 @@ describe('the fast path agrees with the content model', () => {
     let guarded = 0;
     fc.assert(
       fc.property(root, op, (content, operation) => {
-        let planned;
+        let planned: Plan | undefined;
         try {
           planned = plan(content, operation);
         } catch {

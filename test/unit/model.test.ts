@@ -195,7 +195,7 @@ describe('plan then applyAction', () => {
     expect(Object.keys(result)).toEqual(['constructor']);
     expect(result).toEqual({ constructor: { prototype: { polluted: true } } });
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
-    expect(Object.prototype.hasOwnProperty.call(Object.prototype, 'polluted')).toBe(false);
+    expect(Object.hasOwn(Object.prototype, 'polluted')).toBe(false);
   });
 
   it('deletes an own constructor key', () => {
