@@ -1,5 +1,5 @@
 // POST /api/{username}/{projectSlug}/keys: a new API key; its secret is shown only in this response. Owner only.
-import type { Permission } from '../lib/expressions';
+import type { Permission } from '../lib/schema/attributes';
 import { accountError, isoTime, managementRoute } from '../lib/http/management-handlers';
 import { projectNotFound } from '../lib/auth/access';
 import { createApiKey } from '../lib/store/accounts';

@@ -1,6 +1,6 @@
 // DELETE /api/{username}/{projectSlug}/keys/{id}: revokes an API key at once (401 from then on). Owner only.
 import { accountError, managementRoute } from '../lib/http/management-handlers';
-import { NotFound } from '../lib/http/errors';
+import { NotFound } from '../lib/config/errors';
 import { revokeApiKey } from '../lib/store/accounts';
 
 const keyNotFound = () => new NotFound('KEY_NOT_FOUND', 'no such API key in this project');
@@ -9,7 +9,7 @@ export const handler = managementRoute({
   rule: 'owner',
   run: async ({ project, event, item }) => {
     const id = event.pathParameters?.id ?? '';
-    if (!Object.prototype.hasOwnProperty.call(item!.keys, id)) throw keyNotFound();
+    if (!Object.hasOwn(item!.keys, id)) throw keyNotFound();
     await revokeApiKey(project, id).catch((error: unknown) => accountError(error, keyNotFound));
     return { statusCode: 200, body: { message: 'API key revoked successfully' } };
   },

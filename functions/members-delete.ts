@@ -1,8 +1,8 @@
 // DELETE /api/{username}/{projectSlug}/members/{member}: removes a member. Owner only.
 import { accountError, managementRoute } from '../lib/http/management-handlers';
-import { NotFound } from '../lib/http/errors';
+import { NotFound } from '../lib/config/errors';
 import { removeMember } from '../lib/store/accounts';
-import { canonicalName } from '../lib/store/items';
+import { canonicalName } from '../lib/schema/items';
 
 export const handler = managementRoute({
   rule: 'owner',

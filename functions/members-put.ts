@@ -1,9 +1,9 @@
 // PUT /api/{username}/{projectSlug}/members/{member}: adds a member or changes their role. Owner only.
-import type { Role } from '../lib/store/items';
-import { USERNAME, canonicalName } from '../lib/store/items';
+import type { Role } from '../lib/schema/items';
+import { USERNAME, canonicalName } from '../lib/schema/items';
 import { accountError, managementRoute } from '../lib/http/management-handlers';
 import { projectNotFound } from '../lib/auth/access';
-import { BadRequest, NotFound } from '../lib/http/errors';
+import { BadRequest, NotFound } from '../lib/config/errors';
 import { setMember, userExists } from '../lib/store/accounts';
 import { validatePutMember as validate } from '../lib/http/validators.generated';
 

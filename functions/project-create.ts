@@ -1,7 +1,7 @@
 // POST /api/{username}/{projectSlug}: creates a project owned by the caller, who must be {username}.
 import { managementRoute } from '../lib/http/management-handlers';
 import { AccountError, createProject, ensureUser } from '../lib/store/accounts';
-import { Conflict } from '../lib/http/errors';
+import { Conflict } from '../lib/config/errors';
 import { validateCreateProject as validate } from '../lib/http/validators.generated';
 
 export const handler = managementRoute({

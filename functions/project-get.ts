@@ -1,5 +1,6 @@
 // GET /api/{username}/{projectSlug}: the project, with the caller's role; any member.
-import { managementRoute, roleOf } from '../lib/http/management-handlers';
+import { managementRoute } from '../lib/http/management-handlers';
+import { roleOf } from '../lib/policy';
 
 export const handler = managementRoute({
   rule: 'member',

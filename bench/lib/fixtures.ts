@@ -1,7 +1,7 @@
 // Fixtures, made through lib/store/accounts straight against the engine: users, projects, API keys, stored sessions,
 // members, and JWTs signed for the local JWKS (test/support/jwks.ts). Import only after AWS_ENDPOINT_URL_DYNAMODB
 // and TABLE_NAME are set: lib/dynamo/client builds its client when first imported.
-import type { Permission } from '../../lib/expressions';
+import type { Permission } from '../../lib/schema/attributes';
 
 export const OWNER = '@bench-owner';
 export const EDITOR = '@bench-editor';

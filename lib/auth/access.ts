@@ -2,8 +2,9 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { documents } from '../dynamo/client';
 import { tableName } from '../config/env';
-import { Forbidden, NotFound, Unauthorized } from '../http/errors';
-import type { AccessCheck, Permission } from '../expressions';
+import { Forbidden, NotFound, Unauthorized } from '../config/errors';
+import type { AccessCheck } from '../expressions';
+import { type ContentNeed, keyAllows, permissionFor, roleAllows, roleOf } from '../policy';
 import { type Credential, sameHash } from './credentials';
 import { verifyJwt } from './jwt';
 import {
@@ -15,16 +16,15 @@ import {
   canonicalName,
   keyPk,
   projectName,
+  readKeyEntry,
   sessionPk,
-} from '../store/items';
+} from '../schema/items';
 
 export type Principal = { kind: 'key'; keyId: string; keyHash: string } | { kind: 'user'; username: string };
-export type Need = 'read' | 'write';
+export type Need = ContentNeed;
 
 export const projectNotFound = (project: ProjectRef) =>
   new NotFound('PROJECT_NOT_FOUND', `project ${projectName(project)} does not exist`);
-
-const permissionFor = (need: Need): Permission => (need === 'read' ? 'content:read' : 'content:write');
 
 /**
  * Verified sessions, per warm container: a session costs its lookup once a minute at most, so operations stay at
@@ -67,7 +67,7 @@ export function accessCheck(principal: Principal, need: Need, now: number): Acce
 }
 
 function keyValid(entry: KeyEntry | undefined, keyHash: string, now: number): entry is KeyEntry {
-  return entry !== undefined && sameHash(entry.h, keyHash) && (entry.e === undefined || entry.e > now);
+  return entry !== undefined && sameHash(entry.hash, keyHash) && (entry.expiresAt === undefined || entry.expiresAt > now);
 }
 
 /**
@@ -83,13 +83,12 @@ export async function assertAccess(
 ): Promise<void> {
   if (principal.kind === 'user') {
     if (!item) throw projectNotFound(project);
-    const role = item.owner === principal.username ? 'owner' : item.members[principal.username];
-    if (role === undefined || (need === 'write' && role === 'viewer')) throw new Forbidden();
+    if (!roleAllows(roleOf(item, principal.username), need)) throw new Forbidden();
     return;
   }
   const entry = item?.keys[principal.keyId];
   if (keyValid(entry, principal.keyHash, now)) {
-    if (!entry.p.includes(permissionFor(need))) {
+    if (!keyAllows(entry.permissions, need)) {
       throw new Forbidden(`This API key lacks the ${permissionFor(need)} permission`);
     }
     return;
@@ -99,7 +98,9 @@ export async function assertAccess(
   );
   const record = Item as KeyRecord | undefined;
   // The project item is the authority for its own keys; the record only speaks for other projects.
-  if (!keyValid(record, principal.keyHash, now) || record.project === projectName(project)) throw new Unauthorized();
+  if (!keyValid(record && readKeyEntry(record), principal.keyHash, now) || record?.project === projectName(project)) {
+    throw new Unauthorized();
+  }
   if (!item) throw projectNotFound(project);
   throw new Forbidden('This API key belongs to another project');
 }

@@ -1,6 +1,6 @@
 // Credentials: the formats of API keys and session tokens, how they are made, hashed and read from a header.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { Unauthorized } from '../http/errors';
+import { Unauthorized } from '../config/errors';
 
 /** Recognisable prefixes, so secret scanners can find a leaked credential. */
 export const API_KEY_PREFIX = 'capi_';

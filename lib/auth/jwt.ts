@@ -2,8 +2,8 @@
 import type { JWTVerifyGetKey } from 'jose';
 import type * as Jose from './jose';
 import { optionalEnv } from '../config/env';
-import { Unauthorized } from '../http/errors';
-import { USERNAME, canonicalName } from '../store/items';
+import { Unauthorized } from '../config/errors';
+import { USERNAME, canonicalName } from '../schema/items';
 
 interface Provider {
   verify: typeof Jose.jwtVerify;

@@ -8,6 +8,10 @@
 export const MAX_DEPTH = 32;
 /** Objects and arrays nested in one another, counting the root: one less than MAX_DEPTH, as leaves take a level. */
 export const MAX_CONTAINER_DEPTH = MAX_DEPTH - 1;
+/** Longest object key accepted, in characters. */
+export const MAX_KEY_LENGTH = 1024;
+/** The one key JavaScript treats specially on assignment; rejected everywhere so it never reaches a prototype. */
+export const RESERVED_KEY = '__proto__';
 /** Longest accepted path string, in characters. */
 export const MAX_PATH_LENGTH = 2048;
 /** Largest accepted request body, in bytes (checked before parsing). */

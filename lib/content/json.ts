@@ -1,8 +1,8 @@
 // JSON values: the content types, prototype-safe object helpers, and the checks DynamoDB would make.
 import Big from 'big.js';
 import { LosslessNumber } from 'lossless-json';
-import { BadRequest } from '../http/errors';
-import { MAX_DEPTH, MAX_NUMBER_MAGNITUDE, MIN_NUMBER_MAGNITUDE } from '../config/limits';
+import { BadRequest } from '../config/errors';
+import { MAX_DEPTH, MAX_KEY_LENGTH, MAX_NUMBER_MAGNITUDE, MIN_NUMBER_MAGNITUDE, RESERVED_KEY } from '../config/limits';
 
 /**
  * A JSON number: a plain `number` when a double holds its decimal value (prints it back: `1.50` is 1.5), else an
@@ -50,19 +50,13 @@ export const addNumbers = (a: JsonNumber, b: JsonNumber): JsonNumber => jsonNumb
 export const MAX_SIGNIFICANT_DIGITS = 38;
 
 export function hasOwn(object: JsonObject, key: string): boolean {
-  return Object.prototype.hasOwnProperty.call(object, key);
+  return Object.hasOwn(object, key);
 }
 
 /** Defines an own property, so keys like `__proto__` stay plain data and never touch a prototype. */
 export function setOwn(object: JsonObject, key: string, value: Json): void {
   Object.defineProperty(object, key, { value, enumerable: true, writable: true, configurable: true });
 }
-
-/** The one key JavaScript treats specially on assignment; rejected everywhere so it never reaches a prototype. */
-export const RESERVED_KEY = '__proto__';
-
-/** Longest object key accepted, in characters. */
-export const MAX_KEY_LENGTH = 1024;
 
 /** Levels of nesting of a value: 0 for a scalar, 1 for an empty array or object. */
 export function depthOf(value: Json): number {

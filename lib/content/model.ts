@@ -1,5 +1,5 @@
 // Content semantics: what each operation does to a content tree, decided in memory as one concrete action.
-import { BadRequest, NotFound } from '../http/errors';
+import { BadRequest, NotFound } from '../config/errors';
 import { asIndex, formatPath, type Segments } from '../paths';
 import { type Json, type JsonNumber, type JsonObject, addNumbers, cloneJson, hasOwn, isJsonNumber, isObject, setOwn } from './json';
 
@@ -85,11 +85,22 @@ function nest(segments: Segments, value: Json): Json {
   return nested;
 }
 
+/** What a read-then-write decided: the action, and what it assumed about the content it read (see Guard). */
+export interface Plan {
+  action: Action;
+  guards: Guard[];
+}
+
+/** An action with the guards its own branch assumed, beyond the walk's (see walkGuards). */
+const planned = (action: Action, ...assumed: Guard[]) => ({ action, assumed });
+type Chosen = ReturnType<typeof planned>;
+
 /** Throws the 400 for a path that cannot be followed, or returns the action that creates it (parents as objects). */
-function createAt(segments: Segments, w: Walk, value: Json): Action {
+function createAt(segments: Segments, w: Walk, value: Json): Chosen {
   const at = w.steps.length;
   const segment = segments[at] as string;
   const where = formatPath(segments.slice(0, at)) || '(root)';
+  // Creating: nothing may have appeared there meanwhile, and an append position must still be the end.
   switch (w.stop) {
     case 'through-scalar':
       throw new BadRequest('NOT_A_CONTAINER', `cannot create '${formatPath(segments)}': '${where}' is not an object or array`);
@@ -101,41 +112,51 @@ function createAt(segments: Segments, w: Walk, value: Json): Action {
       if (index !== length) {
         throw new BadRequest('INDEX_OUT_OF_RANGE', `index ${segment} is outside the array at '${where}' (length ${length})`);
       }
-      return { kind: 'set', steps: [...w.steps, length], value: nest(segments.slice(at + 1), value) };
+      const steps = [...w.steps, length];
+      return planned(
+        { kind: 'set', steps, value: nest(segments.slice(at + 1), value) },
+        { kind: 'absent', steps },
+        { kind: 'size', steps: w.steps, size: length },
+      );
     }
-    default:
-      return { kind: 'set', steps: [...w.steps, segment], value: nest(segments.slice(at + 1), value) };
+    default: {
+      const steps = [...w.steps, segment];
+      return planned({ kind: 'set', steps, value: nest(segments.slice(at + 1), value) }, { kind: 'absent', steps });
+    }
   }
 }
 
-function insertAction(steps: Step[], list: Json[], index: number, value: Json): Action {
+function insertAction(steps: Step[], list: Json[], index: number, value: Json): Chosen {
   if (index < -list.length || index > list.length) {
     throw new BadRequest('INDEX_OUT_OF_RANGE', `index ${index} is outside -${list.length}..${list.length}`);
   }
+  const isList: Guard = { kind: 'type', steps, type: 'L' };
   const position = index < 0 ? list.length + index : index;
-  if (position === 0) return { kind: 'prepend', steps, value };
-  if (position === list.length) return { kind: 'append', steps, value };
-  if (list.length - position <= MAX_SHIFTED_ELEMENTS) return { kind: 'insert', steps, index: position, value, length: list.length };
+  if (position === 0) return planned({ kind: 'prepend', steps, value }, isList);
+  if (position === list.length) return planned({ kind: 'append', steps, value }, isList);
+  // Shifting in place copies whatever the elements are then; only the length must be the one planned with.
+  if (list.length - position <= MAX_SHIFTED_ELEMENTS) {
+    return planned({ kind: 'insert', steps, index: position, value, length: list.length }, isList, { kind: 'size', steps, size: list.length });
+  }
   const next = list.slice();
   next.splice(position, 0, value);
-  return { kind: 'set', steps, value: next };
+  // A long middle insert rewrites the list from what was read: nothing in the project may have changed.
+  return planned({ kind: 'set', steps, value: next }, { kind: 'version' });
 }
 
-/** The action an operation takes on this content, undefined when there is nothing to change; throws its 400s. */
-export function plan(root: JsonObject, op: ContentOperation): Action | undefined {
-  if (op.kind === 'replace') return { kind: 'set', steps: [], value: op.content };
-  const w = walk(root, op.segments);
+/** The action the operation takes where the walk ended, with what that branch assumed; undefined for no change. */
+function choose(op: Exclude<ContentOperation, { kind: 'replace' }>, w: Walk): Chosen | undefined {
   const found = w.stop === undefined;
   const path = formatPath(op.segments);
   switch (op.kind) {
     case 'set':
-      return found ? { kind: 'set', steps: w.steps, value: op.value } : createAt(op.segments, w, op.value);
+      return found ? planned({ kind: 'set', steps: w.steps, value: op.value }) : createAt(op.segments, w, op.value);
     case 'delete':
-      return found ? { kind: 'remove', steps: w.steps } : undefined;
+      return found ? planned({ kind: 'remove', steps: w.steps }, { kind: 'present', steps: w.steps }) : undefined;
     case 'push':
       if (!found) return createAt(op.segments, w, [op.value]);
       if (!Array.isArray(w.node)) throw new BadRequest('NOT_AN_ARRAY', `the value at '${path}' is not an array`);
-      return { kind: 'append', steps: w.steps, value: op.value };
+      return planned({ kind: 'append', steps: w.steps, value: op.value }, { kind: 'type', steps: w.steps, type: 'L' });
     case 'insert':
       if (!found) {
         const create = createAt(op.segments, w, [op.value]);
@@ -148,59 +169,42 @@ export function plan(root: JsonObject, op: ContentOperation): Action | undefined
     case 'add':
       if (!found) return createAt(op.segments, w, op.amount);
       if (!isJsonNumber(w.node)) throw new BadRequest('NOT_A_NUMBER', `the value at '${path}' is not a number`);
-      return { kind: 'add', steps: w.steps, amount: op.amount };
+      return planned({ kind: 'add', steps: w.steps, amount: op.amount }, { kind: 'type', steps: w.steps, type: 'N' });
   }
 }
 
-/** The guards of an action `plan` chose for `op` on this content (see Guard). */
-export function guardsFor(root: JsonObject, op: ContentOperation, action: Action): Guard[] {
-  if (op.kind === 'replace') return [];
-  const w = walk(root, op.segments);
+/** What following the path assumed: every list a step indexes into stays a list; one indexed from the end keeps its length. */
+function walkGuards(root: JsonObject, segments: Segments, steps: readonly Step[]): Guard[] {
   const guards: Guard[] = [];
-  // Every list a step indexes into stays a list; one indexed from the end also keeps its length.
   let node: Json = root;
-  w.steps.forEach((step, i) => {
+  steps.forEach((step, i) => {
     if (typeof step === 'number') {
-      guards.push({ kind: 'type', steps: w.steps.slice(0, i), type: 'L' });
-      if ((asIndex(op.segments[i] as string) as number) < 0) {
-        guards.push({ kind: 'size', steps: w.steps.slice(0, i), size: (node as Json[]).length });
+      guards.push({ kind: 'type', steps: steps.slice(0, i), type: 'L' });
+      if ((asIndex(segments[i] as string) as number) < 0) {
+        guards.push({ kind: 'size', steps: steps.slice(0, i), size: (node as Json[]).length });
       }
     }
     node = (node as Record<string | number, Json>)[step] as Json;
   });
+  return guards;
+}
+
+/**
+ * The action an operation takes on this content and the guards it assumed, undefined when there is nothing to
+ * change; throws its 400s. The guards come from the same walk and branch as the action, so they cannot disagree.
+ */
+export function plan(root: JsonObject, op: ContentOperation): Plan | undefined {
+  if (op.kind === 'replace') return { action: { kind: 'set', steps: [], value: op.content }, guards: [] };
+  const w = walk(root, op.segments);
+  const chosen = choose(op, w);
+  if (chosen === undefined) return undefined;
+  const { action, assumed } = chosen;
   const target = action.steps;
-  const parent = target.slice(0, -1);
-  const last = target[target.length - 1];
-  if (target.length > 0) guards.push({ kind: 'type', steps: parent, type: typeof last === 'number' ? 'L' : 'M' });
-  const found = w.stop === undefined;
-  switch (action.kind) {
-    case 'set':
-      if (!found) {
-        // Creating: nothing may have appeared there meanwhile, and an append position must still be the end.
-        guards.push({ kind: 'absent', steps: target });
-        if (typeof last === 'number') guards.push({ kind: 'size', steps: parent, size: last });
-      } else if (op.kind === 'insert') {
-        // A long middle insert rewrites the list from what was read: nothing in the project may have changed.
-        guards.push({ kind: 'version' });
-      }
-      break;
-    case 'insert':
-      // Shifting in place copies whatever the elements are then; only the length must be the one planned with.
-      guards.push({ kind: 'type', steps: target, type: 'L' }, { kind: 'size', steps: target, size: action.length });
-      break;
-    case 'append':
-    case 'prepend':
-      guards.push({ kind: 'type', steps: target, type: 'L' });
-      break;
-    case 'add':
-      guards.push({ kind: 'type', steps: target, type: 'N' });
-      break;
-    case 'remove':
-      guards.push({ kind: 'present', steps: target });
-      break;
-  }
+  const parent: Guard[] =
+    target.length > 0 ? [{ kind: 'type', steps: target.slice(0, -1), type: typeof target[target.length - 1] === 'number' ? 'L' : 'M' }] : [];
   const seen = new Set<string>();
-  return guards.filter((g) => !seen.has(JSON.stringify(g)) && seen.add(JSON.stringify(g)));
+  const guards = [...walkGuards(root, op.segments, w.steps), ...parent, ...assumed];
+  return { action, guards: guards.filter((g) => !seen.has(JSON.stringify(g)) && seen.add(JSON.stringify(g))) };
 }
 
 /** The value at a path (GET), or a 404 when the path does not exist. */

@@ -1,6 +1,6 @@
 // Operations: turns a validated request body into a content operation, applying the path and value rules.
 import { MAX_CONTAINER_DEPTH } from '../config/limits';
-import { BadRequest } from '../http/errors';
+import { BadRequest } from '../config/errors';
 import { parsePath } from '../paths';
 import { type JsonNumber, type JsonObject, assertStorable, isJsonNumber, isStorableNumber, negate } from './json';
 import type { ContentOperation } from './model';

@@ -5,30 +5,8 @@ import { type JsonNumber, approximate, storedSize } from '../content/json';
 import { toAttribute } from '../dynamo/attributes';
 import { asIndex, type Segments } from '../paths';
 import { MAX_CONTENT_BYTES } from '../config/limits';
-
-/** Attribute names of a project item. */
-export const A = {
-  content: 'content',
-  version: 'ver',
-  etag: 'etag',
-  bytes: 'bytes',
-  owner: 'owner',
-  members: 'members',
-  keys: 'keys',
-  keyHash: 'h',
-  keyPermissions: 'p',
-  keyExpires: 'e',
-  /** The key's hash again, present only on keys with content:write: one comparison proves the key and the right. */
-  keyWriteHash: 'w',
-  /** Random, set when the project is created: tells a re-created project from the one deleted under its name. */
-  incarnation: 'inc',
-} as const;
-
-/** Request-token slots: each write records its token in one, so a retried write can tell it already applied. */
-export const TOKEN_SLOTS = 32;
-export const slotAttribute = (slot: number) => `rq${slot}`;
-
-export type Permission = 'content:read' | 'content:write';
+import { A, type Permission, slotAttribute } from '../schema/attributes';
+import { MEMBER_ROLES, memberRolesFor } from '../policy';
 
 /** Who is asking, as the condition expression checks it. */
 export type AccessCheck =
@@ -336,9 +314,12 @@ export function compileAccess(state: ExpressionState, access: AccessCheck, form:
   }
   const owner = `${state.name(A.owner)} = ${state.value({ S: access.username })}`;
   const member = `${state.name(A.members)}.${state.name(access.username)}`;
-  return access.role === 'write'
-    ? `(${owner} OR ${member} = ${state.value({ S: 'editor' })})`
-    : `(${owner} OR attribute_exists(${member}))`;
+  // The policy's member roles for this need: all of them is membership, one is a comparison (owners may do anything).
+  const roles = memberRolesFor(access.role);
+  if (roles.length === MEMBER_ROLES.length) return `(${owner} OR attribute_exists(${member}))`;
+  if (roles.length === 0) return `(${owner})`;
+  const allowed = roles.map((role) => state.value({ S: role }));
+  return `(${owner} OR ${member} ${allowed.length === 1 ? `= ${allowed[0]}` : `IN (${allowed.join(', ')})`})`;
 }
 
 /** What every write adds: access, the version bump, the new etag, the request token, If-Match and the size budget. */

@@ -1,10 +1,10 @@
 // Content mutations: the request flow of every content write (credential, project, validation, store call).
 import { LosslessNumber } from '../content/json';
 import type { ContentOperation } from '../content/model';
-import { projectName } from '../store/items';
+import { projectName } from '../schema/items';
 import { assertProjectAccess, writeContent } from '../store/content';
 import { httpHandler } from './edge';
-import { BadRequest } from './errors';
+import { BadRequest } from '../config/errors';
 import { type Validator, schemaError, validated } from './validation';
 import { parseIdempotencyKey, runIdempotently } from './idempotency';
 import { header, parseIfMatch, parseJsonObject } from './request';

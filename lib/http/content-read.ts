@@ -2,7 +2,7 @@
 import { parsePath, type Segments } from '../paths';
 import { assertProjectAccess, readContent } from '../store/content';
 import { httpHandler } from './edge';
-import { BadRequest } from './errors';
+import { BadRequest } from '../config/errors';
 import { beginRequest } from './route-context';
 import { validated } from './validation';
 

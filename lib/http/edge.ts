@@ -3,7 +3,8 @@ import middy, { type MiddlewareObj, type Request } from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { stringify } from 'lossless-json';
-import { HttpError, unavailable } from './errors';
+import { HttpError, unavailable } from '../config/errors';
+import type { ErrorCode } from '../config/error-codes';
 import { withDeadline } from '../dynamo/deadline';
 import { logger } from './logger';
 
@@ -45,7 +46,7 @@ export function errorReply(thrown: unknown, requestId: string | undefined): Repl
   if (error instanceof HttpError) {
     return { statusCode: error.statusCode, body: { message: 'The service could not complete the request', code: error.code }, headers: error.headers };
   }
-  return { statusCode: 500, body: { message: 'Internal server error', code: 'INTERNAL_ERROR' } };
+  return { statusCode: 500, body: { message: 'Internal server error', code: 'INTERNAL_ERROR' satisfies ErrorCode } };
 }
 
 /** The single error handler, last in the chain: exposed HttpErrors keep their message, anything else is a 500. */

@@ -13,7 +13,7 @@ import { tableName } from '../config/env';
 import { hashSecret } from '../auth/credentials';
 import { dynamo } from '../dynamo/client';
 import type { Reply } from './edge';
-import { BadRequest, Conflict, HttpError } from './errors';
+import { BadRequest, Conflict, HttpError } from '../config/errors';
 
 export const IDEMPOTENCY_TTL_SECONDS = 24 * 3600;
 const KEY = /^[\x21-\x7e]{1,255}$/;

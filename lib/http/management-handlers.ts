@@ -1,14 +1,15 @@
 // Management handlers: projects, API keys and members, for signed-in users only (API keys can never manage: 403).
 import type { Reply } from './edge';
 import { type Event, httpHandler } from './edge';
-import { BadRequest, Conflict, Forbidden, HttpError, NotFound, Unauthorized } from './errors';
+import { BadRequest, Conflict, Forbidden, type HttpError, NotFound, Unauthorized } from '../config/errors';
 import { bodyText, header, parseJsonObject } from './request';
 import { type Validator, schemaError, validated } from './validation';
 import { projectOf } from './route-context';
 import { assertAccess, projectNotFound, resolvePrincipal } from '../auth/access';
 import { parseAuthorization } from '../auth/credentials';
 import { AccountError, readProjectMeta } from '../store/accounts';
-import { type KeyEntry, type ProjectItem, type ProjectRef, epochSeconds, isProjectRef, projectName } from '../store/items';
+import { roleAllows, roleOf } from '../policy';
+import { type KeyEntry, type ProjectItem, type ProjectRef, epochSeconds, isProjectRef, projectName } from '../schema/items';
 
 /** Who may call a route: the user named in the URL creating it, its owner, or any member (owner included). */
 export type Rule = 'creator' | 'owner' | 'member';
@@ -33,10 +34,6 @@ const invalidProjectName = () =>
     'INVALID_PROJECT_NAME',
     'a username is @ and 1-39 letters, digits, ".", "_" or "-"; a project slug is 1-100 of those, starting with a letter or digit',
   );
-
-
-export const roleOf = (item: ProjectItem, username: string): 'owner' | 'editor' | 'viewer' | undefined =>
-  item.owner === username ? 'owner' : (item.members[username] as 'editor' | 'viewer' | undefined);
 
 /** Account errors as the client's status: missing things 404, caps 409, duplicates 409. */
 export function accountError(error: unknown, notFound: () => HttpError): never {
@@ -74,8 +71,7 @@ export function managementRoute(spec: ManagementSpec) {
       if (item) throw new Conflict('PROJECT_EXISTS', `project ${projectName(project)} already exists`);
     } else {
       if (!item) throw projectNotFound(project);
-      const role = roleOf(item, username);
-      if (role === undefined || (spec.rule === 'owner' && role !== 'owner')) {
+      if (!roleAllows(roleOf(item, username), spec.rule === 'owner' ? 'manage' : 'read')) {
         throw new Forbidden(spec.rule === 'owner' ? 'Only the project owner can do this' : undefined);
       }
     }
@@ -109,9 +105,9 @@ export function listedKey(id: string, stored: unknown) {
   const key = (typeof stored === 'object' && stored !== null ? stored : {}) as Partial<Record<keyof KeyEntry, unknown>>;
   return {
     id,
-    name: typeof key.n === 'string' ? key.n : '',
-    permissions: Array.isArray(key.p) ? (key.p.filter((p) => PERMISSIONS.includes(p)) as string[]) : [],
-    createdAt: typeof key.c === 'string' ? key.c : null,
-    expiresAt: isoTime(key.e),
+    name: typeof key.name === 'string' ? key.name : '',
+    permissions: Array.isArray(key.permissions) ? (key.permissions.filter((p) => PERMISSIONS.includes(p)) as string[]) : [],
+    createdAt: typeof key.createdAt === 'string' ? key.createdAt : null,
+    expiresAt: isoTime(key.expiresAt),
   };
 }

@@ -3,7 +3,7 @@ import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { parse as parseLossless } from 'lossless-json';
 import { MAX_BODY_BYTES } from '../config/limits';
 import { jsonNumber } from '../content/json';
-import { BadRequest, PayloadTooLarge, UnsupportedMediaType } from './errors';
+import { BadRequest, PayloadTooLarge, UnsupportedMediaType } from '../config/errors';
 
 /** Header lookup; API Gateway HTTP APIs (payload v2) deliver header names in lower case. */
 export const header = (event: APIGatewayProxyEventV2, name: string): string | undefined => event.headers?.[name];

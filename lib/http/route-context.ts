@@ -1,7 +1,7 @@
 // Route context: who is calling and which project the route names, shared by every route's handler.
 import { type Need, type Principal, assertAccess, resolvePrincipal } from '../auth/access';
 import { parseAuthorization } from '../auth/credentials';
-import { type ProjectRef, canonicalName, epochSeconds, isProjectRef } from '../store/items';
+import { type ProjectRef, canonicalName, epochSeconds, isProjectRef } from '../schema/items';
 import type { Event } from './edge';
 import { bodyText, header } from './request';
 

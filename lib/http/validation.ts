@@ -1,6 +1,7 @@
 // Validation: standalone ajv validators' errors as the client's 400, and deferring a 400 until access is decided.
 import type { ErrorObject } from 'ajv';
-import { BadRequest } from './errors';
+import { BadRequest } from '../config/errors';
+import type { CodeWithStatus } from '../config/error-codes';
 import { MAX_EXPIRES_IN_SECONDS } from '../config/limits';
 
 /** A standalone ajv validator, as scripts/build-validators.ts generates them. */
@@ -9,7 +10,7 @@ export interface Validator {
   errors?: ErrorObject[] | null;
 }
 
-const FIELD_ERRORS: Record<string, [string, string]> = {
+const FIELD_ERRORS: Record<string, [CodeWithStatus<400>, string]> = {
   path: ['INVALID_PATH', 'path is required and must be a string'],
   index: ['INVALID_INDEX', 'index is required and must be a number'],
   content: ['INVALID_CONTENT', 'content is required and must be a JSON object'],

@@ -55,7 +55,7 @@ async function run(argv: string[]): Promise<unknown> {
   const { values, positionals } = parseCommand(argv);
   applyLocalDefaults();
   process.env.AWS_ENDPOINT_URL_DYNAMODB ??= `http://127.0.0.1:${local.enginePort()}`;
-  const { USERNAME, SLUG, canonicalName } = await import('../store/items');
+  const { USERNAME, SLUG, canonicalName } = await import('../schema/items');
   const accounts = await import('../store/accounts');
   const { documents } = await import('../dynamo/client');
   const { GetCommand } = await import('@aws-sdk/lib-dynamodb');

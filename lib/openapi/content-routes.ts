@@ -1,7 +1,7 @@
 // Route table of the content routes (GET content and the POST content/* mutations), for the API docs.
 import { SUCCESS_MESSAGES } from '../content/operations';
 import { requestSchemas } from '../http/schemas';
-import type { ErrorCode } from './errors';
+import type { ErrorCode } from '../config/error-codes';
 import { ACCESS_ERRORS, BODY_ERRORS, type RouteDoc, messageSchema } from './route-doc';
 
 // Codes every mutation shares: access, the body, If-Match, Idempotency-Key, concurrency and the content's size.

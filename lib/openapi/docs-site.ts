@@ -2,7 +2,6 @@
 import { readFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
 import { join } from 'node:path';
-import { ROOT } from '../local/env';
 import { buildOpenApiDocument } from './document';
 import { serializeDocument } from './serialize';
 
@@ -83,7 +82,8 @@ const DOCUMENT = ((): string | undefined => {
   }
 })();
 
-const distDir = () => join(ROOT, 'node_modules', 'swagger-ui-dist');
+// npm runs every script from the package root (as lib/local/env.ts's ROOT); the docs must not import the runtime.
+const distDir = () => join(process.cwd(), 'node_modules', 'swagger-ui-dist');
 const distCache = new Map<string, Buffer>();
 
 function asset(name: string): Asset | undefined {

@@ -1,6 +1,6 @@
 // OpenAPI document: a pure function of the route table and the request schemas the ajv validators are built from.
 import { MAX_BODY_BYTES, MAX_CONTENT_BYTES, MAX_DEPTH, MAX_PATH_LENGTH } from '../config/limits';
-import { ERROR_CODES, type ErrorCode, STATUS_DESCRIPTIONS } from './errors';
+import { ERROR_CODES, type ErrorCode, STATUS_DESCRIPTIONS } from '../config/error-codes';
 import { PATH_PARAMETERS, ROUTES, type RouteDoc, TAGS } from './routes';
 
 type Json = Record<string, unknown>;
@@ -44,7 +44,7 @@ const defined = (fields: Json): Json => Object.fromEntries(Object.entries(fields
 const json = (schema: unknown, extra: Json = {}) => ({ 'application/json': defined({ schema, ...extra }) });
 const ref = (kind: string, name: string) => ({ $ref: `#/components/${kind}/${name}` });
 
-/** Headers an error carries, by code, as lib/http/errors.ts and its callers set them. */
+/** Headers an error carries, by code, as lib/config/errors.ts and its callers set them. */
 const ERROR_HEADERS: Partial<Record<ErrorCode, string[]>> = {
   UNAUTHORIZED: ['WWW-Authenticate'],
   PRECONDITION_FAILED: ['ETag'],

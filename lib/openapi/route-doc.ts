@@ -1,6 +1,6 @@
 // Route descriptions for the API docs: what a route table entry holds, the tags, and the shared path parameters.
-import { SLUG, USERNAME } from '../store/items';
-import type { ErrorCode } from './errors';
+import { SLUG, USERNAME } from '../schema/items';
+import type { ErrorCode } from '../config/error-codes';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
 

@@ -1,7 +1,6 @@
 // Paths: parse dot-separated content paths (with `\.` and `\\` escapes) into segments, and format them back.
-import { BadRequest } from '../http/errors';
-import { MAX_CONTAINER_DEPTH, MAX_PATH_LENGTH } from '../config/limits';
-import { MAX_KEY_LENGTH, RESERVED_KEY } from '../content/json';
+import { BadRequest } from '../config/errors';
+import { MAX_CONTAINER_DEPTH, MAX_KEY_LENGTH, MAX_PATH_LENGTH, RESERVED_KEY } from '../config/limits';
 
 /** A parsed path: the raw segment strings, unescaped. */
 export type Segments = readonly string[];

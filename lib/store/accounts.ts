@@ -5,11 +5,10 @@ import { MAX_EXPIRES_IN_SECONDS, MAX_KEYS_PER_PROJECT, MAX_MEMBERS_PER_PROJECT }
 import { randomBytes } from 'node:crypto';
 import { tableName } from '../config/env';
 import { documents, dynamo } from '../dynamo/client';
-import { A, type Permission } from '../expressions';
+import { A, type Permission } from '../schema/attributes';
 import { storedSize } from '../content/json';
 import { newApiKey, newSessionToken } from '../auth/credentials';
 import {
-  type KeyEntry,
   type KeyRecord,
   type ProjectItem,
   type ProjectRef,
@@ -20,8 +19,9 @@ import {
   projectPk,
   sessionPk,
   readProjectItem,
+  storedKey,
   userPk,
-} from './items';
+} from '../schema/items';
 
 export class AccountError extends Error {
   constructor(
@@ -170,7 +170,7 @@ export async function createApiKey(
   const { id, key, hash } = newApiKey();
   const createdAt = new Date().toISOString();
   const expiresAt = options.expiresInSeconds === undefined ? undefined : expiryAfter(options.expiresInSeconds);
-  const entry: KeyEntry = { h: hash, p: options.permissions, e: expiresAt, n: options.name, c: createdAt };
+  const entry = storedKey({ hash, permissions: options.permissions, expiresAt, name: options.name, createdAt });
   const record: KeyRecord = { pk: keyPk(id), project: projectName(project), ...entry };
   await putNew({ ...record, ...(expiresAt === undefined ? {} : { ttl: expiresAt }) }, 'key');
   try {

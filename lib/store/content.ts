@@ -10,25 +10,23 @@ import { createHash, randomBytes } from 'node:crypto';
 import { tableName } from '../config/env';
 import { MAX_CONTENT_BYTES, MAX_WRITE_ATTEMPTS } from '../config/limits';
 import { type Json, type JsonNumber, numberError, numberProblem, storedSize } from '../content/json';
-import { type Action, type ContentOperation, type Guard, type Step, applyAction, guardsFor, plan, valueAt } from '../content/model';
+import { type Action, type ContentOperation, type Guard, type Step, applyAction, plan, valueAt } from '../content/model';
 import { dynamo } from '../dynamo/client';
 import { currentDeadline } from '../dynamo/deadline';
 import {
-  A,
   type UpdateRequest,
   type WriteEnvelope,
-  TOKEN_SLOTS,
   compileRead,
   compileWrite,
   growthBound,
   isAssumptionRefused,
   roomFor,
-  slotAttribute,
 } from '../expressions';
-import { BadRequest, Conflict, HttpError, PayloadTooLarge, PreconditionFailed } from '../http/errors';
+import { A, TOKEN_SLOTS, slotAttribute } from '../schema/attributes';
+import { BadRequest, Conflict, HttpError, PayloadTooLarge, PreconditionFailed } from '../config/errors';
 import type { Segments } from '../paths';
 import { type Need, type Principal, accessCheck, assertAccess } from '../auth/access';
-import { type ProjectItem, type ProjectRef, epochSeconds, incarnationOf, projectPk, readProjectItem } from './items';
+import { type ProjectItem, type ProjectRef, epochSeconds, incarnationOf, projectPk, readProjectItem } from '../schema/items';
 
 export interface WriteRequest {
   project: ProjectRef;
@@ -112,13 +110,13 @@ async function decide(request: WriteRequest, item: ProjectItem | undefined, toke
   await assertAccess(request.project, item, request.principal, 'write', epochSeconds());
   const current = item as ProjectItem;
   if (request.ifMatch && !request.ifMatch.includes(current.etag)) throw new PreconditionFailed(formatEtag(current.etag));
-  const action = plan(current.content, request.op);
-  if (action === undefined) return { kind: 'unchanged', etag: current.etag };
+  const planned = plan(current.content, request.op);
+  if (planned === undefined) return { kind: 'unchanged', etag: current.etag };
+  const { action, guards } = planned;
   if (action.kind === 'add') assertSumStorable(current.raw, action.steps, action.amount);
   const before = storedSize(current.content);
   const bytes = storedSize(applyAction(current.content, action));
   if (bytes > MAX_CONTENT_BYTES) throw contentTooLarge();
-  const guards = guardsFor(current.content, request.op, action);
   if (action.kind === 'add') guards.push(sumGuard(current.raw, action.steps, action.amount));
   // Near the budget the size estimate is reset exactly, which needs nothing else to have changed.
   const estimate = Number(current.raw[A.bytes]?.N ?? 0);
@@ -158,7 +156,7 @@ export const formatEtag = (etag: string) => `"${etag}"`;
 /**
  * Applies one content operation. Success costs one UpdateItem when the operation compiles without reading;
  * otherwise (and after a failed condition) it reads the item, decides in memory and writes conditionally on what
- * that decision assumed (guardsFor), retrying with jitter while other writers race it.
+ * that decision assumed (the guards plan returns), retrying with jitter while other writers race it.
  */
 export async function writeContent(request: WriteRequest): Promise<WriteResult> {
   const token = request.requestToken ?? randomBytes(16).toString('base64url');

@@ -404,7 +404,7 @@ describe('a key only works on its own project; a member only on projects they be
     const { documents } = await import('../../lib/dynamo/client');
     const { UpdateCommand } = await import('@aws-sdk/lib-dynamodb');
     const { tableName } = await import('../../lib/config/env');
-    const { projectPk } = await import('../../lib/store/items');
+    const { projectPk } = await import('../../lib/schema/items');
     const writer = await newKey(p, ['content:write']);
     const reader = await newKey(p, ['content:read']);
     // The entries as this service wrote them before: no w (the fast path's check), so the write takes the read path.

@@ -1,7 +1,7 @@
 // Test helpers: HTTP calls to the local API, and fixtures (users, projects, keys, sessions) made through lib/.
 import { randomBytes } from 'node:crypto';
-import type { Permission } from '../../lib/expressions';
-import type { Role } from '../../lib/store/items';
+import type { Permission } from '../../lib/schema/attributes';
+import type { Role } from '../../lib/schema/items';
 
 export interface Reply {
   status: number;

@@ -202,7 +202,7 @@ function resolveSegments(segments: Segment[], content: JsonObject): { segments: 
       const i = integerSegment(segment);
       node = i === undefined ? undefined : node[i < 0 ? node.length + i : i];
     } else if (isObject(node)) {
-      node = Object.prototype.hasOwnProperty.call(node, segment) ? node[segment] : undefined;
+      node = Object.hasOwn(node, segment) ? node[segment] : undefined;
     } else {
       node = undefined;
     }

@@ -61,7 +61,7 @@ const isObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !==
 export const isNumber = (v: unknown): v is number | LosslessNumber => typeof v === 'number' || v instanceof LosslessNumber;
 /** The exact decimal value of a number (a double: the decimal it prints as). */
 export const decimal = (n: number | LosslessNumber): Big => new Big(typeof n === 'number' ? String(n) : n.value);
-const own = (o: object, k: string) => Object.prototype.hasOwnProperty.call(o, k);
+const own = (o: object, k: string) => Object.hasOwn(o, k);
 
 /** Splits a dot path into segments, as decisions.md "Paths" describes; throws the 400s. */
 export function parsePath(path: unknown): string[] {

@@ -1,7 +1,8 @@
 import type { Context } from 'aws-lambda';
 
 import { type Event, SECURITY_HEADERS, errorReply, httpHandler, toResult } from '../../lib/http/edge';
-import { BadRequest, Conflict, HttpError, PreconditionFailed, ServiceUnavailable, Unauthorized } from '../../lib/http/errors';
+import { BadRequest, Conflict, HttpError, PreconditionFailed, ServiceUnavailable, Unauthorized } from '../../lib/config/errors';
+import type { ErrorCode } from '../../lib/config/error-codes';
 import { logger } from '../../lib/http/logger';
 
 const SECURITY = {
@@ -75,7 +76,7 @@ describe('errorReply', () => {
 
   it.each<[string, HttpError, number, string, Record<string, string>]>([
     ['a 503', new ServiceUnavailable('table content-api-prod throttled', { cause: internal() }), 503, 'SERVICE_UNAVAILABLE', { 'Retry-After': '1' }],
-    ['a 500', new HttpError(500, 'BROKEN', 'table content-api-prod: secret detail'), 500, 'BROKEN', {}],
+    ['a 500', new HttpError(500, 'BROKEN' as ErrorCode, 'table content-api-prod: secret detail'), 500, 'BROKEN', {}],
   ])('hides the message of %s but keeps its status, code and headers', (_, error, statusCode, code, headers) => {
     const reply = errorReply(error, 'req-1');
     expect(reply).toEqual({ statusCode, body: { message: expect.any(String), code }, headers });

@@ -234,7 +234,7 @@ function get(item: Item, steps: Step[]): AttributeValue | undefined {
   let node: AttributeValue | undefined = { M: item };
   for (const step of steps) {
     if (node === undefined) return undefined;
-    if ('key' in step) node = node.M && Object.prototype.hasOwnProperty.call(node.M, step.key) ? node.M[step.key] : undefined;
+    if ('key' in step) node = node.M && Object.hasOwn(node.M, step.key) ? node.M[step.key] : undefined;
     else node = node.L?.[step.index];
   }
   return node;

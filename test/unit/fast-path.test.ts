@@ -4,7 +4,7 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import fc from 'fast-check';
 import { type Json, type JsonObject, storedSize } from '../../lib/content/json';
-import { type ContentOperation, applyAction, plan } from '../../lib/content/model';
+import { type Action, type ContentOperation, type Plan, applyAction, plan } from '../../lib/content/model';
 import { fromAttribute, toAttribute } from '../../lib/dynamo/attributes';
 import { type WriteEnvelope, compileWrite, growthBound, isAssumptionRefused } from '../../lib/expressions';
 import { type Item, InvalidExpression, applyUpdate, conditionHolds } from './expression-evaluator';
@@ -38,7 +38,7 @@ const contentOf = (item: Item) => fromAttribute(item.content as AttributeValue);
 /** What the content model does: the new content, 'unchanged', or the 400's code. */
 function modelOutcome(content: JsonObject, op: ContentOperation): JsonObject | 'unchanged' | string {
   try {
-    const action = plan(content, op);
+    const action = plan(content, op)?.action;
     return action === undefined ? 'unchanged' : applyAction(content, action);
   } catch (error) {
     return (error as { code: string }).code;
@@ -215,9 +215,9 @@ describe('the fast path agrees with the content model', () => {
     let planned = 0;
     fc.assert(
       fc.property(root, op, (content, operation) => {
-        let action;
+        let action: Action | undefined;
         try {
-          action = plan(content, operation);
+          action = plan(content, operation)?.action;
         } catch {
           return;
         }
@@ -235,6 +235,29 @@ describe('the fast path agrees with the content model', () => {
       { numRuns: 3000 },
     );
     expect(planned).toBeGreaterThan(300);
+  });
+
+  it('the guards plan returns with its action hold on the content it planned from, and the write then applies', () => {
+    let guarded = 0;
+    fc.assert(
+      fc.property(root, op, (content, operation) => {
+        let planned: Plan | undefined;
+        try {
+          planned = plan(content, operation);
+        } catch {
+          return;
+        }
+        if (planned === undefined) return;
+        if (planned.guards.length > 0) guarded++;
+        const expected = applyAction(content, planned.action);
+        const request = compileWrite(planned, { ...envelope(operation), size: { exact: storedSize(expected) } })!;
+        const item = itemOf(content);
+        expect(conditionHolds(item, request)).toBe(true);
+        expect(contentOf(applyUpdate(item, request))).toEqual(expected);
+      }),
+      { numRuns: 3000 },
+    );
+    expect(guarded).toBeGreaterThan(300);
   });
 
   it('never compiles a request the expression model cannot read (it may refuse a failed assumption)', () => {

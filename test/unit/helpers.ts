@@ -1,7 +1,7 @@
 // Test helpers: what an HttpError says to a client (status and stable code), never its message; content operations.
 import type { Json, JsonObject } from '../../lib/content/json';
 import type { ContentOperation } from '../../lib/content/model';
-import { HttpError } from '../../lib/http/errors';
+import { HttpError } from '../../lib/config/errors';
 import { parsePath } from '../../lib/paths';
 
 /** The HttpError `fn` throws; fails the test when it throws something else or nothing. */

@@ -151,7 +151,7 @@ describe('parseIfMatch', () => {
 });
 
 describe('parseJsonObject: numbers exactly as written', () => {
-  const valueOf = (text: string) => parseJsonObject(`{"value":${text}}`).value;
+  const parsedValue = (text: string) => parseJsonObject(`{"value":${text}}`).value;
 
   it.each<[string, number]>([
     ['0', 0],
@@ -163,7 +163,7 @@ describe('parseJsonObject: numbers exactly as written', () => {
     ['9007199254740992', 2 ** 53],
     ['123456789012345', 123456789012345],
   ])('%s, which a double holds, is the number %p', (text, n) => {
-    expect(valueOf(text)).toBe(n);
+    expect(parsedValue(text)).toBe(n);
   });
 
   it.each<[string, string]>([
@@ -176,7 +176,7 @@ describe('parseJsonObject: numbers exactly as written', () => {
     ['1e400', '1e+400'],
     ['-1234567890123456789.0100', '-1234567890123456789.01'],
   ])('%s is an exact decimal written %s', (text, digits) => {
-    const value = valueOf(text);
+    const value = parsedValue(text);
     expect(value).toBeInstanceOf(LosslessNumber);
     expect((value as LosslessNumber).value).toBe(digits);
   });

@@ -1,15 +1,16 @@
 // HTTP errors: one small hierarchy; every client-facing error has a status, a stable code and a sentence.
+import type { CodeWithStatus, ErrorCode } from './error-codes';
 
 export class HttpError extends Error {
   readonly statusCode: number;
-  readonly code: string;
+  readonly code: ErrorCode;
   /** Whether the message may reach the client; anything else becomes a plain 500. */
   readonly expose: boolean;
   readonly headers: Record<string, string>;
 
   constructor(
     statusCode: number,
-    code: string,
+    code: ErrorCode,
     message: string,
     options: { cause?: unknown; headers?: Record<string, string> } = {},
   ) {
@@ -21,13 +22,13 @@ export class HttpError extends Error {
     this.headers = options.headers ?? {};
   }
 
-  toJSON(): { message: string; code: string } {
+  toJSON(): { message: string; code: ErrorCode } {
     return { message: this.message, code: this.code };
   }
 }
 
 export class BadRequest extends HttpError {
-  constructor(code: string, message: string, options?: { cause?: unknown }) {
+  constructor(code: CodeWithStatus<400>, message: string, options?: { cause?: unknown }) {
     super(400, code, message, options);
   }
 }
@@ -48,13 +49,13 @@ export class Forbidden extends HttpError {
 }
 
 export class NotFound extends HttpError {
-  constructor(code: string, message: string) {
+  constructor(code: CodeWithStatus<404>, message: string) {
     super(404, code, message);
   }
 }
 
 export class Conflict extends HttpError {
-  constructor(code: string, message: string, headers?: Record<string, string>) {
+  constructor(code: CodeWithStatus<409>, message: string, headers?: Record<string, string>) {
     super(409, code, message, { headers });
   }
 }
@@ -68,7 +69,7 @@ export class PreconditionFailed extends HttpError {
 }
 
 export class PayloadTooLarge extends HttpError {
-  constructor(code: string, message: string) {
+  constructor(code: CodeWithStatus<413>, message: string) {
     super(413, code, message);
   }
 }

@@ -1,8 +1,8 @@
 // Items: the keys and shapes of the records in the table, and reading a project item into plain fields.
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { type JsonObject } from '../content/json';
+import type { JsonObject } from '../content/json';
 import { fromAttribute } from '../dynamo/attributes';
-import { A, type Permission } from '../expressions';
+import { A, type Permission } from './attributes';
 
 export interface ProjectRef {
   username: string;
@@ -30,8 +30,21 @@ export const keyPk = (keyId: string) => `K#${keyId}`;
 
 export type Role = 'viewer' | 'editor';
 
-/** An API key as the project item holds it (the condition expression checks these fields). */
+/** An API key as the service reads it (ProjectItem.keys, the key record). */
 export interface KeyEntry {
+  hash: string;
+  permissions: Permission[];
+  /** Epoch seconds; absent when the key never expires. */
+  expiresAt?: number;
+  name?: string;
+  createdAt?: string;
+}
+
+/**
+ * An API key on disk, in the project item's `keys` map and its own record: short names, as the condition
+ * expression checks them (A.keyHash, ...) in every request. Only this module and the writes see them.
+ */
+export interface StoredKey {
   h: string;
   p: Permission[];
   /** The hash again, only in the project item's entry of a key with content:write (the fast write's check). */
@@ -41,8 +54,25 @@ export interface KeyEntry {
   c?: string;
 }
 
+/** Whatever is stored (an entry written by hand may be anything): readers check each field's type. */
+export const readKeyEntry = (stored: StoredKey | null | undefined): KeyEntry => ({
+  hash: stored?.h as string,
+  permissions: stored?.p as Permission[],
+  expiresAt: stored?.e,
+  name: stored?.n,
+  createdAt: stored?.c,
+});
+
+export const storedKey = (key: KeyEntry): StoredKey => ({
+  h: key.hash,
+  p: key.permissions,
+  e: key.expiresAt,
+  n: key.name,
+  c: key.createdAt,
+});
+
 /** The key record beside the project: lets a key be recognised on any project (401 vs 403) and listed. */
-export interface KeyRecord extends KeyEntry {
+export interface KeyRecord extends StoredKey {
   pk: string;
   project: string;
 }
@@ -72,7 +102,9 @@ export function readProjectItem(raw: Record<string, AttributeValue>): ProjectIte
     etag: raw[A.etag]?.S ?? '',
     owner: raw[A.owner]?.S,
     members: (field(A.members) ?? {}) as Record<string, string>,
-    keys: (field(A.keys) ?? {}) as unknown as Record<string, KeyEntry>,
+    keys: Object.fromEntries(
+      Object.entries((field(A.keys) ?? {}) as unknown as Record<string, StoredKey>).map(([id, key]) => [id, readKeyEntry(key)]),
+    ),
     raw,
   };
 }

@@ -1,6 +1,6 @@
-// Error catalogue for the API docs: every stable error code, its status and an example message, as the handlers send them.
-import { MAX_BODY_BYTES, MAX_CONTAINER_DEPTH, MAX_CONTENT_BYTES, MAX_DEPTH, MAX_EXPIRES_IN_SECONDS } from '../config/limits';
-import { MAX_KEY_LENGTH } from '../content/json';
+// Error catalogue: every stable error code, its status and an example message; the error classes take only these
+// codes (lib/config/errors.ts), and the API docs are built from the same list, so the two cannot drift apart.
+import { MAX_BODY_BYTES, MAX_CONTAINER_DEPTH, MAX_CONTENT_BYTES, MAX_DEPTH, MAX_EXPIRES_IN_SECONDS, MAX_KEY_LENGTH } from './limits';
 
 export interface ErrorDoc {
   /** The condition, as the example's summary. */
@@ -10,8 +10,8 @@ export interface ErrorDoc {
 }
 
 /**
- * One entry per code thrown in lib/ (see lib/http/errors.ts and its callers). A route lists the codes it can
- * answer with; the document groups them by status, one named example per code.
+ * One entry per code the service answers with (the constructors in lib/config/errors.ts accept nothing else). A
+ * route lists the codes it can answer with; the document groups them by status, one named example per code.
  */
 export const ERROR_CODES = {
   // 400: the request itself
@@ -69,6 +69,11 @@ export const ERROR_CODES = {
 } as const satisfies Record<string, ErrorDoc>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** The codes catalogued with this status: each error class accepts only its own status's codes. */
+export type CodeWithStatus<S extends number> = {
+  [C in ErrorCode]: (typeof ERROR_CODES)[C]['status'] extends S ? C : never;
+}[ErrorCode];
 
 /** What each status means to a client, shared by every operation that can answer with it. */
 export const STATUS_DESCRIPTIONS: Record<number, string> = {

@@ -1,0 +1,63 @@
+// The dependency rule (npm run lint:deps): every import between lib/ folders points down the layers, and nothing
+// a Lambda bundles imports the local runtime, the docs, the bench, the scripts or the tests. The layers, lowest
+// first, are the README's (Architecture); a folder may import the folders listed before it, never those after.
+const LAYERS = ['config', 'paths', 'content', 'dynamo', 'schema', 'policy', 'expressions', 'auth', 'store', 'http'];
+// On top: never imported by Lambda code (functions/ and the layers above).
+const TOP = '^(lib/(local|openapi)/|bench/|scripts/|test/)';
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    ...LAYERS.map((layer, i) => ({
+      name: `${layer}-points-down`,
+      comment: `lib/${layer} may import only ${LAYERS.slice(0, i).join(', ') || 'nothing of ours'} (README, Architecture)`,
+      severity: 'error',
+      from: { path: `^lib/${layer}/` },
+      to: { path: [`^lib/(${LAYERS.slice(i + 1).join('|') || '-'})/`, '^functions/', TOP] },
+    })),
+    {
+      name: 'functions-bundle-no-tooling',
+      comment: 'a Lambda entry imports lib/ layers only: never the local runtime, the docs, bench, scripts or tests',
+      severity: 'error',
+      from: { path: '^functions/' },
+      to: { path: TOP },
+    },
+    {
+      name: 'openapi-not-local',
+      comment: 'the docs are built without the local runtime (which serves them)',
+      severity: 'error',
+      from: { path: '^lib/openapi/' },
+      to: { path: '^lib/local/' },
+    },
+    {
+      name: 'no-circular',
+      comment: 'no import cycle, between folders or files',
+      severity: 'error',
+      from: { path: '^(lib|functions)/' },
+      to: { circular: true },
+    },
+    {
+      name: 'not-to-unresolvable',
+      comment: 'every import resolves (a moved file left an old path behind)',
+      severity: 'error',
+      from: {},
+      // aws-lambda is types only (@types/aws-lambda).
+      to: { couldNotResolve: true, pathNot: '^aws-lambda$' },
+    },
+  ],
+  options: {
+    // TypeScript 7 has no compiler API for dependency-cruiser to parse with; swc reads the .ts files.
+    parser: 'swc',
+    tsConfig: { fileName: 'tsconfig.json' },
+    doNotFollow: { path: 'node_modules' },
+    enhancedResolveOptions: {
+      extensions: ['.ts', '.mjs', '.js', '.cjs', '.json'],
+      conditionNames: ['import', 'require', 'node', 'default'],
+      exportsFields: ['exports'],
+    },
+    reporterOptions: {
+      // `npx depcruise lib functions --output-type archi`: the folder graph.
+      archi: { collapsePattern: '^(lib/[^/]+|functions|infra)/' },
+    },
+  },
+};
