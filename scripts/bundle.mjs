@@ -269,7 +269,7 @@ function commonOptions(root, sdk) {
     bundle: true,
     splitting: false,
     platform: 'node',
-    target: 'node22',
+    target: 'node24',
     format: 'esm',
     // ESM builds first: they tree-shake; CommonJS-only packages still resolve through main.
     mainFields: ['module', 'main'],
