@@ -5,15 +5,22 @@ import { renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { managementSchemas, requestSchemas } from '../lib/http/schemas';
 
-// strict: false allows the OpenAPI keywords (examples); unicode: false makes maxLength count UTF-16 units, which
-// keeps the output free of runtime requires (an ESM bundle has no require).
-const ajv = new Ajv({ code: { source: true, esm: true }, allErrors: false, strict: false, unicode: false });
+// strict: false allows the OpenAPI keywords (examples). minLength/maxLength count characters (code points), as JSON
+// Schema and so the OpenAPI document say.
+const ajv = new Ajv({ code: { source: true, esm: true }, allErrors: false, strict: false });
 const exports: Record<string, string> = {};
 for (const [name, schema] of Object.entries({ ...requestSchemas, ...managementSchemas })) {
   ajv.addSchema(schema, name);
   exports[`validate${name[0]!.toUpperCase()}${name.slice(1)}`] = name;
 }
-const code = standaloneCode(ajv, exports);
+// ajv's ESM output still require()s its runtime helpers (ajv-validator/ajv#2209): import them instead. The default
+// import is the helper under esbuild's CommonJS interop (jest) and module.exports, holding it as .default, under
+// Node's ESM (tsx, the bundles).
+const code = standaloneCode(ajv, exports).replace(
+  /const (\w+) = require\("(ajv\/dist\/runtime\/\w+)"\)\.default;/g,
+  (_, name: string, module: string) => `import ${name}_module from "${module}.js";const ${name} = ${name}_module.default ?? ${name}_module;`,
+);
+if (/\brequire\(/.test(code)) throw new Error(`ajv's standalone code still has a require(): ${code.match(/.{0,80}\brequire\(.{0,80}/)?.[0]}`);
 const out = join(import.meta.dirname, '..', 'lib', 'http', 'validators.generated.ts');
 // Written to a temporary file and renamed, so a concurrent reader (npm start beside a bundle) never sees half a file.
 const temporary = `${out}.${process.pid}.tmp`;

@@ -5,6 +5,7 @@
 // the handler string to the .mjs file, the local server (tsx) to the .ts file.
 // Used by the osls plugin (infra/osls-plugin.mjs) on every `osls package` / `osls deploy`, and by `npm run bundle`.
 // No top-level await here: osls loads the plugin, and so this module, with require().
+import { decode, encode } from '@jridgewell/sourcemap-codec';
 import { build } from 'esbuild';
 import { spawnSync } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -64,28 +65,13 @@ async function writeZip(zipPath, files) {
   await pipeline(zip.outputStream, createWriteStream(zipPath));
 }
 
-const BASE64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
-const BASE64_VALUE = new Int8Array(128);
-for (let i = 0; i < BASE64.length; i++) BASE64_VALUE[BASE64.charCodeAt(i)] = i;
-const COMMA = 44;
-const SEMICOLON = 59;
-
-function encodeVlq(value) {
-  let rest = value < 0 ? -value * 2 + 1 : value * 2;
-  let out = '';
-  do {
-    const digit = rest % 32;
-    rest = Math.floor(rest / 32);
-    out += BASE64[rest > 0 ? digit | 32 : digit];
-  } while (rest > 0);
-  return out;
-}
-
 /**
  * Keeps the mappings into our own sources (lib/, functions/) and marks everything else unmapped: stack frames in our
  * code still point at the .ts line, frames inside node_modules show the bundle position. Measured on set: the full
  * map is 754 KB (mostly the SDK), over half of the zip, and costs ~11 ms CPU at import with --enable-source-maps;
- * this one is 39 KB and ~7 ms (most of which is the flag itself). One pass over the VLQ text (source map v3).
+ * this one is 39 KB and ~7 ms (most of which is the flag itself). The VLQ text is decoded and encoded by
+ * @jridgewell/sourcemap-codec (the codec rollup and babel use); a run of unmapped segments on a line
+ * is written as one.
  * @param {{ sources: string[], names: string[], mappings: string }} map
  */
 export function ownSourcesOnly(map, isOwn = (source) => !source.split('/').includes('node_modules')) {
@@ -98,74 +84,20 @@ export function ownSourcesOnly(map, isOwn = (source) => !source.split('/').inclu
     if (!index.has(value)) index.set(value, list.push(value) - 1);
     return index.get(value);
   };
-  const text = map.mappings;
-  const out = [];
-  const fields = [0, 0, 0, 0, 0];
-  let count = 0;
-  let value = 0;
-  let shift = 0;
-  // Decoding state (source, line, column, name run across the whole map; columns restart on each line), the same
-  // for what is written, and whether the last segment written on this line marks "unmapped".
-  let [generated, source, line, column, name] = [0, 0, 0, 0, 0];
-  let [outGenerated, outSource, outLine, outColumn, outName] = [0, 0, 0, 0, 0];
-  let unmapped = false;
-  let lineStart = true;
-  const emit = (segment) => {
-    out.push(lineStart ? segment : `,${segment}`);
-    lineStart = false;
-  };
-  const markUnmapped = () => {
-    if (unmapped) return;
-    unmapped = true;
-    emit(encodeVlq(generated - outGenerated));
-    outGenerated = generated;
-  };
-  const flush = () => {
-    if (count === 0) return;
-    generated += fields[0];
-    if (count === 1) markUnmapped();
-    else {
-      source += fields[1];
-      line += fields[2];
-      column += fields[3];
-      if (count === 5) name += fields[4];
-      if (!own[source]) markUnmapped();
-      else {
-        unmapped = false;
-        const newSource = indexOf(sourceIndex, sources, map.sources[source]);
-        let segment = encodeVlq(generated - outGenerated) + encodeVlq(newSource - outSource) + encodeVlq(line - outLine) + encodeVlq(column - outColumn);
-        if (count === 5) {
-          const newName = indexOf(nameIndex, names, map.names[name]);
-          segment += encodeVlq(newName - outName);
-          outName = newName;
-        }
-        emit(segment);
-        [outGenerated, outSource, outLine, outColumn] = [generated, newSource, line, column];
+  const lines = decode(map.mappings).map((line) => {
+    const kept = [];
+    for (const [column, source, sourceLine, sourceColumn, name] of line) {
+      if (source === undefined || !own[source]) {
+        if (kept.at(-1)?.length !== 1) kept.push([column]);
+        continue;
       }
+      const segment = [column, indexOf(sourceIndex, sources, map.sources[source]), sourceLine, sourceColumn];
+      if (name !== undefined) segment.push(indexOf(nameIndex, names, map.names[name]));
+      kept.push(segment);
     }
-    count = 0;
-  };
-  for (let i = 0; i < text.length; i++) {
-    const code = text.charCodeAt(i);
-    if (code === COMMA || code === SEMICOLON) {
-      flush();
-      if (code === SEMICOLON) {
-        out.push(';');
-        [generated, outGenerated, unmapped, lineStart] = [0, 0, false, true];
-      }
-      continue;
-    }
-    const digit = BASE64_VALUE[code];
-    value += (digit & 31) * 2 ** shift;
-    if (digit & 32) shift += 5;
-    else {
-      fields[count++] = value % 2 ? -Math.floor(value / 2) : value / 2;
-      value = 0;
-      shift = 0;
-    }
-  }
-  flush();
-  return { ...map, sources, names, mappings: out.join('') };
+    return kept;
+  });
+  return { ...map, sources, names, mappings: encode(lines) };
 }
 
 /** Generates the ajv validators the handlers import (the generated file is not committed). */
@@ -269,7 +201,7 @@ function commonOptions(root, sdk) {
     bundle: true,
     splitting: false,
     platform: 'node',
-    target: 'node22',
+    target: 'node24',
     format: 'esm',
     // ESM builds first: they tree-shake; CommonJS-only packages still resolve through main.
     mainFields: ['module', 'main'],

@@ -35,8 +35,9 @@ import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
-import zlib from 'node:zlib';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { x as extractTar } from 'tar';
 
 const PACKAGE_SPEC = 'amplify-dynamodb-simulator@2.9.30';
 // dist.integrity of amplify-dynamodb-simulator@2.9.30 on registry.npmjs.org (contains DynamoDB Local 1.25.1)
@@ -108,60 +109,27 @@ function verifyIntegrity(buf) {
   }
 }
 
-// Minimal tar reader (ustar + pax + GNU long names): writes the entries below `package/emulator/`
-// into `outDir`, refusing anything that would escape it.
+// The entries below `package/emulator/` of the verified tarball, into `outDir`. node-tar reads the gzip and every tar
+// header form, and refuses absolute paths, `..` and writes through symlinks; strict turns any such refusal or damaged
+// entry into a failure instead of a skipped file. Only files and directories are taken (the package has nothing else).
+const EMULATOR_PREFIX = 'package/emulator/';
+const TAKEN_TYPES = new Set(['File', 'OldFile', 'ContiguousFile', 'Directory']);
+
 async function extractEmulator(tgzBuf, outDir) {
-  const tar = await promisify(zlib.gunzip)(tgzBuf);
-  const str = (b, s, l) => {
-    const f = b.subarray(s, s + l);
-    const z = f.indexOf(0);
-    return f.subarray(0, z === -1 ? f.length : z).toString('utf8');
-  };
-  const octal = (b, s, l) => parseInt(str(b, s, l).trim() || '0', 8);
-  const prefix = 'package/emulator/';
-  let off = 0;
-  let longName = null;
-  let paxPath = null;
   let files = 0;
-  while (off + 512 <= tar.length) {
-    const h = tar.subarray(off, off + 512);
-    if (h.every((x) => x === 0)) break; // end-of-archive
-    const size = octal(h, 124, 12);
-    const type = String.fromCharCode(h[156] || 48); // '\0' => '0'
-    const body = tar.subarray(off + 512, off + 512 + size);
-    off += 512 + Math.ceil(size / 512) * 512;
-
-    if (type === 'x') {
-      // pax extended header: "<len> key=value\n" records
-      for (const m of body.toString('utf8').matchAll(/\d+ ([^=]+)=([^\n]*)\n/g)) if (m[1] === 'path') paxPath = m[2];
-      continue;
-    }
-    if (type === 'g') continue;
-    if (type === 'L') {
-      longName = str(body, 0, body.length);
-      continue;
-    }
-    let name = paxPath ?? longName;
-    if (name == null) {
-      const ustarPrefix = str(h, 257, 6).startsWith('ustar') ? str(h, 345, 155) : '';
-      name = (ustarPrefix ? `${ustarPrefix}/` : '') + str(h, 0, 100);
-    }
-    paxPath = longName = null;
-    name = name.replace(/^\.\//, '');
-
-    if (!name.startsWith(prefix)) continue;
-    const rel = name.slice(prefix.length);
-    if (!rel) continue;
-    const dest = path.resolve(outDir, rel);
-    if (dest !== outDir && !dest.startsWith(outDir + path.sep)) throw new Error(`unsafe path in tarball: ${name}`);
-    if (type === '5') {
-      await fsp.mkdir(dest, { recursive: true });
-    } else if (type === '0' || type === '7') {
-      await fsp.mkdir(path.dirname(dest), { recursive: true });
-      await fsp.writeFile(dest, body, { mode: 0o644 });
-      files++;
-    } // symlinks/hardlinks/devices: not present in this package, ignored
-  }
+  await pipeline(
+    Readable.from([tgzBuf]),
+    extractTar({
+      cwd: outDir,
+      strip: EMULATOR_PREFIX.split('/').length - 1,
+      strict: true,
+      preserveOwner: false,
+      filter: (entryPath, entry) => entryPath.replace(/^\.\//, '').startsWith(EMULATOR_PREFIX) && TAKEN_TYPES.has(entry.type),
+      onReadEntry: (entry) => {
+        if (entry.type !== 'Directory') files++;
+      },
+    }),
+  );
   return files;
 }
 

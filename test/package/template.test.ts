@@ -73,11 +73,11 @@ describe('routes', () => {
 });
 
 describe('functions', () => {
-  it.each(functionNames)('%s: nodejs22.x on arm64, its handler, sized as configured, the table name from the table', (name) => {
+  it.each(functionNames)('%s: nodejs24.x on arm64, its handler, sized as configured, the table name from the table', (name) => {
     const fn = resources[`${logical(name)}LambdaFunction`] as Resource;
     expect(fn.Properties).toMatchObject({
       Handler: (config.functions[name] as { handler: string }).handler,
-      Runtime: 'nodejs22.x',
+      Runtime: 'nodejs24.x',
       Architectures: ['arm64'],
       MemorySize: config.provider.memorySize,
       Timeout: config.provider.timeout,

@@ -15,7 +15,7 @@ module.exports = {
     const { code, map } = transformSync(source, {
       loader: /\.[cm]?tsx?$/.test(filename) ? 'ts' : 'js',
       format: 'cjs',
-      target: 'node20',
+      target: 'node24',
       sourcemap: 'external',
       sourcefile: filename,
       sourcesContent: false,
