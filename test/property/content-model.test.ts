@@ -82,8 +82,8 @@ class Step implements fc.AsyncCommand<Model, Real> {
     if (this.route !== 'get' && this.route !== 'update' && reply.status === 200) {
       const read = reference('get', { path: body.path }, expected.content);
       const back = await call('GET', `${real.project.content}?path=${encodeURIComponent(String(body.path))}`, { token: real.project.key });
-      if (back.status !== read.status || (read.status === 200 && !sameJson(back.body?.value, read.value))) {
-        throw new Error(`${context}; reading ${JSON.stringify(body.path)} back: ${back.status} ${JSON.stringify(back.body)}, model ${read.status} ${JSON.stringify(read.value)}`);
+      if (back.status !== read.status || (read.status === 200 && !sameJson(exactly(back).value, read.value))) {
+        throw new Error(`${context}; reading ${JSON.stringify(body.path)} back: ${back.status} ${back.text}, model ${read.status} ${stringify(read.value)}`);
       }
     }
 
