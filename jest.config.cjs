@@ -17,7 +17,11 @@ module.exports = {
       ...common,
       displayName: 'integration',
       // The property and hardening suites run here at a bounded size; their own configs run them larger (.ci/run).
-      testMatch: ['<rootDir>/test/integration/**/*.test.ts', '<rootDir>/test/property/**/*.test.ts', '<rootDir>/test/hardening/**/*.test.ts'],
+      testMatch: [
+        '<rootDir>/test/integration/**/*.test.ts',
+        '<rootDir>/test/property/**/*.test.ts',
+        '<rootDir>/test/hardening/**/*.test.ts',
+      ],
       // The soak runs minutes: only `npm run test:soak`.
       testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/hardening/soak'],
       globalSetup: '<rootDir>/test/support/global-setup.ts',

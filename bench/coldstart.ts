@@ -72,11 +72,16 @@ function areaOfInput(path: string): string {
 /** Per output bundle: bytes contributed by each package / lib folder, from esbuild's metafile. */
 function compositionOf(metaFile: string, bundleRel: string): Array<{ area: string; kb: number }> {
   if (!existsSync(metaFile)) return [];
-  const meta = JSON.parse(readFileSync(metaFile, 'utf8')) as { outputs: Record<string, { inputs: Record<string, { bytesInOutput: number }> }> };
-  const output = Object.entries(meta.outputs).find(([file]) => file === bundleRel || file.endsWith(bundleRel) || bundleRel.endsWith(file));
+  const meta = JSON.parse(readFileSync(metaFile, 'utf8')) as {
+    outputs: Record<string, { inputs: Record<string, { bytesInOutput: number }> }>;
+  };
+  const output = Object.entries(meta.outputs).find(
+    ([file]) => file === bundleRel || file.endsWith(bundleRel) || bundleRel.endsWith(file),
+  );
   if (!output) return [];
   const areas: Record<string, number> = {};
-  for (const [input, { bytesInOutput }] of Object.entries(output[1].inputs)) areas[areaOfInput(input)] = (areas[areaOfInput(input)] ?? 0) + bytesInOutput;
+  for (const [input, { bytesInOutput }] of Object.entries(output[1].inputs))
+    areas[areaOfInput(input)] = (areas[areaOfInput(input)] ?? 0) + bytesInOutput;
   return Object.entries(areas)
     .map(([area, bytes]) => ({ area, kb: bytes / 1024 }))
     .sort((a, b) => b.kb - a.kb);
@@ -90,10 +95,14 @@ export async function runColdStart(ctx: {
   profileRuns: number;
   log: (line: string) => void;
 }): Promise<ColdReport> {
-  let bundler: { bundleFunctions: (o: Record<string, unknown>) => Promise<Built[]>; functionsOf: () => Record<string, string> };
+  let bundler: {
+    bundleFunctions: (o: Record<string, unknown>) => Promise<Built[]>;
+    functionsOf: () => Record<string, string>;
+  };
   try {
     bundler = await import(join(ROOT, 'scripts/bundle.mjs'));
-    if (typeof bundler.bundleFunctions !== 'function' || typeof bundler.functionsOf !== 'function') throw new Error('no bundleFunctions/functionsOf export');
+    if (typeof bundler.bundleFunctions !== 'function' || typeof bundler.functionsOf !== 'function')
+      throw new Error('no bundleFunctions/functionsOf export');
   } catch (error) {
     const note = `per-function bundles are not available (scripts/bundle.mjs: ${error instanceof Error ? error.message : error}); part skipped`;
     return { available: false, note, runs: 0, bundles: [], rows: [], samples: {} };
@@ -117,7 +126,14 @@ export async function runColdStart(ctx: {
   const routes = await contentRoutes();
   const p = ctx.project;
   const bag = 200;
-  const content = { data: { item: { name: 'lamp' }, items: [1, 2, 3], counter: 0, bag: Object.fromEntries(Array.from({ length: bag }, (_, i) => [`k${i}`, i])) } };
+  const content = {
+    data: {
+      item: { name: 'lamp' },
+      items: [1, 2, 3],
+      counter: 0,
+      bag: Object.fromEntries(Array.from({ length: bag }, (_, i) => [`k${i}`, i])),
+    },
+  };
   const eventFor = (name: string, run: number): unknown => {
     if (name === FLOOR) return { pk: ctx.twinPk };
     const route = routes[name] as RouteInfo;
@@ -130,7 +146,11 @@ export async function runColdStart(ctx: {
       delete: { path: `data.bag.k${run % bag}` },
       update: { content },
     };
-    const event: APIGatewayProxyEventV2 = v2Event(route, p, { token: p.key, body: bodies[name], query: name === 'get' ? { path: 'data.item' } : undefined });
+    const event: APIGatewayProxyEventV2 = v2Event(route, p, {
+      token: p.key,
+      body: bodies[name],
+      query: name === 'get' ? { path: 'data.item' } : undefined,
+    });
     return event;
   };
   const measured = [FLOOR, ...Object.keys(routes)];
@@ -139,16 +159,21 @@ export async function runColdStart(ctx: {
 
   const once = (name: string, run: number, profile = false) => {
     const started = process.hrtime.bigint();
-    const child = spawnSync(process.execPath, ['--enable-source-maps', join(ROOT, 'bench/coldstart/child.mjs'), bundleOf(name)], {
-      cwd: ROOT,
-      env: profile ? { ...env, BENCH_COLDSTART_PROFILE: '1' } : env,
-      input: JSON.stringify(eventFor(name, run)),
-      encoding: 'utf8',
-      maxBuffer: 16 * 2 ** 20,
-    });
+    const child = spawnSync(
+      process.execPath,
+      ['--enable-source-maps', join(ROOT, 'bench/coldstart/child.mjs'), bundleOf(name)],
+      {
+        cwd: ROOT,
+        env: profile ? { ...env, BENCH_COLDSTART_PROFILE: '1' } : env,
+        input: JSON.stringify(eventFor(name, run)),
+        encoding: 'utf8',
+        maxBuffer: 16 * 2 ** 20,
+      },
+    );
     const wall = Number(process.hrtime.bigint() - started) / 1e6;
     const line = child.stdout.split('\n').find((l) => l.startsWith('BENCH_COLDSTART '));
-    if (child.status !== 0 || !line) throw new Error(`cold start of ${name} failed (${child.status}): ${child.stderr.slice(0, 2000)}`);
+    if (child.status !== 0 || !line)
+      throw new Error(`cold start of ${name} failed (${child.status}): ${child.stderr.slice(0, 2000)}`);
     const parsed = JSON.parse(line.slice('BENCH_COLDSTART '.length)) as {
       status: number;
       body?: string;
@@ -182,7 +207,8 @@ export async function runColdStart(ctx: {
     for (const name of [...new Set([FLOOR, 'set', worst])].filter((n) => measured.includes(n))) {
       const areas: Record<string, number> = {};
       for (let run = 0; run < ctx.profileRuns; run++) {
-        for (const [area, ms] of Object.entries(once(name, ctx.runs + 1 + run, true).byArea ?? {})) areas[area] = (areas[area] ?? 0) + ms / ctx.profileRuns;
+        for (const [area, ms] of Object.entries(once(name, ctx.runs + 1 + run, true).byArea ?? {}))
+          areas[area] = (areas[area] ?? 0) + ms / ctx.profileRuns;
       }
       byBundle[name] = areas;
     }
@@ -196,7 +222,9 @@ export async function runColdStart(ctx: {
     const total = summarize(s.map((x) => x.total));
     const ratio = loadPlusInvoke.median / floorMedian;
     const floorSamples = samples[FLOOR] ?? [];
-    const perRound = s.map((x, r) => (x.load + x.invoke) / ((floorSamples[r]?.load ?? Number.NaN) + (floorSamples[r]?.invoke ?? Number.NaN)));
+    const perRound = s.map(
+      (x, r) => (x.load + x.invoke) / ((floorSamples[r]?.load ?? Number.NaN) + (floorSamples[r]?.invoke ?? Number.NaN)),
+    );
     return {
       roundRatio: { p25: quantile(perRound, 0.25), median: quantile(perRound, 0.5), p75: quantile(perRound, 0.75) },
       name,

@@ -15,14 +15,19 @@ interface Scenario {
   path: 'fast' | 'read-then-write' | 'mixed';
   initial: Record<string, unknown>;
   /** The request client c makes as its k-th operation; `effect` is what a 200 must have done. */
-  request: (c: number, k: number, random: () => number) => { route: string; body: Record<string, unknown>; effect: Effect };
+  request: (
+    c: number,
+    k: number,
+    random: () => number,
+  ) => { route: string; body: Record<string, unknown>; effect: Effect };
   /** Problems with the final content; `unknown` effects (a 5xx or lost connection) may or may not have applied. */
   verify: (content: any, applied: Effect[], failed: Effect[], unknown: Effect[], clients: number) => string[];
 }
 
 type Effect = { kind: 'add'; key: string; amount: number } | { kind: 'value'; key: string; value: string };
 
-const sumBy = (effects: Effect[], key: string) => effects.reduce((s, e) => s + (e.kind === 'add' && e.key === key ? e.amount : 0), 0);
+const sumBy = (effects: Effect[], key: string) =>
+  effects.reduce((s, e) => s + (e.kind === 'add' && e.key === key ? e.amount : 0), 0);
 
 /** Whether `actual` is `base` plus the applied amounts plus some subset of the unknown ones (for key `key`). */
 function sumMatches(actual: unknown, base: number, applied: Effect[], unknown: Effect[], key: string): boolean {
@@ -36,19 +41,30 @@ function sumMatches(actual: unknown, base: number, applied: Effect[], unknown: E
   return false;
 }
 
-function checkList(list: unknown, head: string[], tail: string[], applied: Effect[], failed: Effect[], unknown: Effect[]): string[] {
+function checkList(
+  list: unknown,
+  head: string[],
+  tail: string[],
+  applied: Effect[],
+  failed: Effect[],
+  unknown: Effect[],
+): string[] {
   const problems: string[] = [];
   if (!Array.isArray(list)) return ['the list is gone'];
   const values = applied.map((e) => (e as { value: string }).value);
   const present = new Set(list.map(String));
   const maybe = unknown.map((e) => (e as { value: string }).value).filter((v) => present.has(v)).length;
-  if (list.length !== head.length + tail.length + values.length + maybe) problems.push(`length ${list.length}, expected ${head.length + tail.length + values.length + maybe}`);
-  if (JSON.stringify(list.slice(0, head.length)) !== JSON.stringify(head)) problems.push(`head ${JSON.stringify(list.slice(0, head.length))}`);
-  if (tail.length > 0 && JSON.stringify(list.slice(-tail.length)) !== JSON.stringify(tail)) problems.push(`tail ${JSON.stringify(list.slice(-tail.length))}`);
+  if (list.length !== head.length + tail.length + values.length + maybe)
+    problems.push(`length ${list.length}, expected ${head.length + tail.length + values.length + maybe}`);
+  if (JSON.stringify(list.slice(0, head.length)) !== JSON.stringify(head))
+    problems.push(`head ${JSON.stringify(list.slice(0, head.length))}`);
+  if (tail.length > 0 && JSON.stringify(list.slice(-tail.length)) !== JSON.stringify(tail))
+    problems.push(`tail ${JSON.stringify(list.slice(-tail.length))}`);
   const seen = new Map<string, number>();
   for (const v of list) seen.set(String(v), (seen.get(String(v)) ?? 0) + 1);
   const missing = values.filter((v) => seen.get(v) !== 1);
-  if (missing.length > 0) problems.push(`${missing.length} applied values not present exactly once (e.g. ${missing[0]})`);
+  if (missing.length > 0)
+    problems.push(`${missing.length} applied values not present exactly once (e.g. ${missing[0]})`);
   const twice = unknown.map((e) => (e as { value: string }).value).filter((v) => (seen.get(v) ?? 0) > 1);
   if (twice.length > 0) problems.push(`${twice.length} values of unknown-outcome requests present more than once`);
   const ghosts = failed.map((e) => (e as { value: string }).value).filter((v) => seen.has(v));
@@ -65,18 +81,32 @@ const SCENARIOS: Scenario[] = [
     request: (_c, _k, random) => {
       const amount = 1 + Math.floor(random() * 5);
       return random() < 0.5
-        ? { route: 'increment', body: { path: 'counter', value: amount }, effect: { kind: 'add', key: 'counter', amount } }
-        : { route: 'decrement', body: { path: 'counter', value: amount }, effect: { kind: 'add', key: 'counter', amount: -amount } };
+        ? {
+            route: 'increment',
+            body: { path: 'counter', value: amount },
+            effect: { kind: 'add', key: 'counter', amount },
+          }
+        : {
+            route: 'decrement',
+            body: { path: 'counter', value: amount },
+            effect: { kind: 'add', key: 'counter', amount: -amount },
+          };
     },
     verify: (content, applied, _failed, unknown) =>
-      sumMatches(content?.counter, 1000, applied, unknown, 'counter') && content?.other === 'x' ? [] : [`counter ${content?.counter}, expected ${1000 + sumBy(applied, 'counter')}`],
+      sumMatches(content?.counter, 1000, applied, unknown, 'counter') && content?.other === 'x'
+        ? []
+        : [`counter ${content?.counter}, expected ${1000 + sumBy(applied, 'counter')}`],
   },
   {
     id: 'push',
     label: 'one array: push',
     path: 'fast',
     initial: { list: ['start'] },
-    request: (c, k) => ({ route: 'push', body: { path: 'list', value: `c${c}-${k}` }, effect: { kind: 'value', key: 'list', value: `c${c}-${k}` } }),
+    request: (c, k) => ({
+      route: 'push',
+      body: { path: 'list', value: `c${c}-${k}` },
+      effect: { kind: 'value', key: 'list', value: `c${c}-${k}` },
+    }),
     verify: (content, applied, failed, unknown) => checkList(content?.list, ['start'], [], applied, failed, unknown),
   },
   {
@@ -84,8 +114,13 @@ const SCENARIOS: Scenario[] = [
     label: 'one array: insert in the middle',
     path: 'read-then-write',
     initial: { list: ['a', 'b', 'c', 'd'] },
-    request: (c, k) => ({ route: 'insert', body: { path: 'list', value: `c${c}-${k}`, index: 2 }, effect: { kind: 'value', key: 'list', value: `c${c}-${k}` } }),
-    verify: (content, applied, failed, unknown) => checkList(content?.list, ['a', 'b'], ['c', 'd'], applied, failed, unknown),
+    request: (c, k) => ({
+      route: 'insert',
+      body: { path: 'list', value: `c${c}-${k}`, index: 2 },
+      effect: { kind: 'value', key: 'list', value: `c${c}-${k}` },
+    }),
+    verify: (content, applied, failed, unknown) =>
+      checkList(content?.list, ['a', 'b'], ['c', 'd'], applied, failed, unknown),
   },
   {
     id: 'counter-negative',
@@ -97,7 +132,10 @@ const SCENARIOS: Scenario[] = [
       return { route: 'increment', body: { path: 'l.-1.n', value: amount }, effect: { kind: 'add', key: 'n', amount } };
     },
     verify: (content, applied, _failed, unknown) =>
-      content?.l?.length === 2 && content.l[0]?.n === 0 && Object.keys(content).length === 1 && sumMatches(content.l[1]?.n, 1000, applied, unknown, 'n')
+      content?.l?.length === 2 &&
+      content.l[0]?.n === 0 &&
+      Object.keys(content).length === 1 &&
+      sumMatches(content.l[1]?.n, 1000, applied, unknown, 'n')
         ? []
         : [`content ${JSON.stringify(content)}, expected l[1].n = ${1000 + sumBy(applied, 'n')}`],
   },
@@ -108,7 +146,11 @@ const SCENARIOS: Scenario[] = [
     initial: {},
     request: (c, k) =>
       k % 2 === 0
-        ? { route: 'set', body: { path: `clients.c${c}.v${k}`, value: `c${c}-${k}` }, effect: { kind: 'value', key: `c${c}`, value: `v${k}` } }
+        ? {
+            route: 'set',
+            body: { path: `clients.c${c}.v${k}`, value: `c${c}-${k}` },
+            effect: { kind: 'value', key: `c${c}`, value: `v${k}` },
+          }
         : { route: 'increment', body: { path: `clients.c${c}.n` }, effect: { kind: 'add', key: `c${c}`, amount: 1 } },
     verify: (content, applied, _failed, unknown, clients) => {
       const problems: string[] = [];
@@ -117,7 +159,8 @@ const SCENARIOS: Scenario[] = [
         const mine = applied.filter((e) => e.key === key);
         const maybe = unknown.filter((e) => e.key === key);
         const actual: Record<string, unknown> = { ...(content?.clients?.[key] ?? {}) };
-        if (!sumMatches(actual.n, 0, mine, maybe, key)) problems.push(`${key}.n = ${actual.n}, expected ${sumBy(mine, key)}`);
+        if (!sumMatches(actual.n, 0, mine, maybe, key))
+          problems.push(`${key}.n = ${actual.n}, expected ${sumBy(mine, key)}`);
         delete actual.n;
         for (const e of mine) {
           if (e.kind !== 'value') continue;
@@ -190,20 +233,27 @@ export async function runContention(ctx: {
   const sample = () => {
     const server = readRss(ctx.serverPid);
     const engine = readRss(ctx.enginePid);
-    if (server && engine) series.push({ t: performance.now() - started, server: server.rssMb, engine: engine.rssMb, scenario: current });
+    if (server && engine)
+      series.push({ t: performance.now() - started, server: server.rssMb, engine: engine.rssMb, scenario: current });
   };
   // Baseline: the API after parts 1-2 warmed it, idle, for a moment.
   for (let i = 0; i < 10; i++) {
     sample();
     await new Promise((resolve) => setTimeout(resolve, ctx.rssIntervalMs));
   }
-  const baseline = { server: Math.max(...series.map((s) => s.server)), engine: Math.max(...series.map((s) => s.engine)) };
+  const baseline = {
+    server: Math.max(...series.map((s) => s.server)),
+    engine: Math.max(...series.map((s) => s.engine)),
+  };
   const timer = setInterval(sample, ctx.rssIntervalMs);
   const rows: ContentionRow[] = [];
   try {
     for (const [index, scenario] of SCENARIOS.entries()) {
       const project = await ctx.newProject(`contention-${scenario.id}`);
-      const setup = await api.call('POST', `${project.content}/update`, { token: project.key, body: { content: initialFor(scenario, ctx.clients) } });
+      const setup = await api.call('POST', `${project.content}/update`, {
+        token: project.key,
+        body: { content: initialFor(scenario, ctx.clients) },
+      });
       if (setup.status !== 200) throw new Error(`contention setup failed: ${setup.status}`);
       current = scenario.id;
       const applied: Effect[] = [];
@@ -214,8 +264,14 @@ export async function runContention(ctx: {
       // One operation alone first: what it costs without contention (counted, and part of the expected content).
       const solo = scenario.request(0, ctx.opsPerClient, rng(7 + index));
       ctx.proxy.reset();
-      const soloReply = await api.call('POST', `${project.content}/${solo.route}`, { token: project.key, body: solo.body });
-      if (soloReply.status !== 200) throw new Error(`${scenario.id}: the solo operation failed: ${soloReply.status} ${JSON.stringify(soloReply.body)}`);
+      const soloReply = await api.call('POST', `${project.content}/${solo.route}`, {
+        token: project.key,
+        body: solo.body,
+      });
+      if (soloReply.status !== 200)
+        throw new Error(
+          `${scenario.id}: the solo operation failed: ${soloReply.status} ${JSON.stringify(soloReply.body)}`,
+        );
       applied.push(solo.effect);
       const soloUpdatesPerOp = ctx.proxy.counts().UpdateItem ?? 0;
       ctx.proxy.reset();
@@ -246,7 +302,10 @@ export async function runContention(ctx: {
       const counts = ctx.proxy.counts();
       const final = await api.call('GET', project.content, { token: project.key });
       const operations = ctx.clients * ctx.opsPerClient;
-      const problems = final.status === 200 ? scenario.verify(final.body.value, applied, failed, unknown, ctx.clients) : [`final GET ${final.status}`];
+      const problems =
+        final.status === 200
+          ? scenario.verify(final.body.value, applied, failed, unknown, ctx.clients)
+          : [`final GET ${final.status}`];
       const scenarioSamples = series.filter((s) => s.scenario === scenario.id);
       const total = Object.values(counts).reduce((a, b) => a + b, 0);
       rows.push({
@@ -286,7 +345,10 @@ export async function runContention(ctx: {
   }
   sample();
   const during = series.filter((s) => s.scenario !== 'baseline');
-  const hwm = { server: readRss(ctx.serverPid)?.hwmMb ?? Number.NaN, engine: readRss(ctx.enginePid)?.hwmMb ?? Number.NaN };
+  const hwm = {
+    server: readRss(ctx.serverPid)?.hwmMb ?? Number.NaN,
+    engine: readRss(ctx.enginePid)?.hwmMb ?? Number.NaN,
+  };
   return {
     rows,
     memory: {

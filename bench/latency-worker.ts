@@ -46,7 +46,8 @@ export interface LatencyConfig {
 
 export type Mode = 'floor' | 'relay' | 'replay' | 'inproc' | 'http';
 export const MODES: Mode[] = ['floor', 'relay', 'replay', 'inproc', 'http'];
-const byMode = <T>(make: () => T): Record<Mode, T> => Object.fromEntries(MODES.map((mode) => [mode, make()])) as Record<Mode, T>;
+const byMode = <T>(make: () => T): Record<Mode, T> =>
+  Object.fromEntries(MODES.map((mode) => [mode, make()])) as Record<Mode, T>;
 
 export interface OpLatency {
   op: string;
@@ -56,7 +57,13 @@ export interface OpLatency {
   /** Median per block, ms, per mode. */
   blockMedians: Array<Record<Mode, number>>;
   /** The handler's request as captured (first iteration), for the report. */
-  handlerRequest?: { command: string; bytes: number; updateExpression?: string; conditionExpression?: string; projection?: string };
+  handlerRequest?: {
+    command: string;
+    bytes: number;
+    updateExpression?: string;
+    conditionExpression?: string;
+    projection?: string;
+  };
   /** DynamoDB requests the handler made per operation in the capture pass (1 on the fast path). */
   handlerRequestsPerOp: number;
   /** CPU ms per request: this process (client / handler), the engine, the server (local API for HTTP, the relay for the HTTP floor); `*Sys` the kernel part. */
@@ -130,14 +137,75 @@ const update = (expression: string, attributeNames: Record<string, string>, valu
   });
 
 const OPS: OpSpec[] = [
-  { op: 'set', route: 'set', floorKind: 'UpdateItem SET a.b.c = :v', body: (i) => ({ path: 'data.item.name', value: `name ${i}` }), floor: (i) => update(`SET ${path(4)} = :v`, names('content', 'data', 'item', 'name'), { ':v': `name ${i}` }) },
-  { op: 'push', route: 'push', floorKind: 'UpdateItem list_append', body: (i) => ({ path: 'data.items', value: { id: 100 + i } }), floor: (i) => update(`SET ${path(3)} = list_append(${path(3)}, :v)`, names('content', 'data', 'items'), { ':v': [{ id: 100 + i }] }) },
-  { op: 'decrement', route: 'decrement', floorKind: 'UpdateItem SET n = n - :v', body: () => ({ path: 'data.counter', value: 1 }), floor: () => update(`SET ${path(3)} = ${path(3)} - :v`, names('content', 'data', 'counter'), { ':v': 1 }) },
-  { op: 'increment', route: 'increment', floorKind: 'UpdateItem SET n = n + :v', body: () => ({ path: 'data.counter' }), floor: () => update(`SET ${path(3)} = ${path(3)} + :v`, names('content', 'data', 'counter'), { ':v': 1 }) },
-  { op: 'delete', route: 'delete', floorKind: 'UpdateItem REMOVE a.b.c', body: (i) => ({ path: `data.bag.k${i}` }), floor: (i) => update(`REMOVE ${path(4)}`, names('content', 'data', 'bag', `k${i}`)) },
-  { op: 'insert at 0', route: 'insert', floorKind: 'UpdateItem list_append(:v, l)', body: (i) => ({ path: 'data.items', value: { id: 200 + i }, index: 0 }), floor: (i) => update(`SET ${path(3)} = list_append(:v, ${path(3)})`, names('content', 'data', 'items'), { ':v': [{ id: 200 + i }] }) },
-  { op: 'update', route: 'update', floorKind: 'UpdateItem SET content = :v', body: (i) => ({ content: initialContent(i) }), floor: (i) => update(`SET ${path(1)} = :v`, names('content'), { ':v': initialContent(i) }) },
-  { op: 'get', route: 'get', floorKind: 'GetItem (consistent, projection a.b)', query: { path: 'data.item' }, floor: () => new GetItemCommand({ TableName: TABLE, Key: twinKey, ConsistentRead: true, ProjectionExpression: path(3), ExpressionAttributeNames: names('content', 'data', 'item') }) },
+  {
+    op: 'set',
+    route: 'set',
+    floorKind: 'UpdateItem SET a.b.c = :v',
+    body: (i) => ({ path: 'data.item.name', value: `name ${i}` }),
+    floor: (i) => update(`SET ${path(4)} = :v`, names('content', 'data', 'item', 'name'), { ':v': `name ${i}` }),
+  },
+  {
+    op: 'push',
+    route: 'push',
+    floorKind: 'UpdateItem list_append',
+    body: (i) => ({ path: 'data.items', value: { id: 100 + i } }),
+    floor: (i) =>
+      update(`SET ${path(3)} = list_append(${path(3)}, :v)`, names('content', 'data', 'items'), {
+        ':v': [{ id: 100 + i }],
+      }),
+  },
+  {
+    op: 'decrement',
+    route: 'decrement',
+    floorKind: 'UpdateItem SET n = n - :v',
+    body: () => ({ path: 'data.counter', value: 1 }),
+    floor: () => update(`SET ${path(3)} = ${path(3)} - :v`, names('content', 'data', 'counter'), { ':v': 1 }),
+  },
+  {
+    op: 'increment',
+    route: 'increment',
+    floorKind: 'UpdateItem SET n = n + :v',
+    body: () => ({ path: 'data.counter' }),
+    floor: () => update(`SET ${path(3)} = ${path(3)} + :v`, names('content', 'data', 'counter'), { ':v': 1 }),
+  },
+  {
+    op: 'delete',
+    route: 'delete',
+    floorKind: 'UpdateItem REMOVE a.b.c',
+    body: (i) => ({ path: `data.bag.k${i}` }),
+    floor: (i) => update(`REMOVE ${path(4)}`, names('content', 'data', 'bag', `k${i}`)),
+  },
+  {
+    op: 'insert at 0',
+    route: 'insert',
+    floorKind: 'UpdateItem list_append(:v, l)',
+    body: (i) => ({ path: 'data.items', value: { id: 200 + i }, index: 0 }),
+    floor: (i) =>
+      update(`SET ${path(3)} = list_append(:v, ${path(3)})`, names('content', 'data', 'items'), {
+        ':v': [{ id: 200 + i }],
+      }),
+  },
+  {
+    op: 'update',
+    route: 'update',
+    floorKind: 'UpdateItem SET content = :v',
+    body: (i) => ({ content: initialContent(i) }),
+    floor: (i) => update(`SET ${path(1)} = :v`, names('content'), { ':v': initialContent(i) }),
+  },
+  {
+    op: 'get',
+    route: 'get',
+    floorKind: 'GetItem (consistent, projection a.b)',
+    query: { path: 'data.item' },
+    floor: () =>
+      new GetItemCommand({
+        TableName: TABLE,
+        Key: twinKey,
+        ConsistentRead: true,
+        ProjectionExpression: path(3),
+        ExpressionAttributeNames: names('content', 'data', 'item'),
+      }),
+  },
 ];
 
 /** utime + stime and stime of a process, ms (clock ticks of 10 ms: fine summed over hundreds of requests). */
@@ -183,7 +251,10 @@ async function main(): Promise<LatencyResult> {
   let capturing: Captured[] | undefined;
   dynamo.middlewareStack.add(
     (next, context) => async (args) => {
-      capturing?.push({ command: context.commandName ?? '?', input: structuredClone(args.input as Record<string, unknown>) });
+      capturing?.push({
+        command: context.commandName ?? '?',
+        input: structuredClone(args.input as Record<string, unknown>),
+      });
       return next(args);
     },
     { step: 'initialize', name: 'benchCapture' },
@@ -198,7 +269,11 @@ async function main(): Promise<LatencyResult> {
   const api = httpClient(config.http.url, 1);
   const relay = httpClient(config.relay.url, 1);
 
-  const invoke = async (route: string, options: { body?: unknown; query?: Record<string, string> }, project = config.inproc) => {
+  const invoke = async (
+    route: string,
+    options: { body?: unknown; query?: Record<string, string> },
+    project = config.inproc,
+  ) => {
     const { route: info, handler } = handlers.get(route) as { route: RouteInfo; handler: Handler };
     const event = v2Event(info, project, { token: project.key, ...options });
     const context = lambdaContext(info.functionName);
@@ -206,12 +281,19 @@ async function main(): Promise<LatencyResult> {
   };
   const overHttp = (spec: OpSpec, i: number, client = api) => {
     const base = `/api/${config.http.username}/${config.http.slug}/content`;
-    if (spec.route === 'get') return client.call('GET', `${base}?${new URLSearchParams(spec.query).toString()}`, { token: config.http.key });
+    if (spec.route === 'get')
+      return client.call('GET', `${base}?${new URLSearchParams(spec.query).toString()}`, { token: config.http.key });
     return client.call('POST', `${base}/${spec.route}`, { token: config.http.key, body: spec.body?.(i) });
   };
 
   const copyItem = async (from: { username: string; slug: string }, pk: string) => {
-    const { Item } = await floorClient.send(new GetItemCommand({ TableName: TABLE, Key: { pk: { S: `P#${from.username}/${from.slug}` } }, ConsistentRead: true }));
+    const { Item } = await floorClient.send(
+      new GetItemCommand({
+        TableName: TABLE,
+        Key: { pk: { S: `P#${from.username}/${from.slug}` } },
+        ConsistentRead: true,
+      }),
+    );
     if (!Item) throw new Error(`project item of ${from.username}/${from.slug} missing`);
     await floorClient.send(new PutItemCommand({ TableName: TABLE, Item: { ...Item, pk: { S: pk } } }));
   };
@@ -221,8 +303,12 @@ async function main(): Promise<LatencyResult> {
     const content = initialContent();
     const a = await invoke('update', { body: { content } });
     const c = await invoke('update', { body: { content } }, config.capture);
-    const b = await api.call('POST', `/api/${config.http.username}/${config.http.slug}/content/update`, { token: config.http.key, body: { content } });
-    if (a.statusCode !== 200 || b.status !== 200 || c.statusCode !== 200) throw new Error(`reset failed: ${a.statusCode} ${b.status} ${c.statusCode}`);
+    const b = await api.call('POST', `/api/${config.http.username}/${config.http.slug}/content/update`, {
+      token: config.http.key,
+      body: { content },
+    });
+    if (a.statusCode !== 200 || b.status !== 200 || c.statusCode !== 200)
+      throw new Error(`reset failed: ${a.statusCode} ${b.status} ${c.statusCode}`);
     await copyItem(config.inproc, config.twinPk);
     await copyItem(config.capture, config.replayPk);
     await copyItem(config.inproc, config.relay.pk);
@@ -252,7 +338,9 @@ async function main(): Promise<LatencyResult> {
       replayable = replays.length > 0;
     } catch (error) {
       replayable = false;
-      process.stderr.write(`bench: ${spec.op}: the handler's request cannot be replayed (${error instanceof Error ? error.message : error}); that mode is skipped\n`);
+      process.stderr.write(
+        `bench: ${spec.op}: the handler's request cannot be replayed (${error instanceof Error ? error.message : error}); that mode is skipped\n`,
+      );
     }
   };
 
@@ -262,7 +350,9 @@ async function main(): Promise<LatencyResult> {
     },
     relay: async (spec, i) => {
       const command = spec.floor(i);
-      const reply = await relay.call('POST', `/${command instanceof GetItemCommand ? 'GetItem' : 'UpdateItem'}`, { body: { ...command.input, Key: { pk: { S: config.relay.pk } } } });
+      const reply = await relay.call('POST', `/${command instanceof GetItemCommand ? 'GetItem' : 'UpdateItem'}`, {
+        body: { ...command.input, Key: { pk: { S: config.relay.pk } } },
+      });
       if (reply.status !== 200) throw new Error(`HTTP floor ${spec.op}: ${reply.status}`);
     },
     replay: async (_spec, i) => {
@@ -349,7 +439,9 @@ async function main(): Promise<LatencyResult> {
           }
         }
       }
-      result.blockMedians.push(Object.fromEntries(MODES.map((mode) => [mode, median(blockSamples[mode])])) as Record<Mode, number>);
+      result.blockMedians.push(
+        Object.fromEntries(MODES.map((mode) => [mode, median(blockSamples[mode])])) as Record<Mode, number>,
+      );
     }
   }
   for (const result of results) {
@@ -378,7 +470,11 @@ async function main(): Promise<LatencyResult> {
       await session.post('Profiler.start');
       for (let i = 0; i < config.profileIterations; i++) for (const spec of OPS) await run[mode](spec, i);
       const { profile: p } = (await session.post('Profiler.stop')) as unknown as { profile: CpuProfile };
-      const stats = { wallMs: performance.now() - wall0, workerCpuMs: workerCpuMs() - cpu0, engineCpuMs: cpuMsOf(config.enginePid) - engine0 };
+      const stats = {
+        wallMs: performance.now() - wall0,
+        workerCpuMs: workerCpuMs() - cpu0,
+        engineCpuMs: cpuMsOf(config.enginePid) - engine0,
+      };
       const file = join(config.outDir, `latency-${mode === 'floor' ? 'floor' : 'handler'}.cpuprofile`);
       writeFileSync(file, JSON.stringify(p));
       return { ...summarizeProfile(p, 20), ...stats, file };
@@ -386,7 +482,12 @@ async function main(): Promise<LatencyResult> {
     const floor = await phase('floor');
     const handler = await phase('inproc');
     session.disconnect();
-    profile = { requestsPerPhase: config.profileIterations * OPS.length, floor, handler, files: [floor.file, handler.file] };
+    profile = {
+      requestsPerPhase: config.profileIterations * OPS.length,
+      floor,
+      handler,
+      files: [floor.file, handler.file],
+    };
   }
   let window: LatencyResult['window'];
   if (config.profileIterations > 0 && config.profileUrl) {
@@ -408,5 +509,8 @@ async function main(): Promise<LatencyResult> {
 
 main().then(
   (result) => process.send?.({ ok: true, result }, () => process.exit(0)),
-  (error: unknown) => process.send?.({ ok: false, error: error instanceof Error ? (error.stack ?? error.message) : String(error) }, () => process.exit(1)),
+  (error: unknown) =>
+    process.send?.({ ok: false, error: error instanceof Error ? (error.stack ?? error.message) : String(error) }, () =>
+      process.exit(1),
+    ),
 );

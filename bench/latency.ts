@@ -25,9 +25,21 @@ export interface LatencyRow {
    * handler's own request sent bare against the floor (what the richer expression costs); in-process against that
    * (what the handler's code costs).
    */
-  ratio: { inproc: number; http: number; inprocP99: number; httpP99: number; replay: number; inprocOverReplay: number; relay: number; httpOverRelay: number };
+  ratio: {
+    inproc: number;
+    http: number;
+    inprocP99: number;
+    httpP99: number;
+    replay: number;
+    inprocOverReplay: number;
+    relay: number;
+    httpOverRelay: number;
+  };
   /** The min/median/max across blocks of the per-block ratio: the noise. */
-  blockRatio: { inproc: { min: number; median: number; max: number }; http: { min: number; median: number; max: number } };
+  blockRatio: {
+    inproc: { min: number; median: number; max: number };
+    http: { min: number; median: number; max: number };
+  };
   handlerRequest?: LatencyResult['ops'][number]['handlerRequest'];
   handlerRequestsPerOp: number;
   cpu: LatencyResult['ops'][number]['cpu'];
@@ -62,7 +74,11 @@ export function serverProfile(report: LatencyReport): void {
   const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
   if (!file) return;
   const profile = JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile;
-  report.serverProfile = { ...summarizeProfile(profile, 20, window), requests: window.httpRequests, file: join(dir, file) };
+  report.serverProfile = {
+    ...summarizeProfile(profile, 20, window),
+    requests: window.httpRequests,
+    file: join(dir, file),
+  };
 }
 
 export async function runLatency(config: Omit<LatencyConfig, 'outDir'>, endpoint: string): Promise<LatencyReport> {
@@ -117,6 +133,12 @@ export async function runLatency(config: Omit<LatencyConfig, 'outDir'>, endpoint
     itemBytes: result.itemBytes,
     profile: result.profile,
     window: result.window,
-    config: { iterations: config.iterations, runLength: config.runLength, blocks: config.blocks, warmup: config.warmup, profileIterations: config.profileIterations },
+    config: {
+      iterations: config.iterations,
+      runLength: config.runLength,
+      blocks: config.blocks,
+      warmup: config.warmup,
+      profileIterations: config.profileIterations,
+    },
   };
 }

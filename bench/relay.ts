@@ -24,7 +24,10 @@ const server = createServer((req, res) => {
       })
       .then((status) => {
         const body = JSON.stringify({ message: status === 200 ? 'ok' : 'failed' });
-        res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': String(Buffer.byteLength(body)) });
+        res.writeHead(status, {
+          'Content-Type': 'application/json; charset=utf-8',
+          'Content-Length': String(Buffer.byteLength(body)),
+        });
         res.end(body);
       });
   });

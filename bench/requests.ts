@@ -55,52 +55,463 @@ const one = (max: number) => ({ max });
 
 const CASES: Case[] = [
   // The issue's targets: 1 request.
-  { id: 'set', label: 'set (existing parent)', group: 'fast path', method: 'POST', route: 'set', body: { path: 'data.item.name', value: 'desk' }, expectStatus: 200, target: one(1), creds: all },
-  { id: 'set-new-key', label: 'set (new key, existing parent)', group: 'fast path', method: 'POST', route: 'set', body: { path: 'data.item.color', value: 'red' }, expectStatus: 200, target: one(1), creds: all },
-  { id: 'push', label: 'push', group: 'fast path', method: 'POST', route: 'push', body: { path: 'data.items', value: { id: 5 } }, expectStatus: 200, target: one(1), creds: all },
-  { id: 'push-missing', label: 'push (missing array)', group: 'fast path', method: 'POST', route: 'push', body: { path: 'data.fresh', value: 1 }, expectStatus: 200, target: one(1), creds: all },
-  { id: 'decrement', label: 'decrement', group: 'fast path', method: 'POST', route: 'decrement', body: { path: 'data.counter', value: 2 }, expectStatus: 200, target: one(1), creds: all },
-  { id: 'increment', label: 'increment', group: 'fast path', method: 'POST', route: 'increment', body: { path: 'data.counter' }, expectStatus: 200, target: one(1), creds: all },
-  { id: 'increment-missing', label: 'increment (missing counter)', group: 'fast path', method: 'POST', route: 'increment', body: { path: 'data.item.views' }, expectStatus: 200, target: one(1), creds: all },
-  { id: 'delete', label: 'delete (object key)', group: 'fast path', method: 'POST', route: 'delete', body: { path: 'data.item.name' }, expectStatus: 200, target: one(1), creds: all },
-  { id: 'delete-element', label: 'delete (array element)', group: 'fast path', method: 'POST', route: 'delete', body: { path: 'data.items.1' }, expectStatus: 200, target: one(1), creds: all },
-  { id: 'delete-missing', label: 'delete (missing path, 200)', group: 'fast path', method: 'POST', route: 'delete', body: { path: 'data.nothing' }, expectStatus: 200, target: one(1), creds: all },
-  { id: 'insert-0', label: 'insert at 0', group: 'fast path', method: 'POST', route: 'insert', body: { path: 'data.items', value: 0, index: 0 }, expectStatus: 200, target: one(1), creds: all },
-  { id: 'insert-end', label: 'insert at the end (index = length)', group: 'fast path', method: 'POST', route: 'insert', body: { path: 'data.items', value: 5, index: 4 }, expectStatus: 200, target: one(1), creds: all },
-  { id: 'get', label: 'get (whole content)', group: 'fast path', method: 'GET', route: '', expectStatus: 200, target: one(1), creds: all },
-  { id: 'get-path', label: 'get ?path=data.item', group: 'fast path', method: 'GET', route: '', query: 'path=data.item', expectStatus: 200, target: one(1), creds: all },
-  { id: 'get-index', label: 'get ?path=data.items.-1', group: 'fast path', method: 'GET', route: '', query: 'path=data.items.-1', expectStatus: 200, target: one(1), creds: all },
-  { id: 'update', label: 'update', group: 'fast path', method: 'POST', route: 'update', body: { content: { data: { replaced: true } } }, expectStatus: 200, target: one(1), creds: all },
+  {
+    id: 'set',
+    label: 'set (existing parent)',
+    group: 'fast path',
+    method: 'POST',
+    route: 'set',
+    body: { path: 'data.item.name', value: 'desk' },
+    expectStatus: 200,
+    target: one(1),
+    creds: all,
+  },
+  {
+    id: 'set-new-key',
+    label: 'set (new key, existing parent)',
+    group: 'fast path',
+    method: 'POST',
+    route: 'set',
+    body: { path: 'data.item.color', value: 'red' },
+    expectStatus: 200,
+    target: one(1),
+    creds: all,
+  },
+  {
+    id: 'push',
+    label: 'push',
+    group: 'fast path',
+    method: 'POST',
+    route: 'push',
+    body: { path: 'data.items', value: { id: 5 } },
+    expectStatus: 200,
+    target: one(1),
+    creds: all,
+  },
+  {
+    id: 'push-missing',
+    label: 'push (missing array)',
+    group: 'fast path',
+    method: 'POST',
+    route: 'push',
+    body: { path: 'data.fresh', value: 1 },
+    expectStatus: 200,
+    target: one(1),
+    creds: all,
+  },
+  {
+    id: 'decrement',
+    label: 'decrement',
+    group: 'fast path',
+    method: 'POST',
+    route: 'decrement',
+    body: { path: 'data.counter', value: 2 },
+    expectStatus: 200,
+    target: one(1),
+    creds: all,
+  },
+  {
+    id: 'increment',
+    label: 'increment',
+    group: 'fast path',
+    method: 'POST',
+    route: 'increment',
+    body: { path: 'data.counter' },
+    expectStatus: 200,
+    target: one(1),
+    creds: all,
+  },
+  {
+    id: 'increment-missing',
+    label: 'increment (missing counter)',
+    group: 'fast path',
+    method: 'POST',
+    route: 'increment',
+    body: { path: 'data.item.views' },
+    expectStatus: 200,
+    target: one(1),
+    creds: all,
+  },
+  {
+    id: 'delete',
+    label: 'delete (object key)',
+    group: 'fast path',
+    method: 'POST',
+    route: 'delete',
+    body: { path: 'data.item.name' },
+    expectStatus: 200,
+    target: one(1),
+    creds: all,
+  },
+  {
+    id: 'delete-element',
+    label: 'delete (array element)',
+    group: 'fast path',
+    method: 'POST',
+    route: 'delete',
+    body: { path: 'data.items.1' },
+    expectStatus: 200,
+    target: one(1),
+    creds: all,
+  },
+  {
+    id: 'delete-missing',
+    label: 'delete (missing path, 200)',
+    group: 'fast path',
+    method: 'POST',
+    route: 'delete',
+    body: { path: 'data.nothing' },
+    expectStatus: 200,
+    target: one(1),
+    creds: all,
+  },
+  {
+    id: 'insert-0',
+    label: 'insert at 0',
+    group: 'fast path',
+    method: 'POST',
+    route: 'insert',
+    body: { path: 'data.items', value: 0, index: 0 },
+    expectStatus: 200,
+    target: one(1),
+    creds: all,
+  },
+  {
+    id: 'insert-end',
+    label: 'insert at the end (index = length)',
+    group: 'fast path',
+    method: 'POST',
+    route: 'insert',
+    body: { path: 'data.items', value: 5, index: 4 },
+    expectStatus: 200,
+    target: one(1),
+    creds: all,
+  },
+  {
+    id: 'get',
+    label: 'get (whole content)',
+    group: 'fast path',
+    method: 'GET',
+    route: '',
+    expectStatus: 200,
+    target: one(1),
+    creds: all,
+  },
+  {
+    id: 'get-path',
+    label: 'get ?path=data.item',
+    group: 'fast path',
+    method: 'GET',
+    route: '',
+    query: 'path=data.item',
+    expectStatus: 200,
+    target: one(1),
+    creds: all,
+  },
+  {
+    id: 'get-index',
+    label: 'get ?path=data.items.-1',
+    group: 'fast path',
+    method: 'GET',
+    route: '',
+    query: 'path=data.items.-1',
+    expectStatus: 200,
+    target: one(1),
+    creds: all,
+  },
+  {
+    id: 'update',
+    label: 'update',
+    group: 'fast path',
+    method: 'POST',
+    route: 'update',
+    body: { content: { data: { replaced: true } } },
+    expectStatus: 200,
+    target: one(1),
+    creds: all,
+  },
   // At most 2: read, then a conditional write.
-  { id: 'insert-middle', label: 'insert in the middle', group: 'read-then-write', method: 'POST', route: 'insert', body: { path: 'data.items', value: 2.5, index: 2 }, expectStatus: 200, target: one(2), creds: all },
-  { id: 'set-missing-parents', label: 'set under missing parents', group: 'read-then-write', method: 'POST', route: 'set', body: { path: 'data.new.deep.key', value: 1 }, expectStatus: 200, target: one(2), creds: all },
-  { id: 'insert-negative', label: 'insert at a negative index', group: 'read-then-write', method: 'POST', route: 'insert', body: { path: 'data.items', value: 3.5, index: -1 }, expectStatus: 200, target: one(2), creds: all },
-  { id: 'set-negative', label: 'set at a negative index', group: 'read-then-write', method: 'POST', route: 'set', body: { path: 'data.items.-1', value: 9 }, expectStatus: 200, target: one(2), creds: all },
+  {
+    id: 'insert-middle',
+    label: 'insert in the middle',
+    group: 'read-then-write',
+    method: 'POST',
+    route: 'insert',
+    body: { path: 'data.items', value: 2.5, index: 2 },
+    expectStatus: 200,
+    target: one(2),
+    creds: all,
+  },
+  {
+    id: 'set-missing-parents',
+    label: 'set under missing parents',
+    group: 'read-then-write',
+    method: 'POST',
+    route: 'set',
+    body: { path: 'data.new.deep.key', value: 1 },
+    expectStatus: 200,
+    target: one(2),
+    creds: all,
+  },
+  {
+    id: 'insert-negative',
+    label: 'insert at a negative index',
+    group: 'read-then-write',
+    method: 'POST',
+    route: 'insert',
+    body: { path: 'data.items', value: 3.5, index: -1 },
+    expectStatus: 200,
+    target: one(2),
+    creds: all,
+  },
+  {
+    id: 'set-negative',
+    label: 'set at a negative index',
+    group: 'read-then-write',
+    method: 'POST',
+    route: 'set',
+    body: { path: 'data.items.-1', value: 9 },
+    expectStatus: 200,
+    target: one(2),
+    creds: all,
+  },
   // The first request of a credential in a (warm) process: the stored session's lookup is cached per process.
-  { id: 'first-session', label: 'set, first request of a stored session', group: 'fast path', method: 'POST', route: 'set', body: { path: 'data.item.name', value: 'desk' }, expectStatus: 200, creds: ['session'], token: (t) => t.freshSession() },
-  { id: 'first-jwt', label: 'set, first request of a JWT', group: 'fast path', method: 'POST', route: 'set', body: { path: 'data.item.name', value: 'desk' }, expectStatus: 200, creds: ['jwt'], token: (t) => t.freshJwt() },
+  {
+    id: 'first-session',
+    label: 'set, first request of a stored session',
+    group: 'fast path',
+    method: 'POST',
+    route: 'set',
+    body: { path: 'data.item.name', value: 'desk' },
+    expectStatus: 200,
+    creds: ['session'],
+    token: (t) => t.freshSession(),
+  },
+  {
+    id: 'first-jwt',
+    label: 'set, first request of a JWT',
+    group: 'fast path',
+    method: 'POST',
+    route: 'set',
+    body: { path: 'data.item.name', value: 'desk' },
+    expectStatus: 200,
+    creds: ['jwt'],
+    token: (t) => t.freshJwt(),
+  },
   // Error paths: reported, no target.
-  { id: 'e401-none', label: '401 no Authorization', group: 'error path', method: 'POST', route: 'set', body: { path: 'a', value: 1 }, expectStatus: 401, creds: ['key'], token: () => undefined },
-  { id: 'e401-key', label: '401 unknown API key', group: 'error path', method: 'POST', route: 'set', body: { path: 'a', value: 1 }, expectStatus: 401, creds: ['key'], token: () => `capi_0123456789abcdef_${'A'.repeat(43)}` },
-  { id: 'e401-session', label: '401 unknown session', group: 'error path', method: 'POST', route: 'set', body: { path: 'a', value: 1 }, expectStatus: 401, creds: ['session'], token: () => `csess_${'A'.repeat(43)}` },
-  { id: 'e401-jwt', label: '401 JWT signed by an unknown key', group: 'error path', method: 'POST', route: 'set', body: { path: 'a', value: 1 }, expectStatus: 401, creds: ['jwt'], token: (t) => t.strangerJwt },
-  { id: 'e403-readonly', label: '403 read-only API key writes', group: 'error path', method: 'POST', route: 'set', body: { path: 'a', value: 1 }, expectStatus: 403, creds: ['key'], token: (t) => t.readOnlyKey },
-  { id: 'e403-other-key', label: "403 another project's API key", group: 'error path', method: 'POST', route: 'set', body: { path: 'a', value: 1 }, expectStatus: 403, creds: ['key'], token: (t) => t.otherProjectKey },
-  { id: 'e403-viewer', label: '403 viewer session writes', group: 'error path', method: 'POST', route: 'set', body: { path: 'a', value: 1 }, expectStatus: 403, creds: ['session'], token: (t) => t.viewerSession },
-  { id: 'e403-jwt', label: '403 JWT of a non-member', group: 'error path', method: 'POST', route: 'set', body: { path: 'a', value: 1 }, expectStatus: 403, creds: ['jwt'], token: (t) => t.nonMemberJwt },
-  { id: 'e404-project', label: '404 project missing', group: 'error path', method: 'POST', route: 'set', body: { path: 'a', value: 1 }, expectStatus: 404, creds: all, content: (p) => `/api/${p.username}/no-such-project/content` },
-  { id: 'e404-path', label: '404 get of a missing path', group: 'error path', method: 'GET', route: '', query: 'path=data.nothing', expectStatus: 404, creds: all },
-  { id: 'e400-path', label: '400 invalid path', group: 'error path', method: 'POST', route: 'set', body: { path: 'a..b', value: 1 }, expectStatus: 400, creds: all },
-  { id: 'e400-type', label: '400 push onto a number', group: 'error path', method: 'POST', route: 'push', body: { path: 'data.counter', value: 1 }, expectStatus: 400, creds: all },
-  { id: 'e412', label: '412 stale If-Match', group: 'error path', method: 'POST', route: 'set', body: { path: 'data.item.name', value: 'x' }, headers: { 'if-match': '"stale"' }, expectStatus: 412, creds: all },
+  {
+    id: 'e401-none',
+    label: '401 no Authorization',
+    group: 'error path',
+    method: 'POST',
+    route: 'set',
+    body: { path: 'a', value: 1 },
+    expectStatus: 401,
+    creds: ['key'],
+    token: () => undefined,
+  },
+  {
+    id: 'e401-key',
+    label: '401 unknown API key',
+    group: 'error path',
+    method: 'POST',
+    route: 'set',
+    body: { path: 'a', value: 1 },
+    expectStatus: 401,
+    creds: ['key'],
+    token: () => `capi_0123456789abcdef_${'A'.repeat(43)}`,
+  },
+  {
+    id: 'e401-session',
+    label: '401 unknown session',
+    group: 'error path',
+    method: 'POST',
+    route: 'set',
+    body: { path: 'a', value: 1 },
+    expectStatus: 401,
+    creds: ['session'],
+    token: () => `csess_${'A'.repeat(43)}`,
+  },
+  {
+    id: 'e401-jwt',
+    label: '401 JWT signed by an unknown key',
+    group: 'error path',
+    method: 'POST',
+    route: 'set',
+    body: { path: 'a', value: 1 },
+    expectStatus: 401,
+    creds: ['jwt'],
+    token: (t) => t.strangerJwt,
+  },
+  {
+    id: 'e403-readonly',
+    label: '403 read-only API key writes',
+    group: 'error path',
+    method: 'POST',
+    route: 'set',
+    body: { path: 'a', value: 1 },
+    expectStatus: 403,
+    creds: ['key'],
+    token: (t) => t.readOnlyKey,
+  },
+  {
+    id: 'e403-other-key',
+    label: "403 another project's API key",
+    group: 'error path',
+    method: 'POST',
+    route: 'set',
+    body: { path: 'a', value: 1 },
+    expectStatus: 403,
+    creds: ['key'],
+    token: (t) => t.otherProjectKey,
+  },
+  {
+    id: 'e403-viewer',
+    label: '403 viewer session writes',
+    group: 'error path',
+    method: 'POST',
+    route: 'set',
+    body: { path: 'a', value: 1 },
+    expectStatus: 403,
+    creds: ['session'],
+    token: (t) => t.viewerSession,
+  },
+  {
+    id: 'e403-jwt',
+    label: '403 JWT of a non-member',
+    group: 'error path',
+    method: 'POST',
+    route: 'set',
+    body: { path: 'a', value: 1 },
+    expectStatus: 403,
+    creds: ['jwt'],
+    token: (t) => t.nonMemberJwt,
+  },
+  {
+    id: 'e404-project',
+    label: '404 project missing',
+    group: 'error path',
+    method: 'POST',
+    route: 'set',
+    body: { path: 'a', value: 1 },
+    expectStatus: 404,
+    creds: all,
+    content: (p) => `/api/${p.username}/no-such-project/content`,
+  },
+  {
+    id: 'e404-path',
+    label: '404 get of a missing path',
+    group: 'error path',
+    method: 'GET',
+    route: '',
+    query: 'path=data.nothing',
+    expectStatus: 404,
+    creds: all,
+  },
+  {
+    id: 'e400-path',
+    label: '400 invalid path',
+    group: 'error path',
+    method: 'POST',
+    route: 'set',
+    body: { path: 'a..b', value: 1 },
+    expectStatus: 400,
+    creds: all,
+  },
+  {
+    id: 'e400-type',
+    label: '400 push onto a number',
+    group: 'error path',
+    method: 'POST',
+    route: 'push',
+    body: { path: 'data.counter', value: 1 },
+    expectStatus: 400,
+    creds: all,
+  },
+  {
+    id: 'e412',
+    label: '412 stale If-Match',
+    group: 'error path',
+    method: 'POST',
+    route: 'set',
+    body: { path: 'data.item.name', value: 'x' },
+    headers: { 'if-match': '"stale"' },
+    expectStatus: 412,
+    creds: all,
+  },
   // If-Match: the version check joins the same condition expression, so it costs nothing extra.
-  { id: 'ifmatch-set', label: 'set + If-Match (current ETag)', group: 'fast path', method: 'POST', route: 'set', body: { path: 'data.item.name', value: 'lamp' }, headers: { 'if-match': 'current' }, expectStatus: 200, target: one(1), creds: all },
-  { id: 'ifmatch-push', label: 'push + If-Match (current ETag)', group: 'fast path', method: 'POST', route: 'push', body: { path: 'data.items', value: { id: 6 } }, headers: { 'if-match': 'current' }, expectStatus: 200, target: one(1), creds: all },
+  {
+    id: 'ifmatch-set',
+    label: 'set + If-Match (current ETag)',
+    group: 'fast path',
+    method: 'POST',
+    route: 'set',
+    body: { path: 'data.item.name', value: 'lamp' },
+    headers: { 'if-match': 'current' },
+    expectStatus: 200,
+    target: one(1),
+    creds: all,
+  },
+  {
+    id: 'ifmatch-push',
+    label: 'push + If-Match (current ETag)',
+    group: 'fast path',
+    method: 'POST',
+    route: 'push',
+    body: { path: 'data.items', value: { id: 6 } },
+    headers: { 'if-match': 'current' },
+    expectStatus: 200,
+    target: one(1),
+    creds: all,
+  },
   // Idempotency-Key: +3 (the access check's GetItem, the record's PutItem and its completion), only with the header.
-  { id: 'idem-set', label: 'set + Idempotency-Key', group: 'idempotency', method: 'POST', route: 'set', body: { path: 'data.item.name', value: 'desk' }, headers: { 'idempotency-key': '*' }, expectStatus: 200, target: { idempotencyOf: 'set' }, creds: all },
-  { id: 'idem-push', label: 'push + Idempotency-Key', group: 'idempotency', method: 'POST', route: 'push', body: { path: 'data.items', value: { id: 5 } }, headers: { 'idempotency-key': '*' }, expectStatus: 200, target: { idempotencyOf: 'push' }, creds: all },
-  { id: 'idem-middle', label: 'insert in the middle + Idempotency-Key', group: 'idempotency', method: 'POST', route: 'insert', body: { path: 'data.items', value: 2.5, index: 2 }, headers: { 'idempotency-key': '*' }, expectStatus: 200, target: { idempotencyOf: 'insert-middle' }, creds: all },
-  { id: 'idem-replay', label: 'set + Idempotency-Key, replayed', group: 'idempotency', method: 'POST', route: 'set', body: { path: 'data.item.name', value: 'desk' }, headers: { 'idempotency-key': 'replay' }, expectStatus: 200, creds: all },
+  {
+    id: 'idem-set',
+    label: 'set + Idempotency-Key',
+    group: 'idempotency',
+    method: 'POST',
+    route: 'set',
+    body: { path: 'data.item.name', value: 'desk' },
+    headers: { 'idempotency-key': '*' },
+    expectStatus: 200,
+    target: { idempotencyOf: 'set' },
+    creds: all,
+  },
+  {
+    id: 'idem-push',
+    label: 'push + Idempotency-Key',
+    group: 'idempotency',
+    method: 'POST',
+    route: 'push',
+    body: { path: 'data.items', value: { id: 5 } },
+    headers: { 'idempotency-key': '*' },
+    expectStatus: 200,
+    target: { idempotencyOf: 'push' },
+    creds: all,
+  },
+  {
+    id: 'idem-middle',
+    label: 'insert in the middle + Idempotency-Key',
+    group: 'idempotency',
+    method: 'POST',
+    route: 'insert',
+    body: { path: 'data.items', value: 2.5, index: 2 },
+    headers: { 'idempotency-key': '*' },
+    expectStatus: 200,
+    target: { idempotencyOf: 'insert-middle' },
+    creds: all,
+  },
+  {
+    id: 'idem-replay',
+    label: 'set + Idempotency-Key, replayed',
+    group: 'idempotency',
+    method: 'POST',
+    route: 'set',
+    body: { path: 'data.item.name', value: 'desk' },
+    headers: { 'idempotency-key': 'replay' },
+    expectStatus: 200,
+    creds: all,
+  },
 ];
 
 export interface CaseResult {
@@ -141,7 +552,7 @@ function itemKind(body: Buffer): string {
   try {
     const parsed = JSON.parse(body.toString('utf8'));
     const pk: unknown = parsed.Key?.pk?.S ?? parsed.Item?.pk?.S;
-    if (typeof pk === 'string') return (/^[A-Z]+#/.exec(pk)?.[0] ?? pk.slice(0, 8));
+    if (typeof pk === 'string') return /^[A-Z]+#/.exec(pk)?.[0] ?? pk.slice(0, 8);
     return parsed.TableName ? 'table' : '?';
   } catch {
     return '?';
@@ -175,10 +586,15 @@ export async function runRequests(ctx: {
       for (const cred of c.creds) {
         const runs: Array<{ byItem: Record<string, number>; status: number; sequence: string[] }> = [];
         for (let r = 0; r < ctx.repeats; r++) {
-          const setup = await api.call('POST', `${project.content}/update`, { token: tokens.key, body: { content: c.initial ?? INITIAL } });
-          if (setup.status !== 200) throw new Error(`setup of ${c.id} failed: ${setup.status} ${JSON.stringify(setup.body)}`);
+          const setup = await api.call('POST', `${project.content}/update`, {
+            token: tokens.key,
+            body: { content: c.initial ?? INITIAL },
+          });
+          if (setup.status !== 200)
+            throw new Error(`setup of ${c.id} failed: ${setup.status} ${JSON.stringify(setup.body)}`);
           const headers = { ...c.headers };
-          if (headers['idempotency-key'] === '*') headers['idempotency-key'] = `bench-${process.pid}-${++idempotencySeq}`;
+          if (headers['idempotency-key'] === '*')
+            headers['idempotency-key'] = `bench-${process.pid}-${++idempotencySeq}`;
           if (headers['if-match'] === 'current') {
             // The ETag the setup left (read before counting starts).
             const current = await api.call('GET', project.content, { token: tokens.key });
@@ -187,7 +603,11 @@ export async function runRequests(ctx: {
           if (c.id === 'idem-replay') {
             // First use (not counted), then the replay is measured.
             headers['idempotency-key'] = `bench-replay-${process.pid}-${++idempotencySeq}`;
-            const first = await api.call(c.method, `${project.content}/${c.route}`, { token: tokens[cred], body: c.body, headers });
+            const first = await api.call(c.method, `${project.content}/${c.route}`, {
+              token: tokens[cred],
+              body: c.body,
+              headers,
+            });
             if (first.status !== 200) throw new Error(`first use of ${c.id} failed: ${first.status}`);
           }
           const token = c.token ? await c.token(tokens) : tokens[cred];
@@ -200,7 +620,9 @@ export async function runRequests(ctx: {
           for (const s of seen) byItem[s] = (byItem[s] ?? 0) + 1;
           runs.push({ byItem, status: reply.status, sequence: [...seen] });
           if (reply.status !== c.expectStatus) {
-            ctx.log(`  ! ${c.id} (${cred}): expected ${c.expectStatus}, got ${reply.status} ${JSON.stringify(reply.body)}`);
+            ctx.log(
+              `  ! ${c.id} (${cred}): expected ${c.expectStatus}, got ${reply.status} ${JSON.stringify(reply.body)}`,
+            );
           }
         }
         const totals = runs.map((run) => Object.values(run.byItem).reduce((a, b) => a + b, 0));
@@ -215,14 +637,24 @@ export async function runRequests(ctx: {
           byOperation,
           byItem: worst.byItem,
           credentialLookups: worst.byItem['GetItem S#'] ?? 0,
-          readsAfterFailedCondition: worst.sequence.filter((s, i) => s === 'GetItem P#' && worst.sequence[i - 1] === 'UpdateItem P#').length,
+          readsAfterFailedCondition: worst.sequence.filter(
+            (s, i) => s === 'GetItem P#' && worst.sequence[i - 1] === 'UpdateItem P#',
+          ).length,
           sequence: worst.sequence,
           statuses: runs.map((run) => run.status),
           stable: runs.every((run) => JSON.stringify(run.byItem) === JSON.stringify(runs[0]?.byItem)),
           pass: null,
         };
       }
-      results.push({ id: c.id, label: c.label, group: c.group, target: '', perCred, pass: null, passWithOldItem: null });
+      results.push({
+        id: c.id,
+        label: c.label,
+        group: c.group,
+        target: '',
+        perCred,
+        pass: null,
+        passWithOldItem: null,
+      });
     }
   } finally {
     proxy.setFaults(undefined);
@@ -236,10 +668,12 @@ export async function runRequests(ctx: {
     }
     const limitFor = (cred: Cred): number | undefined => {
       if ('max' in c.target!) return c.target!.max;
-      const base = results.find((r) => r.id === (c.target as { idempotencyOf: string }).idempotencyOf)?.perCred[cred]?.total;
+      const base = results.find((r) => r.id === (c.target as { idempotencyOf: string }).idempotencyOf)?.perCred[cred]
+        ?.total;
       return base === undefined ? undefined : base + 3;
     };
-    result.target = 'max' in c.target ? (c.target.max === 1 ? '1' : `≤ ${c.target.max}`) : `= ${c.target.idempotencyOf} + 3`;
+    result.target =
+      'max' in c.target ? (c.target.max === 1 ? '1' : `≤ ${c.target.max}`) : `= ${c.target.idempotencyOf} + 3`;
     const meets = (total: number, limit: number) => ('max' in c.target! ? total <= limit : total === limit);
     let withOldItem = true;
     for (const cred of c.creds) {
@@ -247,9 +681,18 @@ export async function runRequests(ctx: {
       const limit = limitFor(cred);
       const statusOk = r.statuses.every((s) => s === c.expectStatus);
       r.pass = limit === undefined ? null : statusOk && meets(r.total, limit);
-      const base = 'idempotencyOf' in c.target ? results.find((x) => x.id === (c.target as { idempotencyOf: string }).idempotencyOf)?.perCred[cred] : undefined;
-      const limitWithOldItem = 'max' in c.target ? c.target.max : base ? base.total - base.readsAfterFailedCondition + 3 : undefined;
-      if (limitWithOldItem === undefined || !statusOk || !meets(r.total - r.readsAfterFailedCondition, limitWithOldItem)) withOldItem = false;
+      const base =
+        'idempotencyOf' in c.target
+          ? results.find((x) => x.id === (c.target as { idempotencyOf: string }).idempotencyOf)?.perCred[cred]
+          : undefined;
+      const limitWithOldItem =
+        'max' in c.target ? c.target.max : base ? base.total - base.readsAfterFailedCondition + 3 : undefined;
+      if (
+        limitWithOldItem === undefined ||
+        !statusOk ||
+        !meets(r.total - r.readsAfterFailedCondition, limitWithOldItem)
+      )
+        withOldItem = false;
     }
     result.pass = c.creds.every((cred) => result.perCred[cred]?.pass === true);
     result.passWithOldItem = withOldItem;

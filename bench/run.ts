@@ -18,7 +18,9 @@ async function main(): Promise<number> {
   const info = machine();
   mkdirSync(OUT_DIR, { recursive: true });
   mkdirSync(RESULTS_DIR, { recursive: true });
-  log(`content-api bench: ${info.cpu}, ${info.cores} cores, ${info.memoryGb} GB, node ${info.node}, load ${info.loadAverageStart.join(' ')}`);
+  log(
+    `content-api bench: ${info.cpu}, ${info.cores} cores, ${info.memoryGb} GB, node ${info.node}, load ${info.loadAverageStart.join(' ')}`,
+  );
   log(`parts: ${[...parts].join(', ')}; parameters ${JSON.stringify(params)}`);
 
   const children: Child[] = [];
@@ -48,7 +50,9 @@ async function main(): Promise<number> {
     /** A copy of a project item under another key: the floor's twin (same size, same attributes). */
     const twin = async (project: { username: string; slug: string }, name: string) => {
       const pk = `P#${project.username}/${project.slug}`;
-      const { Item } = await dynamo.send(new GetItemCommand({ TableName: TABLE_NAME, Key: { pk: { S: pk } }, ConsistentRead: true }));
+      const { Item } = await dynamo.send(
+        new GetItemCommand({ TableName: TABLE_NAME, Key: { pk: { S: pk } }, ConsistentRead: true }),
+      );
       if (!Item) throw new Error(`no item ${pk}`);
       const twinPk = `BENCH#${name}`;
       await dynamo.send(new PutItemCommand({ TableName: TABLE_NAME, Item: { ...Item, pk: { S: twinPk } } }));
@@ -72,7 +76,9 @@ async function main(): Promise<number> {
     } catch (error) {
       report.engine.returnsOldItemOnConditionFailure = (error as { Item?: unknown }).Item !== undefined;
     }
-    log(`engine returns the old item on a failed condition (ALL_OLD): ${report.engine.returnsOldItemOnConditionFailure ? 'yes' : 'NO'}`);
+    log(
+      `engine returns the old item on a failed condition (ALL_OLD): ${report.engine.returnsOldItemOnConditionFailure ? 'yes' : 'NO'}`,
+    );
 
     const part = async (name: string, fn: () => Promise<void>) => {
       if (!parts.has(name)) return;
@@ -117,7 +123,9 @@ async function main(): Promise<number> {
         api.close();
       }
       const failing = report.requests.filter((r) => r.pass === false);
-      log(`  ${report.requests.length} cases; ${failing.length} miss their target${failing.length ? `: ${failing.map((f) => f.id).join(', ')}` : ''}`);
+      log(
+        `  ${report.requests.length} cases; ${failing.length} miss their target${failing.length ? `: ${failing.map((f) => f.id).join(', ')}` : ''}`,
+      );
     });
 
     await part('latency', async () => {
@@ -129,7 +137,10 @@ async function main(): Promise<number> {
       children.push(direct);
       const profiled = profiling ? await startApiServer(engine.endpoint, idp.env, serverProfileArgs()) : undefined;
       if (profiled) children.push(profiled);
-      const relay = await spawnTs<{ url: string }>('bench/relay.ts', baseEnv({ AWS_ENDPOINT_URL_DYNAMODB: engine.endpoint }));
+      const relay = await spawnTs<{ url: string }>(
+        'bench/relay.ts',
+        baseEnv({ AWS_ENDPOINT_URL_DYNAMODB: engine.endpoint }),
+      );
       children.push(relay);
       const inproc = await fixtures.createBenchProject('latency-inproc');
       const overHttp = await fixtures.createBenchProject('latency-http');
@@ -158,7 +169,9 @@ async function main(): Promise<number> {
       await profiled?.stop();
       if (profiling) serverProfile(report.latency);
       for (const r of report.latency.rows) {
-        log(`  ${r.op.padEnd(12)} floor ${r.floor.median.toFixed(2)} ms, handler's request bare ${r.replay.median.toFixed(2)} ms, in-process ${r.inproc.median.toFixed(2)} ms (${r.ratio.inproc.toFixed(2)}x), HTTP ${r.http.median.toFixed(2)} ms (${r.ratio.http.toFixed(2)}x)`);
+        log(
+          `  ${r.op.padEnd(12)} floor ${r.floor.median.toFixed(2)} ms, handler's request bare ${r.replay.median.toFixed(2)} ms, in-process ${r.inproc.median.toFixed(2)} ms (${r.ratio.inproc.toFixed(2)}x), HTTP ${r.http.median.toFixed(2)} ms (${r.ratio.http.toFixed(2)}x)`,
+        );
       }
     });
 
@@ -177,16 +190,28 @@ async function main(): Promise<number> {
       });
       report.contention = result.rows;
       report.memory = result.memory;
-      log(`  local API RSS: baseline ${result.memory.server.baselineMb.toFixed(0)} MB, peak ${result.memory.server.peakMb.toFixed(0)} MB; engine peak ${result.memory.engine.peakMb.toFixed(0)} MB`);
+      log(
+        `  local API RSS: baseline ${result.memory.server.baselineMb.toFixed(0)} MB, peak ${result.memory.server.peakMb.toFixed(0)} MB; engine peak ${result.memory.engine.peakMb.toFixed(0)} MB`,
+      );
     });
 
     await part('coldstart', async () => {
       const { runColdStart } = await import('./coldstart');
       const project = await fixtures.createBenchProject('coldstart');
       const twinPk = await twin(project, 'coldstart-floor');
-      report.coldstart = await runColdStart({ endpoint: engine.endpoint, project, twinPk, runs: Math.max(1, params.coldRuns), profileRuns: params.coldProfileRuns, log });
+      report.coldstart = await runColdStart({
+        endpoint: engine.endpoint,
+        project,
+        twinPk,
+        runs: Math.max(1, params.coldRuns),
+        profileRuns: params.coldProfileRuns,
+        log,
+      });
       if (!report.coldstart.available) log(`  ${report.coldstart.note}`);
-      for (const r of report.coldstart.rows) log(`  ${r.name.padEnd(10)} load+invoke ${r.loadPlusInvoke.median.toFixed(1)} ms (${r.ratio.toFixed(2)}x), process total ${r.total.median.toFixed(1)} ms`);
+      for (const r of report.coldstart.rows)
+        log(
+          `  ${r.name.padEnd(10)} load+invoke ${r.loadPlusInvoke.median.toFixed(1)} ms (${r.ratio.toFixed(2)}x), process total ${r.total.median.toFixed(1)} ms`,
+        );
     });
   } finally {
     for (const child of children.reverse()) await child.stop();

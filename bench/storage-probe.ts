@@ -63,11 +63,19 @@ const header = (...cells: string[]) => {
 
 function valueSize(v: AttributeValue): number {
   if (v.S !== undefined) return Buffer.byteLength(v.S);
-  if (v.N !== undefined) return Math.ceil(v.N.replace(/^-/, '').replace('.', '').replace(/^0+|0+$/g, '').length / 2) + 1;
+  if (v.N !== undefined)
+    return (
+      Math.ceil(
+        v.N.replace(/^-/, '')
+          .replace('.', '')
+          .replace(/^0+|0+$/g, '').length / 2,
+      ) + 1
+    );
   if (v.B !== undefined) return v.B.length;
   if (v.BOOL !== undefined || v.NULL !== undefined) return 1;
   if (v.L !== undefined) return 3 + v.L.reduce((s, e) => s + 1 + valueSize(e), 0);
-  if (v.M !== undefined) return 3 + Object.entries(v.M).reduce((s, [k, e]) => s + 1 + Buffer.byteLength(k) + valueSize(e), 0);
+  if (v.M !== undefined)
+    return 3 + Object.entries(v.M).reduce((s, [k, e]) => s + 1 + Buffer.byteLength(k) + valueSize(e), 0);
   throw new Error(`no size rule for ${json(v)}`);
 }
 const itemSize = (item: Item) => Object.entries(item).reduce((s, [k, v]) => s + Buffer.byteLength(k) + valueSize(v), 0);
@@ -114,7 +122,12 @@ interface Failure {
   reasons?: string[];
 }
 function failure(err: unknown): Failure {
-  const e = err as { name?: string; message?: string; CancellationReasons?: { Code?: string }[]; $metadata?: { httpStatusCode?: number } };
+  const e = err as {
+    name?: string;
+    message?: string;
+    CancellationReasons?: { Code?: string }[];
+    $metadata?: { httpStatusCode?: number };
+  };
   return {
     name: e.name ?? 'Error',
     message: e.message ?? String(err),
@@ -139,7 +152,10 @@ let engine: Engine | undefined;
 let endpoint = process.env.AWS_ENDPOINT_URL_DYNAMODB;
 let engineName: string;
 if (endpoint) {
-  engineName = process.env.DYNAMODB_ENGINE === 'dynamodb-local' ? 'DynamoDB Local 1.25.1 (scripts/dynamodb-local.mjs)' : `endpoint ${endpoint}`;
+  engineName =
+    process.env.DYNAMODB_ENGINE === 'dynamodb-local'
+      ? 'DynamoDB Local 1.25.1 (scripts/dynamodb-local.mjs)'
+      : `endpoint ${endpoint}`;
 } else {
   engine = await startEngine({ port: 0 });
   endpoint = engine.endpoint;
@@ -149,7 +165,10 @@ if (endpoint) {
 const clientConfig = {
   endpoint,
   region: process.env.AWS_REGION || 'us-east-1',
-  credentials: { accessKeyId: process.env.AWS_ACCESS_KEY_ID || 'local', secretAccessKey: process.env.AWS_SECRET_ACCESS_KEY || 'local' },
+  credentials: {
+    accessKeyId: process.env.AWS_ACCESS_KEY_ID || 'local',
+    secretAccessKey: process.env.AWS_SECRET_ACCESS_KEY || 'local',
+  },
   // every retry is ours, so that attempts are counted
   maxAttempts: 1,
   requestHandler: new NodeHttpHandler({ httpAgent: { keepAlive: true, maxSockets: CLIENTS * 2 } }),
@@ -213,7 +232,16 @@ async function part1() {
       `reads ceil(size / 4 KB) of the whole item.`,
   );
   print();
-  header('item', 'UpdateItem SET', 'AWS rule', 'UpdateItem list_append', 'AWS rule', 'GetItem', 'GetItem + projection', 'AWS rule');
+  header(
+    'item',
+    'UpdateItem SET',
+    'AWS rule',
+    'UpdateItem list_append',
+    'AWS rule',
+    'GetItem',
+    'GetItem + projection',
+    'AWS rule',
+  );
   for (const size of SIZES) {
     const sk = `size#${size}`;
     const item = sizedItem('p1', sk, size);
@@ -239,7 +267,14 @@ async function part1() {
       }),
     );
     await put(item);
-    const get = await ddb.send(new GetItemCommand({ TableName: TABLE, Key: key('p1', sk), ConsistentRead: true, ReturnConsumedCapacity: 'TOTAL' }));
+    const get = await ddb.send(
+      new GetItemCommand({
+        TableName: TABLE,
+        Key: key('p1', sk),
+        ConsistentRead: true,
+        ReturnConsumedCapacity: 'TOTAL',
+      }),
+    );
     const projected = await ddb.send(
       new GetItemCommand({
         TableName: TABLE,
@@ -249,7 +284,8 @@ async function part1() {
         ReturnConsumedCapacity: 'TOTAL',
       }),
     );
-    if (get.Item === undefined || itemSize(get.Item) !== size) throw new Error(`item ${sk} read back as ${get.Item ? itemSize(get.Item) : 'nothing'}`);
+    if (get.Item === undefined || itemSize(get.Item) !== size)
+      throw new Error(`item ${sk} read back as ${get.Item ? itemSize(get.Item) : 'nothing'}`);
     row(
       kb(size),
       units(set.ConsumedCapacity),
@@ -290,7 +326,11 @@ async function part1() {
   header('read', 'consumed', 'AWS rule');
   row(`Query 10 × ${QUERY_SIZE} B, ConsistentRead`, await query(true), rcu(10 * QUERY_SIZE));
   row(`Query 10 × ${QUERY_SIZE} B, eventually consistent`, await query(false), rcu(10 * QUERY_SIZE) / 2);
-  row(`BatchGetItem 1000 B + 4000 B, ConsistentRead (${got} items returned)`, units(batch.ConsumedCapacity), rcu(1000) + rcu(4000));
+  row(
+    `BatchGetItem 1000 B + 4000 B, ConsistentRead (${got} items returned)`,
+    units(batch.ConsumedCapacity),
+    rcu(1000) + rcu(4000),
+  );
   print();
 }
 
@@ -301,7 +341,12 @@ const conditionCheck = (pk: string, sk: string): TransactWriteItem => ({
   ConditionCheck: { TableName: TABLE, Key: key(pk, sk), ConditionExpression: 'attribute_exists(pk)' },
 });
 const addOne = (pk: string, sk: string): TransactWriteItem => ({
-  Update: { TableName: TABLE, Key: key(pk, sk), UpdateExpression: 'ADD n :one', ExpressionAttributeValues: { ':one': { N: '1' } } },
+  Update: {
+    TableName: TABLE,
+    Key: key(pk, sk),
+    UpdateExpression: 'ADD n :one',
+    ExpressionAttributeValues: { ':one': { N: '1' } },
+  },
 });
 
 async function part2(): Promise<boolean> {
@@ -341,7 +386,9 @@ async function part2(): Promise<boolean> {
     const results: string[] = [];
     let measured: number | undefined;
     for (const mode of ['TOTAL', 'INDEXES'] as ReturnConsumedCapacity[]) {
-      const res = await attempt(() => ddb.send(new TransactWriteItemsCommand({ TransactItems: items, ReturnConsumedCapacity: mode })));
+      const res = await attempt(() =>
+        ddb.send(new TransactWriteItemsCommand({ TransactItems: items, ReturnConsumedCapacity: mode })),
+      );
       if (res.ok) {
         results.push(units(res.value.ConsumedCapacity));
         if (mode === 'TOTAL') measured = capacity(res.value.ConsumedCapacity);
@@ -354,7 +401,9 @@ async function part2(): Promise<boolean> {
     if (items.length > 1 && measured !== undefined) {
       const alone: number[] = [];
       for (const item of items) {
-        const res = await ddb.send(new TransactWriteItemsCommand({ TransactItems: [item], ReturnConsumedCapacity: 'TOTAL' }));
+        const res = await ddb.send(
+          new TransactWriteItemsCommand({ TransactItems: [item], ReturnConsumedCapacity: 'TOTAL' }),
+        );
         alone.push(capacity(res.ConsumedCapacity));
       }
       const sum = alone.reduce((a, b) => a + b, 0);
@@ -372,11 +421,22 @@ async function part2(): Promise<boolean> {
   print();
   if (!supported) return false;
 
-  print('By size (ReturnConsumedCapacity TOTAL; each cell one transaction; "+ U 1000" adds an Update of another 1000 B item):');
+  print(
+    'By size (ReturnConsumedCapacity TOTAL; each cell one transaction; "+ U 1000" adds an Update of another 1000 B item):',
+  );
   print();
-  header('item size', 'ConditionCheck alone', 'Update alone', 'ConditionCheck + U 1000', 'Update + U 1000', 'UpdateItem (no transaction)');
+  header(
+    'item size',
+    'ConditionCheck alone',
+    'Update alone',
+    'ConditionCheck + U 1000',
+    'Update + U 1000',
+    'UpdateItem (no transaction)',
+  );
   const total = async (items: TransactWriteItem[]) => {
-    const res = await attempt(() => ddb.send(new TransactWriteItemsCommand({ TransactItems: items, ReturnConsumedCapacity: 'TOTAL' })));
+    const res = await attempt(() =>
+      ddb.send(new TransactWriteItemsCommand({ TransactItems: items, ReturnConsumedCapacity: 'TOTAL' })),
+    );
     return res.ok ? units(res.value.ConsumedCapacity) : describe(res.error);
   };
   for (const size of TX_SIZES) {
@@ -414,9 +474,23 @@ interface Stats {
   errors: Map<string, number>;
   samples: Map<string, string>;
 }
-const newStats = (): Stats => ({ successes: 0, attempts: 0, gaveUp: 0, unknown: 0, cancelled: new Map(), errors: new Map(), samples: new Map() });
+const newStats = (): Stats => ({
+  successes: 0,
+  attempts: 0,
+  gaveUp: 0,
+  unknown: 0,
+  cancelled: new Map(),
+  errors: new Map(),
+  samples: new Map(),
+});
 const bump = (m: Map<string, number>, k: string) => m.set(k, (m.get(k) ?? 0) + 1);
-const RETRYABLE = new Set(['TransactionCanceledException', 'TransactionConflictException', 'TransactionInProgressException', 'ThrottlingException', 'ProvisionedThroughputExceededException']);
+const RETRYABLE = new Set([
+  'TransactionCanceledException',
+  'TransactionConflictException',
+  'TransactionInProgressException',
+  'ThrottlingException',
+  'ProvisionedThroughputExceededException',
+]);
 
 /** Runs `op` until it succeeds (retrying refused attempts with full-jitter backoff); false when it gave up. */
 async function withRetries(stats: Stats, op: () => Promise<unknown>): Promise<boolean> {
@@ -481,7 +555,12 @@ function merge(list: Stats[]): Stats {
   return total;
 }
 const mapText = (m: Map<string, number>) =>
-  m.size === 0 ? '0' : [...m].sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k}: ${v}`).join('; ');
+  m.size === 0
+    ? '0'
+    : [...m]
+        .sort((a, b) => b[1] - a[1])
+        .map(([k, v]) => `${k}: ${v}`)
+        .join('; ');
 
 async function part3(transactions: boolean) {
   print(`## 3. Conflicts: ${CLIENTS} concurrent clients, ${SECONDS} s per scenario`);
@@ -492,14 +571,22 @@ async function part3(transactions: boolean) {
       `after a full-jitter backoff of random(0, min(${RETRY.capMs}, ${RETRY.baseMs}·2^i)) ms, at most ${RETRY.attempts} ` +
       `attempts per operation. Cancellations are counted by their reason codes in action order. "exact" compares the ` +
       `final counter(s) with the successes. Machine: ${os.cpus().length} CPUs shared with other work, load average ` +
-      `${os.loadavg().map((l) => l.toFixed(2)).join(' ')} at the start of this part, so ops/s are indicative only.`,
+      `${os
+        .loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')} at the start of this part, so ops/s are indicative only.`,
   );
   print();
   const PK = 'c';
   const tx = (items: TransactWriteItem[]) => () => ddb.send(new TransactWriteItemsCommand({ TransactItems: items }));
   const plainAdd = () => () =>
     ddb.send(
-      new UpdateItemCommand({ TableName: TABLE, Key: key(PK, 'counter'), UpdateExpression: 'ADD n :one', ExpressionAttributeValues: { ':one': { N: '1' } } }),
+      new UpdateItemCommand({
+        TableName: TABLE,
+        Key: key(PK, 'counter'),
+        UpdateExpression: 'ADD n :one',
+        ExpressionAttributeValues: { ':one': { N: '1' } },
+      }),
     );
   const scenarios: Scenario[] = [
     {
@@ -539,7 +626,16 @@ async function part3(transactions: boolean) {
       op: (c) => tx([addOne(PK, `own#${String(c).padStart(2, '0')}`)]),
     },
   ];
-  header('scenario', 'successes', 'ops/s', 'attempts / success', 'cancellations by reasons', 'other errors', 'gave up', 'final vs successes');
+  header(
+    'scenario',
+    'successes',
+    'ops/s',
+    'attempts / success',
+    'cancellations by reasons',
+    'other errors',
+    'gave up',
+    'final vs successes',
+  );
   const samples = new Map<string, string>();
   for (const s of scenarios) {
     if (s.transactional && !transactions) {
@@ -596,7 +692,12 @@ async function part3(transactions: boolean) {
     const started = Date.now();
     const plain = () =>
       ddb.send(
-        new UpdateItemCommand({ TableName: TABLE, Key: key(PK, 'counter'), UpdateExpression: 'ADD n :one', ExpressionAttributeValues: { ':one': { N: '1' } } }),
+        new UpdateItemCommand({
+          TableName: TABLE,
+          Key: key(PK, 'counter'),
+          UpdateExpression: 'ADD n :one',
+          ExpressionAttributeValues: { ':one': { N: '1' } },
+        }),
       );
     const transact = tx([addOne(PK, 'counter'), conditionCheck(PK, 'grant')]);
     await Promise.all([
@@ -611,11 +712,37 @@ async function part3(transactions: boolean) {
     const t = merge(txStats);
     const p = merge(plainStats);
     const final = await readN(PK, 'counter');
-    print(`### (e) Plain UpdateItem on an item in in-flight transactions (${half} + ${CLIENTS - half} clients, ${SECONDS} s)`);
+    print(
+      `### (e) Plain UpdateItem on an item in in-flight transactions (${half} + ${CLIENTS - half} clients, ${SECONDS} s)`,
+    );
     print();
-    header('clients', 'successes', 'ops/s', 'attempts / success', 'cancellations by reasons', 'errors by name', 'gave up');
-    row(`${half} × Transact [Update counter, ConditionCheck grant]`, t.successes, (t.successes / seconds).toFixed(0), (t.attempts / Math.max(1, t.successes)).toFixed(2), mapText(t.cancelled), mapText(t.errors), t.gaveUp);
-    row(`${CLIENTS - half} × UpdateItem ADD n :1 on counter`, p.successes, (p.successes / seconds).toFixed(0), (p.attempts / Math.max(1, p.successes)).toFixed(2), mapText(p.cancelled), mapText(p.errors), p.gaveUp);
+    header(
+      'clients',
+      'successes',
+      'ops/s',
+      'attempts / success',
+      'cancellations by reasons',
+      'errors by name',
+      'gave up',
+    );
+    row(
+      `${half} × Transact [Update counter, ConditionCheck grant]`,
+      t.successes,
+      (t.successes / seconds).toFixed(0),
+      (t.attempts / Math.max(1, t.successes)).toFixed(2),
+      mapText(t.cancelled),
+      mapText(t.errors),
+      t.gaveUp,
+    );
+    row(
+      `${CLIENTS - half} × UpdateItem ADD n :1 on counter`,
+      p.successes,
+      (p.successes / seconds).toFixed(0),
+      (p.attempts / Math.max(1, p.successes)).toFixed(2),
+      mapText(p.cancelled),
+      mapText(p.errors),
+      p.gaveUp,
+    );
     print();
     const unknown = t.unknown + p.unknown;
     print(
@@ -648,7 +775,14 @@ async function part4() {
         ClientRequestToken: clientToken,
         ReturnConsumedCapacity: 'TOTAL',
         TransactItems: [
-          { Update: { TableName: TABLE, Key: key('i', 'idem'), UpdateExpression: 'ADD n :a', ExpressionAttributeValues: { ':a': { N: String(amount) } } } },
+          {
+            Update: {
+              TableName: TABLE,
+              Key: key('i', 'idem'),
+              UpdateExpression: 'ADD n :a',
+              ExpressionAttributeValues: { ':a': { N: String(amount) } },
+            },
+          },
         ],
       }),
     );
@@ -677,7 +811,8 @@ async function rawGetRecords(iterator: string): Promise<unknown> {
     headers: {
       'Content-Type': 'application/x-amz-json-1.0',
       'X-Amz-Target': 'DynamoDBStreams_20120810.GetRecords',
-      Authorization: 'AWS4-HMAC-SHA256 Credential=local/20000101/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=0',
+      Authorization:
+        'AWS4-HMAC-SHA256 Credential=local/20000101/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=0',
     },
     body: JSON.stringify({ ShardIterator: iterator }),
   });
@@ -701,16 +836,26 @@ async function part5() {
   print();
   if (!arn) {
     const list = await attempt(() => streams.send(new ListStreamsCommand({ TableName: STREAM_TABLE })));
-    print(`No stream to read. ListStreams (DynamoDB Streams API) answers: ${list.ok ? `\`${json(list.value.Streams)}\`` : `\`${describe(list.error)}\``}`);
+    print(
+      `No stream to read. ListStreams (DynamoDB Streams API) answers: ${list.ok ? `\`${json(list.value.Streams)}\`` : `\`${describe(list.error)}\``}`,
+    );
     print();
     return;
   }
 
   // interleaved writes to three items of one pk, each awaited, so this is the commit order
   const writes: [string, () => Promise<unknown>][] = [];
-  const putS = (sk: string, v: number) => () => put({ pk: { S: 'st' }, sk: { S: sk }, v: { N: String(v) } }, STREAM_TABLE);
+  const putS = (sk: string, v: number) => () =>
+    put({ pk: { S: 'st' }, sk: { S: sk }, v: { N: String(v) } }, STREAM_TABLE);
   const updS = (sk: string) => () =>
-    ddb.send(new UpdateItemCommand({ TableName: STREAM_TABLE, Key: key('st', sk), UpdateExpression: 'ADD v :one', ExpressionAttributeValues: { ':one': { N: '1' } } }));
+    ddb.send(
+      new UpdateItemCommand({
+        TableName: STREAM_TABLE,
+        Key: key('st', sk),
+        UpdateExpression: 'ADD v :one',
+        ExpressionAttributeValues: { ':one': { N: '1' } },
+      }),
+    );
   for (const sk of ['A', 'B', 'C']) writes.push([`INSERT ${sk}`, putS(sk, 0)]);
   for (const sk of ['B', 'A', 'C', 'A', 'C', 'B']) writes.push([`MODIFY ${sk}`, updS(sk)]);
   writes.push(['REMOVE A', () => ddb.send(new DeleteItemCommand({ TableName: STREAM_TABLE, Key: key('st', 'A') }))]);
@@ -728,15 +873,27 @@ async function part5() {
     return;
   }
   const shards = described.value.StreamDescription?.Shards ?? [];
-  print(`DescribeStream: StreamStatus ${described.value.StreamDescription?.StreamStatus}, ${shards.length} shard(s): ${shards.map((s) => `\`${s.ShardId}\``).join(', ')}`);
+  print(
+    `DescribeStream: StreamStatus ${described.value.StreamDescription?.StreamStatus}, ${shards.length} shard(s): ${shards.map((s) => `\`${s.ShardId}\``).join(', ')}`,
+  );
   print();
-  type Rec = { shard: string; seq: string; event: string; sk: string; keys: unknown; time: Date | undefined; record: unknown };
+  type Rec = {
+    shard: string;
+    seq: string;
+    event: string;
+    sk: string;
+    keys: unknown;
+    time: Date | undefined;
+    record: unknown;
+  };
   const records: Rec[] = [];
   let firstIterator: string | undefined;
   for (let round = 0; round < 20 && records.length < writes.length; round++) {
     records.length = 0;
     for (const shard of shards) {
-      const it = await streams.send(new GetShardIteratorCommand({ StreamArn: arn, ShardId: shard.ShardId!, ShardIteratorType: 'TRIM_HORIZON' }));
+      const it = await streams.send(
+        new GetShardIteratorCommand({ StreamArn: arn, ShardId: shard.ShardId!, ShardIteratorType: 'TRIM_HORIZON' }),
+      );
       let iterator = it.ShardIterator;
       firstIterator ??= iterator;
       for (let page = 0; iterator && page < 50; page++) {
@@ -759,7 +916,9 @@ async function part5() {
     if (records.length < writes.length) await sleep(250);
   }
   const inOneShard = new Set(records.map((r) => r.shard)).size === 1;
-  const bySeq = [...records].sort((a, b) => (BigInt(a.seq) < BigInt(b.seq) ? -1 : BigInt(a.seq) > BigInt(b.seq) ? 1 : 0));
+  const bySeq = [...records].sort((a, b) =>
+    BigInt(a.seq) < BigInt(b.seq) ? -1 : BigInt(a.seq) > BigInt(b.seq) ? 1 : 0,
+  );
   const got = bySeq.map((r) => `${r.event} ${r.sk}`);
   const inOrder = got.length === expected.length && got.every((g, i) => g === expected[i]);
   const readOrder = records.map((r) => `${r.event} ${r.sk}`);
@@ -769,11 +928,18 @@ async function part5() {
   records.forEach((r, i) => row(i + 1, r.shard, r.seq, r.event, json(r.keys), r.time?.toISOString() ?? '(none)'));
   print();
   print(`- ${records.length} records for ${writes.length} writes; all in one shard: **${inOneShard ? 'yes' : 'no'}**`);
-  print(`- order of SequenceNumber equals commit order across the three items: **${inOrder ? 'yes' : 'no'}**; read order equals commit order: **${readOrder.join(', ') === expected.join(', ') ? 'yes' : 'no'}**`);
+  print(
+    `- order of SequenceNumber equals commit order across the three items: **${inOrder ? 'yes' : 'no'}**; read order equals commit order: **${readOrder.join(', ') === expected.join(', ') ? 'yes' : 'no'}**`,
+  );
   const seqs = records.map((r) => r.seq);
-  print(`- SequenceNumber: decimal strings of ${[...new Set(seqs.map((s) => s.length))].join('/')} digits, strictly increasing in read order: ${seqs.every((s, i) => i === 0 || BigInt(s) > BigInt(seqs[i - 1]!)) ? 'yes' : 'no'}`);
+  print(
+    `- SequenceNumber: decimal strings of ${[...new Set(seqs.map((s) => s.length))].join('/')} digits, strictly increasing in read order: ${seqs.every((s, i) => i === 0 || BigInt(s) > BigInt(seqs[i - 1]!)) ? 'yes' : 'no'}`,
+  );
   if (firstIterator) {
-    const raw = (await rawGetRecords(firstIterator)) as { status: number; body?: { Records?: { dynamodb?: { ApproximateCreationDateTime?: unknown } }[] } };
+    const raw = (await rawGetRecords(firstIterator)) as {
+      status: number;
+      body?: { Records?: { dynamodb?: { ApproximateCreationDateTime?: unknown } }[] };
+    };
     const times = raw.body?.Records?.map((r) => r.dynamodb?.ApproximateCreationDateTime) ?? [];
     const numbers = times.filter((t): t is number => typeof t === 'number');
     const precision =
@@ -784,7 +950,9 @@ async function part5() {
           : numbers.every((t) => t % 60 === 0)
             ? 'whole seconds, all multiples of 60 (minute precision)'
             : 'whole seconds';
-    print(`- ApproximateCreationDateTime on the wire (raw GetRecords, HTTP ${raw.status}): ${times.map((t) => json(t)).join(', ') || '(none)'}: ${precision}; first write at ${writeTimes[0]}, last at ${writeTimes[writeTimes.length - 1]}`);
+    print(
+      `- ApproximateCreationDateTime on the wire (raw GetRecords, HTTP ${raw.status}): ${times.map((t) => json(t)).join(', ') || '(none)'}: ${precision}; first write at ${writeTimes[0]}, last at ${writeTimes[writeTimes.length - 1]}`,
+    );
   }
   print();
   const sample = records.find((r) => r.event === 'MODIFY');
@@ -803,7 +971,12 @@ async function part5() {
 try {
   print(`# Storage probe: ${engineName}`);
   print();
-  print(`Run ${new Date().toISOString()}, Node ${process.version}, ${os.cpus().length} CPUs, load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}. Script: bench/storage-probe.ts.`);
+  print(
+    `Run ${new Date().toISOString()}, Node ${process.version}, ${os.cpus().length} CPUs, load average ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}. Script: bench/storage-probe.ts.`,
+  );
   print();
   await createTable(TABLE, false);
   log('part 1');
@@ -811,8 +984,12 @@ try {
   log('part 2');
   const transactions = await part2();
   if (!transactions) {
-    const res = await attempt(() => ddb.send(new TransactWriteItemsCommand({ TransactItems: [addOne('t', 'u1000a')] })));
-    print(`A one-action TransactWriteItems without ReturnConsumedCapacity answers: ${res.ok ? 'OK' : `\`${describe(res.error)}\``}`);
+    const res = await attempt(() =>
+      ddb.send(new TransactWriteItemsCommand({ TransactItems: [addOne('t', 'u1000a')] })),
+    );
+    print(
+      `A one-action TransactWriteItems without ReturnConsumedCapacity answers: ${res.ok ? 'OK' : `\`${describe(res.error)}\``}`,
+    );
     print();
   }
   await part3(transactions);

@@ -12,10 +12,13 @@ export const handler = managementRoute({
   validate,
   run: async ({ project, event, body }) => {
     const member = canonicalName(event.pathParameters?.member ?? '');
-    if (!USERNAME.test(member) || !(await userExists(member))) throw new NotFound('USER_NOT_FOUND', `user ${member} does not exist`);
+    if (!USERNAME.test(member) || !(await userExists(member)))
+      throw new NotFound('USER_NOT_FOUND', `user ${member} does not exist`);
     if (member === project.username) throw new BadRequest('INVALID_MEMBER', 'the owner cannot also be a member');
     const role = body.role as Role;
-    await setMember(project, member, role).catch((error: unknown) => accountError(error, () => projectNotFound(project)));
+    await setMember(project, member, role).catch((error: unknown) =>
+      accountError(error, () => projectNotFound(project)),
+    );
     return { statusCode: 200, body: { member, role } };
   },
 });

@@ -6,7 +6,9 @@ import { deleteProject } from '../lib/store/accounts';
 export const handler = managementRoute({
   rule: 'owner',
   run: async ({ project, item }) => {
-    await deleteProject(project, Object.keys(item!.keys)).catch((error: unknown) => accountError(error, () => projectNotFound(project)));
+    await deleteProject(project, Object.keys(item!.keys)).catch((error: unknown) =>
+      accountError(error, () => projectNotFound(project)),
+    );
     return { statusCode: 200, body: { message: 'Project deleted successfully' } };
   },
 });

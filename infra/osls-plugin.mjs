@@ -16,9 +16,12 @@ export function readPermissions(serviceDir, functionNames) {
   for (const name of functionNames) {
     const actions = permissions[name];
     if (!Array.isArray(actions) || actions.length === 0) problems.push(`${name}: no DynamoDB actions listed`);
-    else for (const action of actions) if (!ACTION.test(action)) problems.push(`${name}: "${action}" is not one dynamodb:<Action>`);
+    else
+      for (const action of actions)
+        if (!ACTION.test(action)) problems.push(`${name}: "${action}" is not one dynamodb:<Action>`);
   }
-  for (const name of Object.keys(permissions)) if (!functionNames.includes(name)) problems.push(`${name}: not a function in serverless.yml`);
+  for (const name of Object.keys(permissions))
+    if (!functionNames.includes(name)) problems.push(`${name}: not a function in serverless.yml`);
   if (problems.length > 0) throw new Error(`infra/iam.yml:\n  ${problems.join('\n  ')}`);
   return permissions;
 }
@@ -64,7 +67,8 @@ export default class ContentApiPackaging {
   addFunctionRoles() {
     const names = this.service.getAllFunctions();
     const permissions = readPermissions(this.serverless.serviceDir, names);
-    if (!this.service.resources?.Resources?.[TABLE]) throw new Error(`serverless.yml has no ${TABLE} resource to grant access to`);
+    if (!this.service.resources?.Resources?.[TABLE])
+      throw new Error(`serverless.yml has no ${TABLE} resource to grant access to`);
     const { naming } = this.provider;
     const resources = this.service.provider.compiledCloudFormationTemplate.Resources;
     for (const name of names) {
@@ -75,7 +79,9 @@ export default class ContentApiPackaging {
         Properties: {
           AssumeRolePolicyDocument: {
             Version: '2012-10-17',
-            Statement: [{ Effect: 'Allow', Principal: { Service: ['lambda.amazonaws.com'] }, Action: ['sts:AssumeRole'] }],
+            Statement: [
+              { Effect: 'Allow', Principal: { Service: ['lambda.amazonaws.com'] }, Action: ['sts:AssumeRole'] },
+            ],
           },
           Policies: [
             {

@@ -91,8 +91,17 @@ async function main() {
   const bundles = {};
   for (const sdk of ['bundled', 'external']) {
     const dir = join(OUT, sdk);
-    for (const built of await bundleFunctions({ functions: FUNCTIONS, sdk, buildDir: join(dir, 'build'), artifactDir: dir })) {
-      bundles[`${sdk}/${built.name}`] = { path: join(ROOT, built.bundle), zipBytes: built.zipBytes, bundleBytes: built.bundleBytes };
+    for (const built of await bundleFunctions({
+      functions: FUNCTIONS,
+      sdk,
+      buildDir: join(dir, 'build'),
+      artifactDir: dir,
+    })) {
+      bundles[`${sdk}/${built.name}`] = {
+        path: join(ROOT, built.bundle),
+        zipBytes: built.zipBytes,
+        bundleBytes: built.bundleBytes,
+      };
     }
   }
   const engine = await startEngine();
@@ -117,7 +126,8 @@ async function main() {
       const samples = { bundled: [], external: [] };
       for (const sdk of Object.keys(samples)) runOnce(bundles[`${sdk}/${name}`].path, evt, env); // warms the file cache
       // Interleaved, so a busy machine slows both variants alike.
-      for (let i = 0; i < RUNS; i++) for (const sdk of Object.keys(samples)) samples[sdk].push(runOnce(bundles[`${sdk}/${name}`].path, evt, env));
+      for (let i = 0; i < RUNS; i++)
+        for (const sdk of Object.keys(samples)) samples[sdk].push(runOnce(bundles[`${sdk}/${name}`].path, evt, env));
       for (const [sdk, runs] of Object.entries(samples)) {
         const bundle = bundles[`${sdk}/${name}`];
         const pick = (field) => runs.map((s) => s[field]);
@@ -139,7 +149,12 @@ async function main() {
   } finally {
     engine.child.kill('SIGTERM');
   }
-  console.log(`node ${process.version}, ${RUNS} runs each (after one warm-up run), interleaved; times in ms; load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+  console.log(
+    `node ${process.version}, ${RUNS} runs each (after one warm-up run), interleaved; times in ms; load average ${os
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`,
+  );
   console.table(rows);
 }
 

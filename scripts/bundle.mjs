@@ -53,7 +53,11 @@ const keepLocalRuntimeOut = (root) => ({
   setup(plugin) {
     plugin.onLoad({ filter: /[\\/]lib[\\/]local[\\/]/ }, (args) => {
       if (!relative(root, args.path).startsWith(LOCAL_ONLY)) return undefined;
-      return { errors: [{ text: `${relative(root, args.path)} is local-only code and must not be imported by a Lambda handler` }] };
+      return {
+        errors: [
+          { text: `${relative(root, args.path)} is local-only code and must not be imported by a Lambda handler` },
+        ],
+      };
     });
   },
 });
@@ -102,7 +106,10 @@ export function ownSourcesOnly(map, isOwn = (source) => !source.split('/').inclu
 
 /** Generates the ajv validators the handlers import (the generated file is not committed). */
 export function buildValidators(root = ROOT) {
-  const run = spawnSync('npm', ['run', '-s', 'build:validators'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
+  const run = spawnSync('npm', ['run', '-s', 'build:validators'], {
+    cwd: root,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   if (run.status !== 0) throw new Error(`npm run build:validators failed (exit ${run.status})`);
 }
 
@@ -148,7 +155,14 @@ const lazyImports = (root, found) => ({
       if (resolved.external) return undefined;
       const name = lazyNameOf(root, args.path, resolved.path);
       const clash = [...found].find(([file, other]) => other === name && file !== resolved.path);
-      if (clash) return { errors: [{ text: `lazy modules ${relative(root, clash[0])} and ${relative(root, resolved.path)} would both be ${name}.mjs` }] };
+      if (clash)
+        return {
+          errors: [
+            {
+              text: `lazy modules ${relative(root, clash[0])} and ${relative(root, resolved.path)} would both be ${name}.mjs`,
+            },
+          ],
+        };
       found.set(resolved.path, name);
       return { path: `./${LAZY_DIR}/${name}.mjs`, external: true };
     });
@@ -180,13 +194,25 @@ const sharedFromLoader = (names, lazyFile) => ({
 
 /** Which names a lazy module imports from each LAZY_SHARED package (a quick unminified build with them external). */
 async function sharedNamesOf(options) {
-  const result = await build({ ...options, minify: false, sourcemap: false, metafile: false, write: false, external: [...options.external, ...LAZY_SHARED] });
+  const result = await build({
+    ...options,
+    minify: false,
+    sourcemap: false,
+    metafile: false,
+    write: false,
+    external: [...options.external, ...LAZY_SHARED],
+  });
   const names = new Map();
   for (const { text } of result.outputFiles) {
     for (const [statement, list, from] of text.matchAll(/^import\s*(\{[^}]*\}|[^'"]*?)\s*from\s*"([^"]+)"/gm)) {
       if (!LAZY_SHARED.includes(from)) continue;
-      if (!list.startsWith('{')) throw new Error(`lazy module: only named imports from ${from} can be shared (${statement})`);
-      const own = list.slice(1, -1).split(',').map((spec) => spec.trim().split(/\s+as\s+/)[0]).filter(Boolean);
+      if (!list.startsWith('{'))
+        throw new Error(`lazy module: only named imports from ${from} can be shared (${statement})`);
+      const own = list
+        .slice(1, -1)
+        .split(',')
+        .map((spec) => spec.trim().split(/\s+as\s+/)[0])
+        .filter(Boolean);
       names.set(from, [...new Set([...(names.get(from) ?? []), ...own])].sort());
     }
   }
@@ -213,7 +239,9 @@ function commonOptions(root, sdk) {
     legalComments: 'none',
     external: EXTERNAL[sdk],
     // A real require() for any bundled CommonJS module that loads a Node built-in (esbuild's shim would throw).
-    banner: { js: "import{createRequire as __createRequire}from'node:module';const require=__createRequire(import.meta.url);" },
+    banner: {
+      js: "import{createRequire as __createRequire}from'node:module';const require=__createRequire(import.meta.url);",
+    },
     metafile: true,
     logLevel: 'warning',
   };
@@ -270,11 +298,24 @@ export async function bundleFunctions({
     await Promise.all(
       outputs.map(async (output) => {
         const entry = relative(outDir, join(root, output)).replace(/\.mjs$/, '');
-        const options = { ...common, entryPoints: { [entry]: file }, outdir: outDir, plugins: [keepLocalRuntimeOut(root)] };
+        const options = {
+          ...common,
+          entryPoints: { [entry]: file },
+          outdir: outDir,
+          plugins: [keepLocalRuntimeOut(root)],
+        };
         const names = await sharedNamesOf(options);
-        const result = await build({ ...options, plugins: [...options.plugins, sharedFromLoader(names, `${entry}.mjs`)] });
-        const own = Object.keys(result.metafile.inputs).filter((input) => input !== rel(file) && !input.includes(':') && isOwnCode(root, join(root, input)));
-        if (own.length > 0) throw new Error(`lazy module ${rel(file)} imports our own ${own.join(', ')}: only packages (see scripts/bundle.mjs)`);
+        const result = await build({
+          ...options,
+          plugins: [...options.plugins, sharedFromLoader(names, `${entry}.mjs`)],
+        });
+        const own = Object.keys(result.metafile.inputs).filter(
+          (input) => input !== rel(file) && !input.includes(':') && isOwnCode(root, join(root, input)),
+        );
+        if (own.length > 0)
+          throw new Error(
+            `lazy module ${rel(file)} imports our own ${own.join(', ')}: only packages (see scripts/bundle.mjs)`,
+          );
         Object.assign(metafile.inputs, result.metafile.inputs);
         Object.assign(metafile.outputs, result.metafile.outputs);
       }),
@@ -333,7 +374,10 @@ async function main() {
   if (!(sdk in EXTERNAL)) throw new Error(`--sdk must be one of ${Object.keys(EXTERNAL).join(', ')}`);
   const started = Date.now();
   const results = await bundleFunctions({ functions: functionsOf(), sdk });
-  for (const r of results) console.log(`${r.zip}  ${(r.zipBytes / 1024).toFixed(1)} KB zipped, ${(r.bundleBytes / 1024).toFixed(1)} KB bundle`);
+  for (const r of results)
+    console.log(
+      `${r.zip}  ${(r.zipBytes / 1024).toFixed(1)} KB zipped, ${(r.bundleBytes / 1024).toFixed(1)} KB bundle`,
+    );
   console.log(`${results.length} functions bundled in ${Date.now() - started} ms`);
 }
 

@@ -85,11 +85,11 @@ function run(cmd, args, opts) {
 
 async function npmPack(destDir) {
   const isWin = process.platform === 'win32';
-  const res = await run(
-    isWin ? 'npm.cmd' : 'npm',
-    ['pack', PACKAGE_SPEC, '--ignore-scripts', '--loglevel=error'],
-    { cwd: destDir, shell: isWin, env: { ...process.env, npm_config_update_notifier: 'false' } },
-  ).catch((err) => {
+  const res = await run(isWin ? 'npm.cmd' : 'npm', ['pack', PACKAGE_SPEC, '--ignore-scripts', '--loglevel=error'], {
+    cwd: destDir,
+    shell: isWin,
+    env: { ...process.env, npm_config_update_notifier: 'false' },
+  }).catch((err) => {
     throw new Error(`could not run npm: ${err.message}`);
   });
   if (res.code !== 0) {
@@ -124,7 +124,8 @@ async function extractEmulator(tgzBuf, outDir) {
       strip: EMULATOR_PREFIX.split('/').length - 1,
       strict: true,
       preserveOwner: false,
-      filter: (entryPath, entry) => entryPath.replace(/^\.\//, '').startsWith(EMULATOR_PREFIX) && TAKEN_TYPES.has(entry.type),
+      filter: (entryPath, entry) =>
+        entryPath.replace(/^\.\//, '').startsWith(EMULATOR_PREFIX) && TAKEN_TYPES.has(entry.type),
       onReadEntry: (entry) => {
         if (entry.type !== 'Directory') files++;
       },
@@ -152,7 +153,8 @@ async function ensureEmulator() {
     await fsp.mkdir(out);
     log(`extracting emulator/ (${(buf.length / 1e6).toFixed(1)} MB tarball) ...`);
     const n = await extractEmulator(buf, out);
-    if (!fs.existsSync(path.join(out, 'DynamoDBLocal.jar'))) throw new Error('tarball has no emulator/DynamoDBLocal.jar');
+    if (!fs.existsSync(path.join(out, 'DynamoDBLocal.jar')))
+      throw new Error('tarball has no emulator/DynamoDBLocal.jar');
     await fsp.writeFile(path.join(out, MARKER), `${PACKAGE_SPEC}\n`);
 
     if (!fs.existsSync(dir)) {
@@ -320,13 +322,16 @@ async function main(argv) {
   const command = sep === -1 ? [] : argv.slice(sep + 1);
 
   if (opts.includes('-h') || opts.includes('--help')) {
-    process.stdout.write('usage: node scripts/dynamodb-local.mjs -- <command...>\n       node scripts/dynamodb-local.mjs --fetch-only\n');
+    process.stdout.write(
+      'usage: node scripts/dynamodb-local.mjs -- <command...>\n       node scripts/dynamodb-local.mjs --fetch-only\n',
+    );
     return 0;
   }
   const unknown = opts.filter((o) => o !== '--fetch-only');
   if (unknown.length) throw new UsageError(`unknown option(s): ${unknown.join(' ')}`);
   const fetchOnly = opts.includes('--fetch-only');
-  if (!fetchOnly && command.length === 0) throw new UsageError('missing command: node scripts/dynamodb-local.mjs -- <command...>');
+  if (!fetchOnly && command.length === 0)
+    throw new UsageError('missing command: node scripts/dynamodb-local.mjs -- <command...>');
 
   const dir = await ensureEmulator();
   if (fetchOnly) return 0;
@@ -385,7 +390,12 @@ async function main(argv) {
     // if java dies while the command runs, say so (the command will then fail on its own)
     java.child.once('exit', () => {
       if (!stopping && cmdChild && cmdChild.exitCode === null) {
-        log(describeJavaFailure(java, 'DynamoDB Local stopped unexpectedly while the command was running').replace(/\n/g, `\n${TAG} `));
+        log(
+          describeJavaFailure(java, 'DynamoDB Local stopped unexpectedly while the command was running').replace(
+            /\n/g,
+            `\n${TAG} `,
+          ),
+        );
       }
     });
 

@@ -68,10 +68,17 @@ if (session) {
     if (functionName === '(idle)') area = '(idle)';
     else if (url === bundleUrl || url === bundle) {
       const entry = lineNumber === 0 && columnNumber === 0 ? undefined : map?.findEntry(lineNumber, columnNumber);
-      area = entry?.originalSource ? areaOfSource(entry.originalSource) : '(bundle top level: module init of every package)';
+      area = entry?.originalSource
+        ? areaOfSource(entry.originalSource)
+        : '(bundle top level: module init of every package)';
     } else if (url.startsWith('node:internal/source_map')) area = 'node: source maps (--enable-source-maps)';
     else if (url.startsWith('node:internal/modules')) area = 'node: module loading';
-    else if (url.startsWith('node:')) area = `node:${url.slice(5).split('/').slice(0, url.startsWith('node:internal') ? 2 : 1).join('/')}`;
+    else if (url.startsWith('node:'))
+      area = `node:${url
+        .slice(5)
+        .split('/')
+        .slice(0, url.startsWith('node:internal') ? 2 : 1)
+        .join('/')}`;
     else if (url === '') area = functionName.startsWith('(') ? functionName : '(V8 builtins)';
     else area = url.includes('coldstart/child.mjs') ? 'bench harness' : url;
     byArea[area] = (byArea[area] ?? 0) + micros / 1000;

@@ -47,8 +47,14 @@ export const params = {
 export function partsToRun(): Set<string> {
   const all = ['requests', 'latency', 'contention', 'coldstart'];
   const raw = process.env.BENCH_PARTS;
-  const chosen = raw ? raw.split(',').map((p) => p.trim()).filter(Boolean) : all;
-  for (const p of chosen) if (!all.includes(p)) throw new Error(`BENCH_PARTS: unknown part ${p} (one of ${all.join(', ')})`);
+  const chosen = raw
+    ? raw
+        .split(',')
+        .map((p) => p.trim())
+        .filter(Boolean)
+    : all;
+  for (const p of chosen)
+    if (!all.includes(p)) throw new Error(`BENCH_PARTS: unknown part ${p} (one of ${all.join(', ')})`);
   return new Set(chosen);
 }
 

@@ -19,7 +19,9 @@ export interface RouteInfo {
 export async function contentRoutes(): Promise<Record<string, RouteInfo>> {
   const { loadRoutes } = await import('../../lib/local/server');
   const out: Record<string, RouteInfo> = {};
-  for (const r of loadRoutes()) if (r.path.includes('/content')) out[r.functionName] = { functionName: r.functionName, method: r.method, path: r.path, handler: r.handler };
+  for (const r of loadRoutes())
+    if (r.path.includes('/content'))
+      out[r.functionName] = { functionName: r.functionName, method: r.method, path: r.path, handler: r.handler };
   return out;
 }
 
@@ -38,7 +40,11 @@ export function v2Event(
   options: { token?: string; body?: unknown; query?: Record<string, string>; headers?: Record<string, string> } = {},
 ): APIGatewayProxyEventV2 {
   const rawPath = route.path.replace('{username}', params.username).replace('{projectSlug}', params.slug);
-  const headers: Record<string, string> = { host: 'bench.local', 'user-agent': 'content-api-bench', ...options.headers };
+  const headers: Record<string, string> = {
+    host: 'bench.local',
+    'user-agent': 'content-api-bench',
+    ...options.headers,
+  };
   if (options.token) headers.authorization = `Bearer ${options.token}`;
   const body = options.body === undefined ? undefined : JSON.stringify(options.body);
   if (body !== undefined) {
@@ -60,7 +66,13 @@ export function v2Event(
       apiId: 'bench',
       domainName: 'bench.local',
       domainPrefix: 'bench',
-      http: { method: route.method, path: rawPath, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'content-api-bench' },
+      http: {
+        method: route.method,
+        path: rawPath,
+        protocol: 'HTTP/1.1',
+        sourceIp: '127.0.0.1',
+        userAgent: 'content-api-bench',
+      },
       requestId: randomUUID(),
       routeKey: `${route.method} ${route.path}`,
       stage: '$default',
@@ -73,4 +85,5 @@ export function v2Event(
 }
 
 /** The local server's Lambda context (lib/local/server.ts), so in-process and HTTP invocations see the same one. */
-export const lambdaContext = (functionName: string, timeoutSeconds = 10): Context => localLambdaContext(functionName, timeoutSeconds);
+export const lambdaContext = (functionName: string, timeoutSeconds = 10): Context =>
+  localLambdaContext(functionName, timeoutSeconds);

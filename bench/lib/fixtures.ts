@@ -58,7 +58,13 @@ export async function startIdentityProvider() {
   const sign = async (username: string, key: 'rs256' | 'es256' | 'stranger' = 'rs256') => {
     const jwk = jwks.keys[key] as Record<string, unknown> & { alg: string; kid: string };
     const now = Math.floor(Date.now() / 1000);
-    return new SignJWT({ iss: TEST_ISSUER, aud: TEST_AUDIENCE, iat: now, exp: now + 3 * 3600, preferred_username: username })
+    return new SignJWT({
+      iss: TEST_ISSUER,
+      aud: TEST_AUDIENCE,
+      iat: now,
+      exp: now + 3 * 3600,
+      preferred_username: username,
+    })
       .setProtectedHeader({ alg: jwk.alg, kid: jwk.kid })
       .sign(await importJWK(jwk, jwk.alg));
   };

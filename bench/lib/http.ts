@@ -9,7 +9,11 @@ export interface Reply {
 }
 
 export interface HttpClient {
-  call(method: string, path: string, options?: { token?: string; body?: unknown; headers?: Record<string, string> }): Promise<Reply>;
+  call(
+    method: string,
+    path: string,
+    options?: { token?: string; body?: unknown; headers?: Record<string, string> },
+  ): Promise<Reply>;
   close(): void;
 }
 

@@ -14,7 +14,11 @@ export interface Child {
 const stopper = (child: ChildProcess) => () => stopProcess(child);
 
 /** A TypeScript entry under tsx, with an IPC channel; resolves with its first message. */
-export async function spawnTs<T>(entry: string, env: Record<string, string>, options: { stdout?: 'inherit' | 'ignore' } = {}): Promise<Child & { ready: T }> {
+export async function spawnTs<T>(
+  entry: string,
+  env: Record<string, string>,
+  options: { stdout?: 'inherit' | 'ignore' } = {},
+): Promise<Child & { ready: T }> {
   const child = spawn(process.execPath, ['--import', 'tsx', entry], {
     cwd: ROOT,
     env,
@@ -39,7 +43,11 @@ let servers = 0;
  * engine of its own). Its stdout (the access log) goes to /dev/null, as a Lambda's goes to a pipe; its stderr (error
  * logs) to bench/.out/server-<n>.log.
  */
-export async function startApiServer(endpoint: string, extra: Record<string, string>, nodeArgs: string[] = []): Promise<Child & { url: string; log: string }> {
+export async function startApiServer(
+  endpoint: string,
+  extra: Record<string, string>,
+  nodeArgs: string[] = [],
+): Promise<Child & { url: string; log: string }> {
   mkdirSync(OUT_DIR, { recursive: true });
   const log = `${OUT_DIR}/server-${++servers}.log`;
   const stderr = openSync(log, 'w');
@@ -50,7 +58,13 @@ export async function startApiServer(endpoint: string, extra: Record<string, str
     describeExit: () => readFileSync(log, 'utf8').slice(-2000),
   });
   closeSync(stderr);
-  return { child: started.child, pid: started.child.pid as number, url: started.url, log, stop: stopper(started.child) };
+  return {
+    child: started.child,
+    pid: started.child.pid as number,
+    url: started.url,
+    log,
+    stop: stopper(started.child),
+  };
 }
 
 /** Resident set size and its high-water mark of a process, in MiB, from /proc (Linux only; undefined elsewhere). */

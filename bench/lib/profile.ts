@@ -63,7 +63,11 @@ function areaOf(url: string, functionName: string): string {
  * Self time per area and function. `window` (µs on the profile's clock, which is the system's monotonic clock, as
  * process.hrtime's) keeps only the samples taken inside it.
  */
-export function summarizeProfile(profile: CpuProfile, topN = 15, window?: { from: number; to: number }): ProfileSummary {
+export function summarizeProfile(
+  profile: CpuProfile,
+  topN = 15,
+  window?: { from: number; to: number },
+): ProfileSummary {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   // Frames under an inspector call are the profiler's own work, not the code measured.
   const parent = new Map<number, number>();
@@ -115,14 +119,23 @@ export function summarizeProfile(profile: CpuProfile, topN = 15, window?: { from
     busy += ms;
     const area = areaOf(url, functionName);
     byArea[area] = (byArea[area] ?? 0) + ms;
-    const where = url ? `${areaOf(url, functionName).startsWith('lib/') || url.startsWith('node:') ? relativeUrl(url) : area}:${lineNumber + 1}` : '';
+    const where = url
+      ? `${areaOf(url, functionName).startsWith('lib/') || url.startsWith('node:') ? relativeUrl(url) : area}:${lineNumber + 1}`
+      : '';
     const key = `${functionName}@${url}:${lineNumber}`;
     const entry = byFunction.get(key) ?? { function: functionName || '(anonymous)', where, area, selfMs: 0 };
     entry.selfMs += ms;
     byFunction.set(key, entry);
   }
   const top = [...byFunction.values()].sort((a, b) => b.selfMs - a.selfMs).slice(0, topN);
-  return { busyMs: busy, idleMs: idle, profilerMs: profiler / 1000, windowMs: last > first ? (last - first) / 1000 : 0, byArea, top };
+  return {
+    busyMs: busy,
+    idleMs: idle,
+    profilerMs: profiler / 1000,
+    windowMs: last > first ? (last - first) / 1000 : 0,
+    byArea,
+    top,
+  };
 }
 
 function relativeUrl(url: string): string {

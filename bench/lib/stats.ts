@@ -13,7 +13,8 @@ export function quantile(values: readonly number[], q: number): number {
 
 export const median = (values: readonly number[]) => quantile(values, 0.5);
 export const p99 = (values: readonly number[]) => quantile(values, 0.99);
-export const mean = (values: readonly number[]) => (values.length === 0 ? Number.NaN : values.reduce((a, b) => a + b, 0) / values.length);
+export const mean = (values: readonly number[]) =>
+  values.length === 0 ? Number.NaN : values.reduce((a, b) => a + b, 0) / values.length;
 
 export interface Summary {
   n: number;
@@ -42,11 +43,16 @@ export function summarize(values: readonly number[]): Summary {
 }
 
 /** Operations per second over a wall-clock interval in ms. */
-export const throughput = (operations: number, wallMs: number) => (wallMs > 0 ? (operations * 1000) / wallMs : Number.NaN);
+export const throughput = (operations: number, wallMs: number) =>
+  wallMs > 0 ? (operations * 1000) / wallMs : Number.NaN;
 
 /** The spread of a per-block statistic: its min, median and max across blocks (noise the report shows). */
 export function spread(values: readonly number[]): { min: number; median: number; max: number } {
-  return { min: quantile(values, 0), median: median(values), max: values.length === 0 ? Number.NaN : Math.max(...values) };
+  return {
+    min: quantile(values, 0),
+    median: median(values),
+    max: values.length === 0 ? Number.NaN : Math.max(...values),
+  };
 }
 
 /** Fixed-point formatting that keeps NaN readable. */

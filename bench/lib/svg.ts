@@ -47,7 +47,11 @@ function legend(series: Array<{ label: string; color: string }>, x: number, y: n
 }
 
 /** Empirical CDFs, one panel per group, log-scale x axis (ms) shared by all panels. */
-export function cdfPanels(title: string, panels: Array<{ title: string; series: Series[] }>, options: { columns?: number; unit?: string; note?: string } = {}): string {
+export function cdfPanels(
+  title: string,
+  panels: Array<{ title: string; series: Series[] }>,
+  options: { columns?: number; unit?: string; note?: string } = {},
+): string {
   const columns = options.columns ?? 4;
   const pw = 250;
   const ph = 170;
@@ -60,7 +64,8 @@ export function cdfPanels(title: string, panels: Array<{ title: string; series: 
   const all = panels.flatMap((p) => p.series.flatMap((s) => s.values)).filter((v) => v > 0);
   const lo = Math.max(0.01, quantile(all, 0.001) * 0.9);
   const hi = quantile(all, 0.995) * 1.1;
-  const lx = (v: number) => (Math.log10(Math.min(hi, Math.max(lo, v))) - Math.log10(lo)) / (Math.log10(hi) - Math.log10(lo));
+  const lx = (v: number) =>
+    (Math.log10(Math.min(hi, Math.max(lo, v))) - Math.log10(lo)) / (Math.log10(hi) - Math.log10(lo));
   let out = `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}">`;
   out += `<rect width="100%" height="100%" fill="white"/>`;
   out += `<text x="${left}" y="20" font-size="15" font-weight="600" ${FONT}>${esc(title)}</text>`;
@@ -88,7 +93,8 @@ export function cdfPanels(title: string, panels: Array<{ title: string; series: 
       const stride = Math.max(1, Math.ceil(all.length / 200));
       const picked: Array<[number, number]> = [];
       for (let k = 0; k < all.length; k += stride) picked.push([all[k] as number, k]);
-      if (picked[picked.length - 1]?.[1] !== all.length - 1) picked.push([all[all.length - 1] as number, all.length - 1]);
+      if (picked[picked.length - 1]?.[1] !== all.length - 1)
+        picked.push([all[all.length - 1] as number, all.length - 1]);
       let d = '';
       picked.forEach(([value, k], j) => {
         const x = x0 + lx(value) * pw;
@@ -103,7 +109,11 @@ export function cdfPanels(title: string, panels: Array<{ title: string; series: 
 }
 
 /** Horizontal box plots: box p25-p75, line at the median, whiskers p1-p99, a dot at the max; log x axis. */
-export function boxPlots(title: string, rows: Array<{ label: string; series: Series[] }>, options: { unit?: string; note?: string; log?: boolean } = {}): string {
+export function boxPlots(
+  title: string,
+  rows: Array<{ label: string; series: Series[] }>,
+  options: { unit?: string; note?: string; log?: boolean } = {},
+): string {
   const left = Math.max(90, 16 + 6.4 * Math.max(...rows.map((r) => r.label.length)));
   const plotW = 560;
   const rowH = 16;
@@ -117,7 +127,9 @@ export function boxPlots(title: string, rows: Array<{ label: string; series: Ser
   const lo = log ? Math.max(0.01, quantile(all, 0) * 0.9) : 0;
   const hi = Math.max(...all) * 1.05;
   const sx = (v: number) =>
-    left + (log ? (Math.log10(Math.max(lo, v)) - Math.log10(lo)) / (Math.log10(hi) - Math.log10(lo)) : (v - lo) / (hi - lo)) * plotW;
+    left +
+    (log ? (Math.log10(Math.max(lo, v)) - Math.log10(lo)) / (Math.log10(hi) - Math.log10(lo)) : (v - lo) / (hi - lo)) *
+      plotW;
   let out = `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}">`;
   out += `<rect width="100%" height="100%" fill="white"/>`;
   out += `<text x="10" y="20" font-size="15" font-weight="600" ${FONT}>${esc(title)}</text>`;
@@ -137,7 +149,14 @@ export function boxPlots(title: string, rows: Array<{ label: string; series: Ser
     out += `<text x="${left - 8}" y="${n(y + (row.series.length * rowH) / 2 + 4)}" font-size="11" text-anchor="end" ${FONT}>${esc(row.label)}</text>`;
     for (const s of row.series) {
       if (s.values.length > 0) {
-        const [p1, p25, p50, p75, p99, max] = [0.01, 0.25, 0.5, 0.75, 0.99, 1].map((q) => quantile(s.values, q)) as [number, number, number, number, number, number];
+        const [p1, p25, p50, p75, p99, max] = [0.01, 0.25, 0.5, 0.75, 0.99, 1].map((q) => quantile(s.values, q)) as [
+          number,
+          number,
+          number,
+          number,
+          number,
+          number,
+        ];
         const cy = y + rowH / 2;
         out += `<line x1="${n(sx(p1))}" x2="${n(sx(p99))}" y1="${n(cy)}" y2="${n(cy)}" stroke="${s.color}"/>`;
         out += `<rect x="${n(sx(p25))}" y="${n(y + 3)}" width="${n(Math.max(1, sx(p75) - sx(p25)))}" height="${rowH - 6}" fill="${s.color}" fill-opacity="0.35" stroke="${s.color}"/>`;
@@ -190,7 +209,10 @@ export function lineChart(
   }
   for (const s of series) {
     const stride = Math.max(1, Math.ceil(s.points.length / 600));
-    const d = s.points.filter((_, k) => k % stride === 0 || k === s.points.length - 1).map(([x, y], k) => `${k === 0 ? 'M' : 'L'}${n(sx(x))},${n(sy(y))}`).join('');
+    const d = s.points
+      .filter((_, k) => k % stride === 0 || k === s.points.length - 1)
+      .map(([x, y], k) => `${k === 0 ? 'M' : 'L'}${n(sx(x))},${n(sy(y))}`)
+      .join('');
     out += `<path d="${d}" fill="none" stroke="${s.color}" stroke-width="1.5"/>`;
   }
   return `${out}</svg>\n`;

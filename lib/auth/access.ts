@@ -39,7 +39,9 @@ async function lookupSession(tokenHash: string): Promise<string> {
   const cached = sessions.get(tokenHash);
   if (cached && cached.until > now) return cached.username;
   sessions.delete(tokenHash);
-  const { Item } = await documents.send(new GetCommand({ TableName: tableName(), Key: { pk: sessionPk(tokenHash) }, ConsistentRead: true }));
+  const { Item } = await documents.send(
+    new GetCommand({ TableName: tableName(), Key: { pk: sessionPk(tokenHash) }, ConsistentRead: true }),
+  );
   const session = Item as SessionRecord | undefined;
   if (!session || session.ttl <= now) throw new Unauthorized();
   if (sessions.size >= SESSION_CACHE_SIZE) sessions.delete(sessions.keys().next().value as string);
@@ -67,7 +69,9 @@ export function accessCheck(principal: Principal, need: Need, now: number): Acce
 }
 
 function keyValid(entry: KeyEntry | undefined, keyHash: string, now: number): entry is KeyEntry {
-  return entry !== undefined && sameHash(entry.hash, keyHash) && (entry.expiresAt === undefined || entry.expiresAt > now);
+  return (
+    entry !== undefined && sameHash(entry.hash, keyHash) && (entry.expiresAt === undefined || entry.expiresAt > now)
+  );
 }
 
 /**

@@ -29,7 +29,11 @@ async function loadProvider(): Promise<Provider | null> {
   return {
     verify: jwtVerify,
     // jose caches the key set and refetches it (at most every 30 s) when a token names an unknown key id.
-    keys: createRemoteJWKSet(new URL(jwksUrl), { cacheMaxAge: 10 * 60_000, cooldownDuration: 30_000, timeoutDuration: 3000 }),
+    keys: createRemoteJWKSet(new URL(jwksUrl), {
+      cacheMaxAge: 10 * 60_000,
+      cooldownDuration: 30_000,
+      timeoutDuration: 3000,
+    }),
     issuer,
     audience,
     usernameClaim: optionalEnv('AUTH_USERNAME_CLAIM') ?? 'preferred_username',

@@ -1,6 +1,13 @@
 // Error catalogue: every stable error code, its status and an example message; the error classes take only these
 // codes (lib/config/errors.ts), and the API docs are built from the same list, so the two cannot drift apart.
-import { MAX_BODY_BYTES, MAX_CONTAINER_DEPTH, MAX_CONTENT_BYTES, MAX_DEPTH, MAX_EXPIRES_IN_SECONDS, MAX_KEY_LENGTH } from './limits';
+import {
+  MAX_BODY_BYTES,
+  MAX_CONTAINER_DEPTH,
+  MAX_CONTENT_BYTES,
+  MAX_DEPTH,
+  MAX_EXPIRES_IN_SECONDS,
+  MAX_KEY_LENGTH,
+} from './limits';
 
 export interface ErrorDoc {
   /** The condition, as the example's summary. */
@@ -15,54 +22,199 @@ export interface ErrorDoc {
  */
 export const ERROR_CODES = {
   // 400: the request itself
-  INVALID_JSON: { when: 'The body is not valid JSON, not UTF-8, or has a string with a lone surrogate', status: 400, message: 'the request body is not valid JSON' },
-  INVALID_BODY: { when: 'The body is not a JSON object', status: 400, message: 'the request body must be a JSON object' },
-  UNKNOWN_FIELD: { when: 'The body has a field the operation does not take', status: 400, message: "unknown field 'valeu'" },
-  INVALID_IDEMPOTENCY_KEY: { when: 'Idempotency-Key is not 1 to 255 visible ASCII characters', status: 400, message: 'Idempotency-Key must be 1 to 255 visible ASCII characters' },
-  INVALID_IF_MATCH: { when: 'If-Match cannot be read', status: 400, message: 'If-Match may name at most 20 entity tags' },
-  INVALID_PATH: { when: 'path is missing, not a string, empty, has an empty segment or a bad escape', status: 400, message: 'path must not contain empty segments' },
-  PATH_TOO_DEEP: { when: 'path has more segments than content may nest', status: 400, message: `path must have at most ${MAX_CONTAINER_DEPTH} segments` },
-  RESERVED_KEY: { when: 'A path segment or object key is __proto__', status: 400, message: '"__proto__" cannot be used as a key' },
+  INVALID_JSON: {
+    when: 'The body is not valid JSON, not UTF-8, or has a string with a lone surrogate',
+    status: 400,
+    message: 'the request body is not valid JSON',
+  },
+  INVALID_BODY: {
+    when: 'The body is not a JSON object',
+    status: 400,
+    message: 'the request body must be a JSON object',
+  },
+  UNKNOWN_FIELD: {
+    when: 'The body has a field the operation does not take',
+    status: 400,
+    message: "unknown field 'valeu'",
+  },
+  INVALID_IDEMPOTENCY_KEY: {
+    when: 'Idempotency-Key is not 1 to 255 visible ASCII characters',
+    status: 400,
+    message: 'Idempotency-Key must be 1 to 255 visible ASCII characters',
+  },
+  INVALID_IF_MATCH: {
+    when: 'If-Match cannot be read',
+    status: 400,
+    message: 'If-Match may name at most 20 entity tags',
+  },
+  INVALID_PATH: {
+    when: 'path is missing, not a string, empty, has an empty segment or a bad escape',
+    status: 400,
+    message: 'path must not contain empty segments',
+  },
+  PATH_TOO_DEEP: {
+    when: 'path has more segments than content may nest',
+    status: 400,
+    message: `path must have at most ${MAX_CONTAINER_DEPTH} segments`,
+  },
+  RESERVED_KEY: {
+    when: 'A path segment or object key is __proto__',
+    status: 400,
+    message: '"__proto__" cannot be used as a key',
+  },
   MISSING_VALUE: { when: 'value is missing', status: 400, message: 'value is required (null is a value)' },
-  INVALID_INDEX: { when: 'index is missing, not a number or not an integer', status: 400, message: 'index must be an integer' },
-  INVALID_AMOUNT: { when: 'value is not a storable number', status: 400, message: 'value must be a number within the storable range, of at most 38 significant digits' },
-  INVALID_CONTENT: { when: 'content is missing or not an object', status: 400, message: 'content is required and must be a JSON object' },
-  INVALID_NAME: { when: 'name is missing or not 1 to 100 characters', status: 400, message: 'name is required and must be a string of 1 to 100 characters' },
-  INVALID_PERMISSIONS: { when: 'permissions is not a non-empty list of known permissions', status: 400, message: 'permissions must be a non-empty array of "content:read" and "content:write"' },
-  INVALID_EXPIRY: { when: 'expiresInSeconds is not a whole number from 1 to 10 years in seconds', status: 400, message: `expiresInSeconds must be a whole number of seconds from 1 to ${MAX_EXPIRES_IN_SECONDS} (10 years)` },
+  INVALID_INDEX: {
+    when: 'index is missing, not a number or not an integer',
+    status: 400,
+    message: 'index must be an integer',
+  },
+  INVALID_AMOUNT: {
+    when: 'value is not a storable number',
+    status: 400,
+    message: 'value must be a number within the storable range, of at most 38 significant digits',
+  },
+  INVALID_CONTENT: {
+    when: 'content is missing or not an object',
+    status: 400,
+    message: 'content is required and must be a JSON object',
+  },
+  INVALID_NAME: {
+    when: 'name is missing or not 1 to 100 characters',
+    status: 400,
+    message: 'name is required and must be a string of 1 to 100 characters',
+  },
+  INVALID_PERMISSIONS: {
+    when: 'permissions is not a non-empty list of known permissions',
+    status: 400,
+    message: 'permissions must be a non-empty array of "content:read" and "content:write"',
+  },
+  INVALID_EXPIRY: {
+    when: 'expiresInSeconds is not a whole number from 1 to 10 years in seconds',
+    status: 400,
+    message: `expiresInSeconds must be a whole number of seconds from 1 to ${MAX_EXPIRES_IN_SECONDS} (10 years)`,
+  },
   INVALID_ROLE: { when: 'role is not viewer or editor', status: 400, message: 'role must be "viewer" or "editor"' },
-  INVALID_PROJECT_NAME: { when: 'The username or project slug in the URL cannot name a project', status: 400, message: 'a username is @ and 1-39 letters, digits, ".", "_" or "-"; a project slug is 1-100 of those, starting with a letter or digit' },
-  INVALID_MEMBER: { when: 'The owner cannot also be a member', status: 400, message: 'the owner cannot also be a member' },
+  INVALID_PROJECT_NAME: {
+    when: 'The username or project slug in the URL cannot name a project',
+    status: 400,
+    message:
+      'a username is @ and 1-39 letters, digits, ".", "_" or "-"; a project slug is 1-100 of those, starting with a letter or digit',
+  },
+  INVALID_MEMBER: {
+    when: 'The owner cannot also be a member',
+    status: 400,
+    message: 'the owner cannot also be a member',
+  },
   INDEX_OUT_OF_RANGE: { when: 'An array index is outside the array', status: 400, message: 'index 5 is outside -2..2' },
-  NOT_A_CONTAINER: { when: 'The path walks through a scalar', status: 400, message: "cannot create 'data.count.x': 'data.count' is not an object or array" },
-  NOT_AN_ARRAY: { when: 'The target is not an array', status: 400, message: "the value at 'data.items' is not an array" },
-  NOT_A_NUMBER: { when: 'The target is not a number', status: 400, message: "the value at 'data.count' is not a number" },
+  NOT_A_CONTAINER: {
+    when: 'The path walks through a scalar',
+    status: 400,
+    message: "cannot create 'data.count.x': 'data.count' is not an object or array",
+  },
+  NOT_AN_ARRAY: {
+    when: 'The target is not an array',
+    status: 400,
+    message: "the value at 'data.items' is not an array",
+  },
+  NOT_A_NUMBER: {
+    when: 'The target is not a number',
+    status: 400,
+    message: "the value at 'data.count' is not a number",
+  },
   INVALID_VALUE: { when: 'The value is not JSON', status: 400, message: 'value must be JSON' },
-  VALUE_TOO_DEEP: { when: 'The value would nest too deep', status: 400, message: `content may nest at most ${MAX_DEPTH} levels, counting the root and the values at the bottom` },
+  VALUE_TOO_DEEP: {
+    when: 'The value would nest too deep',
+    status: 400,
+    message: `content may nest at most ${MAX_DEPTH} levels, counting the root and the values at the bottom`,
+  },
   EMPTY_KEY: { when: 'An object key is empty', status: 400, message: 'object keys must not be empty' },
-  KEY_TOO_LONG: { when: 'An object key is too long', status: 400, message: `object keys must be at most ${MAX_KEY_LENGTH} characters` },
-  NUMBER_OUT_OF_RANGE: { when: 'A number (given or computed) is outside what DynamoDB stores', status: 400, message: 'numbers must be 0 or have a magnitude between 1e-130 and 9.99e125' },
-  NUMBER_TOO_PRECISE: { when: 'A number (given or computed) has more than 38 significant digits', status: 400, message: 'numbers may have at most 38 significant digits' },
+  KEY_TOO_LONG: {
+    when: 'An object key is too long',
+    status: 400,
+    message: `object keys must be at most ${MAX_KEY_LENGTH} characters`,
+  },
+  NUMBER_OUT_OF_RANGE: {
+    when: 'A number (given or computed) is outside what DynamoDB stores',
+    status: 400,
+    message: 'numbers must be 0 or have a magnitude between 1e-130 and 9.99e125',
+  },
+  NUMBER_TOO_PRECISE: {
+    when: 'A number (given or computed) has more than 38 significant digits',
+    status: 400,
+    message: 'numbers may have at most 38 significant digits',
+  },
   // 401 / 403 / 404: who is asking, and for what
-  UNAUTHORIZED: { when: 'No credential, or an unknown, expired or revoked one', status: 401, message: 'A valid session token or API key is required' },
-  FORBIDDEN: { when: 'No access to the project, or the API key lacks the permission', status: 403, message: 'This API key lacks the content:write permission' },
-  PROJECT_NOT_FOUND: { when: 'The user or project does not exist', status: 404, message: 'project @alice/site does not exist' },
-  KEY_NOT_FOUND: { when: 'The project has no API key with this ID', status: 404, message: 'no such API key in this project' },
-  MEMBER_NOT_FOUND: { when: 'The user is not a member of the project', status: 404, message: '@bob is not a member of this project' },
+  UNAUTHORIZED: {
+    when: 'No credential, or an unknown, expired or revoked one',
+    status: 401,
+    message: 'A valid session token or API key is required',
+  },
+  FORBIDDEN: {
+    when: 'No access to the project, or the API key lacks the permission',
+    status: 403,
+    message: 'This API key lacks the content:write permission',
+  },
+  PROJECT_NOT_FOUND: {
+    when: 'The user or project does not exist',
+    status: 404,
+    message: 'project @alice/site does not exist',
+  },
+  KEY_NOT_FOUND: {
+    when: 'The project has no API key with this ID',
+    status: 404,
+    message: 'no such API key in this project',
+  },
+  MEMBER_NOT_FOUND: {
+    when: 'The user is not a member of the project',
+    status: 404,
+    message: '@bob is not a member of this project',
+  },
   USER_NOT_FOUND: { when: 'The user to add does not exist', status: 404, message: 'user @bob does not exist' },
   PATH_NOT_FOUND: { when: 'Nothing is at the path read', status: 404, message: "nothing at 'data.missing'" },
   // 409 / 412 / 422: concurrency and retries
-  WRITE_CONFLICT: { when: 'Too many concurrent writers', status: 409, message: 'Too many concurrent writes to this project; retry shortly' },
-  IDEMPOTENCY_IN_PROGRESS: { when: 'The first request with this Idempotency-Key has not finished', status: 409, message: 'A request with this Idempotency-Key is still in progress; retry shortly' },
+  WRITE_CONFLICT: {
+    when: 'Too many concurrent writers',
+    status: 409,
+    message: 'Too many concurrent writes to this project; retry shortly',
+  },
+  IDEMPOTENCY_IN_PROGRESS: {
+    when: 'The first request with this Idempotency-Key has not finished',
+    status: 409,
+    message: 'A request with this Idempotency-Key is still in progress; retry shortly',
+  },
   PROJECT_EXISTS: { when: 'The project already exists', status: 409, message: 'project @alice/site already exists' },
   ALREADY_EXISTS: { when: 'The thing to create already exists', status: 409, message: 'user @alice already exists' },
-  LIMIT_REACHED: { when: 'The project holds as many keys or members as it may', status: 409, message: 'a project may have at most 100 keys' },
-  PRECONDITION_FAILED: { when: 'If-Match names an older version', status: 412, message: 'The content has changed since the version named in If-Match' },
-  IDEMPOTENCY_KEY_REUSED: { when: 'The Idempotency-Key came with a different request', status: 422, message: 'This Idempotency-Key was already used with a different request' },
+  LIMIT_REACHED: {
+    when: 'The project holds as many keys or members as it may',
+    status: 409,
+    message: 'a project may have at most 100 keys',
+  },
+  PRECONDITION_FAILED: {
+    when: 'If-Match names an older version',
+    status: 412,
+    message: 'The content has changed since the version named in If-Match',
+  },
+  IDEMPOTENCY_KEY_REUSED: {
+    when: 'The Idempotency-Key came with a different request',
+    status: 422,
+    message: 'This Idempotency-Key was already used with a different request',
+  },
   // 413 / 415: the envelope
-  PAYLOAD_TOO_LARGE: { when: 'The request body is too large', status: 413, message: `the request body must be at most ${MAX_BODY_BYTES} bytes` },
-  CONTENT_TOO_LARGE: { when: 'The content would grow beyond its limit', status: 413, message: `the content would exceed ${MAX_CONTENT_BYTES} bytes; nothing was changed` },
-  UNSUPPORTED_MEDIA_TYPE: { when: 'Content-Type is not JSON', status: 415, message: 'The request body must be JSON (Content-Type: application/json)' },
+  PAYLOAD_TOO_LARGE: {
+    when: 'The request body is too large',
+    status: 413,
+    message: `the request body must be at most ${MAX_BODY_BYTES} bytes`,
+  },
+  CONTENT_TOO_LARGE: {
+    when: 'The content would grow beyond its limit',
+    status: 413,
+    message: `the content would exceed ${MAX_CONTENT_BYTES} bytes; nothing was changed`,
+  },
+  UNSUPPORTED_MEDIA_TYPE: {
+    when: 'Content-Type is not JSON',
+    status: 415,
+    message: 'The request body must be JSON (Content-Type: application/json)',
+  },
   // 5xx: faults of the service; the message never carries internals
   INTERNAL_ERROR: { when: 'A fault of the service', status: 500, message: 'Internal server error' },
   SERVICE_UNAVAILABLE: { when: 'DynamoDB is throttling', status: 503, message: 'The service is busy; retry shortly' },

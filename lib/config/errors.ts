@@ -94,7 +94,11 @@ const BUSY = /Throttl|ProvisionedThroughputExceeded|RequestLimitExceeded|Interna
  */
 export function unavailable(error: unknown): ServiceUnavailable | undefined {
   // Libraries wrap what DynamoDB said (Powertools: IdempotencyPersistenceLayerError), so follow the causes.
-  for (let e: unknown = error, depth = 0; e instanceof Error && !(e instanceof HttpError) && depth < 5; e = e.cause, depth++) {
+  for (
+    let e: unknown = error, depth = 0;
+    e instanceof Error && !(e instanceof HttpError) && depth < 5;
+    e = e.cause, depth++
+  ) {
     if (e.name === 'TimeoutError' || e.name === 'AbortError' || (e as { code?: string }).code === 'ETIMEDOUT') {
       return new ServiceUnavailable('The request took too long; retry shortly', { cause: error });
     }

@@ -19,7 +19,8 @@ export function isObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof LosslessNumber);
 }
 
-export const isJsonNumber = (value: unknown): value is JsonNumber => typeof value === 'number' || value instanceof LosslessNumber;
+export const isJsonNumber = (value: unknown): value is JsonNumber =>
+  typeof value === 'number' || value instanceof LosslessNumber;
 
 /** At most 15 digits and no exponent: always held by a double (the common case, told without parsing twice). */
 const SHORT_PLAIN = /^-?[\d.]{1,15}$/;
@@ -41,10 +42,12 @@ export const decimalOf = (n: JsonNumber): Big => new Big(typeof n === 'number' ?
 /** A number as a double (for bounds that leave a wide margin, never for stored values). */
 export const approximate = (n: JsonNumber): number => (typeof n === 'number' ? n : Number(n.value));
 
-export const negate = (n: JsonNumber): JsonNumber => (typeof n === 'number' ? -n : jsonNumber(new Big(n.value).neg().toString()));
+export const negate = (n: JsonNumber): JsonNumber =>
+  typeof n === 'number' ? -n : jsonNumber(new Big(n.value).neg().toString());
 
 /** DynamoDB's decimal addition, exactly. */
-export const addNumbers = (a: JsonNumber, b: JsonNumber): JsonNumber => jsonNumber(decimalOf(a).plus(decimalOf(b)).toString());
+export const addNumbers = (a: JsonNumber, b: JsonNumber): JsonNumber =>
+  jsonNumber(decimalOf(a).plus(decimalOf(b)).toString());
 
 /** DynamoDB keeps at most this many significant digits. */
 export const MAX_SIGNIFICANT_DIGITS = 38;
@@ -73,12 +76,15 @@ export function numberProblem(n: JsonNumber | Big): 'NUMBER_OUT_OF_RANGE' | 'NUM
   if (typeof n === 'number') {
     // A plain number is a double's shortest form (at most 17 digits): its range is checked on the double.
     const magnitude = Math.abs(n);
-    const inRange = Number.isFinite(n) && (magnitude === 0 || (magnitude >= MIN_NUMBER_MAGNITUDE && magnitude < MAX_NUMBER_MAGNITUDE));
+    const inRange =
+      Number.isFinite(n) &&
+      (magnitude === 0 || (magnitude >= MIN_NUMBER_MAGNITUDE && magnitude < MAX_NUMBER_MAGNITUDE));
     return inRange ? undefined : 'NUMBER_OUT_OF_RANGE';
   }
   const decimal = n instanceof Big ? n : new Big(n.value);
   const magnitude = decimal.abs();
-  if (!decimal.eq(0) && (magnitude.gte(MAX_MAGNITUDE_TEXT) || magnitude.lt(MIN_MAGNITUDE_TEXT))) return 'NUMBER_OUT_OF_RANGE';
+  if (!decimal.eq(0) && (magnitude.gte(MAX_MAGNITUDE_TEXT) || magnitude.lt(MIN_MAGNITUDE_TEXT)))
+    return 'NUMBER_OUT_OF_RANGE';
   return decimal.c.length > MAX_SIGNIFICANT_DIGITS ? 'NUMBER_TOO_PRECISE' : undefined;
 }
 
@@ -109,7 +115,10 @@ export function assertStorable(value: unknown, levelsLeft: number): asserts valu
     }
     if (typeof v !== 'object') throw new BadRequest('INVALID_VALUE', 'value must be JSON');
     if (depth + 1 > levelsLeft) {
-      throw new BadRequest('VALUE_TOO_DEEP', `content may nest at most ${MAX_DEPTH} levels, counting the root and the values at the bottom`);
+      throw new BadRequest(
+        'VALUE_TOO_DEEP',
+        `content may nest at most ${MAX_DEPTH} levels, counting the root and the values at the bottom`,
+      );
     }
     if (Array.isArray(v)) {
       for (const item of v) stack.push([item, depth + 1]);
@@ -129,7 +138,9 @@ export function assertStorable(value: unknown, levelsLeft: number): asserts valu
 function numberSize(n: JsonNumber): number {
   // DynamoDB: about one byte per two significant digits, plus one.
   const digits =
-    typeof n === 'number' ? Math.abs(n).toExponential().split('e')[0]!.replace('.', '').replace(/0+$/, '').length || 1 : new Big(n.value).c.length;
+    typeof n === 'number'
+      ? Math.abs(n).toExponential().split('e')[0]!.replace('.', '').replace(/0+$/, '').length || 1
+      : new Big(n.value).c.length;
   return Math.ceil(digits / 2) + 1;
 }
 

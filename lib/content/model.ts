@@ -1,7 +1,17 @@
 // Content semantics: what each operation does to a content tree, decided in memory as one concrete action.
 import { BadRequest, NotFound } from '../config/errors';
 import { asIndex, formatPath, type Segments } from '../paths';
-import { type Json, type JsonNumber, type JsonObject, addNumbers, cloneJson, hasOwn, isJsonNumber, isObject, setOwn } from './json';
+import {
+  type Json,
+  type JsonNumber,
+  type JsonObject,
+  addNumbers,
+  cloneJson,
+  hasOwn,
+  isJsonNumber,
+  isObject,
+  setOwn,
+} from './json';
 
 /** One concrete step of a stored path: a map key, or an index into a list. */
 export type Step = string | number;
@@ -103,14 +113,20 @@ function createAt(segments: Segments, w: Walk, value: Json): Chosen {
   // Creating: nothing may have appeared there meanwhile, and an append position must still be the end.
   switch (w.stop) {
     case 'through-scalar':
-      throw new BadRequest('NOT_A_CONTAINER', `cannot create '${formatPath(segments)}': '${where}' is not an object or array`);
+      throw new BadRequest(
+        'NOT_A_CONTAINER',
+        `cannot create '${formatPath(segments)}': '${where}' is not an object or array`,
+      );
     case 'key-on-array':
       throw new BadRequest('INVALID_PATH', `'${where}' is an array: '${segment}' is not an index`);
     case 'out-of-range': {
       const length = (w.node as Json[]).length;
       const index = asIndex(segment) as number;
       if (index !== length) {
-        throw new BadRequest('INDEX_OUT_OF_RANGE', `index ${segment} is outside the array at '${where}' (length ${length})`);
+        throw new BadRequest(
+          'INDEX_OUT_OF_RANGE',
+          `index ${segment} is outside the array at '${where}' (length ${length})`,
+        );
       }
       const steps = [...w.steps, length];
       return planned(
@@ -136,7 +152,11 @@ function insertAction(steps: Step[], list: Json[], index: number, value: Json): 
   if (position === list.length) return planned({ kind: 'append', steps, value }, isList);
   // Shifting in place copies whatever the elements are then; only the length must be the one planned with.
   if (list.length - position <= MAX_SHIFTED_ELEMENTS) {
-    return planned({ kind: 'insert', steps, index: position, value, length: list.length }, isList, { kind: 'size', steps, size: list.length });
+    return planned({ kind: 'insert', steps, index: position, value, length: list.length }, isList, {
+      kind: 'size',
+      steps,
+      size: list.length,
+    });
   }
   const next = list.slice();
   next.splice(position, 0, value);
@@ -201,7 +221,9 @@ export function plan(root: JsonObject, op: ContentOperation): Plan | undefined {
   const { action, assumed } = chosen;
   const target = action.steps;
   const parent: Guard[] =
-    target.length > 0 ? [{ kind: 'type', steps: target.slice(0, -1), type: typeof target[target.length - 1] === 'number' ? 'L' : 'M' }] : [];
+    target.length > 0
+      ? [{ kind: 'type', steps: target.slice(0, -1), type: typeof target[target.length - 1] === 'number' ? 'L' : 'M' }]
+      : [];
   const seen = new Set<string>();
   const guards = [...walkGuards(root, op.segments, w.steps), ...parent, ...assumed];
   return { action, guards: guards.filter((g) => !seen.has(JSON.stringify(g)) && seen.add(JSON.stringify(g))) };

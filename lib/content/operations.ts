@@ -18,7 +18,10 @@ function valueOperation(kind: 'set' | 'push', body: Body): ContentOperation {
 function amountOf(body: Body): JsonNumber {
   const amount = body.value === undefined ? 1 : body.value;
   if (!isJsonNumber(amount) || !isStorableNumber(amount)) {
-    throw new BadRequest('INVALID_AMOUNT', 'value must be a number within the storable range, of at most 38 significant digits');
+    throw new BadRequest(
+      'INVALID_AMOUNT',
+      'value must be a number within the storable range, of at most 38 significant digits',
+    );
   }
   return amount;
 }

@@ -12,7 +12,12 @@ export function toAttribute(value: Json): AttributeValue {
   if (Array.isArray(value)) return { L: value.map(toAttribute) };
   const map: Record<string, AttributeValue> = {};
   for (const key of Object.keys(value)) {
-    Object.defineProperty(map, key, { value: toAttribute(value[key] as Json), enumerable: true, writable: true, configurable: true });
+    Object.defineProperty(map, key, {
+      value: toAttribute(value[key] as Json),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   }
   return { M: map };
 }

@@ -123,7 +123,9 @@ export function assumeSteps(segments: Segments): Step[] | undefined {
 function requireParent(state: ExpressionState, steps: Step[]): void {
   const last = steps[steps.length - 1] as Step;
   if (typeof last !== 'number' && steps.length === 1) return;
-  state.conditions.push(`size(${state.path(steps.slice(0, -1))}) >= ${state.number(typeof last === 'number' ? last : 0)}`);
+  state.conditions.push(
+    `size(${state.path(steps.slice(0, -1))}) >= ${state.number(typeof last === 'number' ? last : 0)}`,
+  );
 }
 
 function compileFastSet(state: ExpressionState, steps: Step[], value: AttributeValue): void {
@@ -134,14 +136,18 @@ function compileFastSet(state: ExpressionState, steps: Step[], value: AttributeV
 /** A target that is there but no list makes the engine refuse list_append's operand (isAssumptionRefused). */
 function compileFastPush(state: ExpressionState, steps: Step[], value: AttributeValue): void {
   const target = state.path(steps);
-  state.sets.push(`${target} = list_append(if_not_exists(${target}, ${state.value({ L: [] })}), ${state.value({ L: [value] })})`);
+  state.sets.push(
+    `${target} = list_append(if_not_exists(${target}, ${state.value({ L: [] })}), ${state.value({ L: [value] })})`,
+  );
   requireParent(state, steps);
 }
 
 function compileFastInsert(state: ExpressionState, steps: Step[], value: AttributeValue, index: number): boolean {
   const target = state.path(steps);
   if (index === 0) {
-    state.sets.push(`${target} = list_append(${state.value({ L: [value] })}, if_not_exists(${target}, ${state.value({ L: [] })}))`);
+    state.sets.push(
+      `${target} = list_append(${state.value({ L: [value] })}, if_not_exists(${target}, ${state.value({ L: [] })}))`,
+    );
     requireParent(state, steps);
     return true;
   }
@@ -193,7 +199,8 @@ function compileFastDelete(state: ExpressionState, steps: Step[]): void {
  */
 function indexAssumptions(state: ExpressionState, steps: Step[]): void {
   steps.forEach((step, i) => {
-    if (typeof step === 'number') state.conditions.push(`attribute_type(${state.path(steps.slice(0, i))}, ${state.value({ S: 'L' })})`);
+    if (typeof step === 'number')
+      state.conditions.push(`attribute_type(${state.path(steps.slice(0, i))}, ${state.value({ S: 'L' })})`);
   });
 }
 
@@ -205,7 +212,9 @@ function indexAssumptions(state: ExpressionState, steps: Step[]): void {
  * written: read and plan.
  */
 export const isAssumptionRefused = (error: unknown): boolean =>
-  error instanceof Error && error.name === 'ValidationException' && /document path|incorrect data type/i.test(error.message);
+  error instanceof Error &&
+  error.name === 'ValidationException' &&
+  /document path|incorrect data type/i.test(error.message);
 
 /** Compiles an operation without reading the content; false when it cannot be done that way. */
 export function compileFastOperation(state: ExpressionState, op: ContentOperation): boolean {
@@ -300,7 +309,11 @@ export function compileAction(state: ExpressionState, action: Action): void {
  * read several times faster. A key stored without `w` (created before it existed) fails that condition; the store
  * then decides from the item and writes guarded by the full form, so such a key costs one request more, not its use.
  */
-export function compileAccess(state: ExpressionState, access: AccessCheck, form: 'fast' | 'guarded' = 'guarded'): string {
+export function compileAccess(
+  state: ExpressionState,
+  access: AccessCheck,
+  form: 'fast' | 'guarded' = 'guarded',
+): string {
   if (access.kind === 'key') {
     const key = `${state.name(A.keys)}.${state.name(access.keyId)}`;
     const expires = `${key}.${state.name(A.keyExpires)}`;
@@ -323,7 +336,11 @@ export function compileAccess(state: ExpressionState, access: AccessCheck, form:
 }
 
 /** What every write adds: access, the version bump, the new etag, the request token, If-Match and the size budget. */
-export function compileEnvelope(state: ExpressionState, envelope: WriteEnvelope, form: 'fast' | 'guarded' = 'guarded'): void {
+export function compileEnvelope(
+  state: ExpressionState,
+  envelope: WriteEnvelope,
+  form: 'fast' | 'guarded' = 'guarded',
+): void {
   const version = state.name(A.version);
   const etag = state.name(A.etag);
   const slot = state.name(slotAttribute(envelope.slot));

@@ -20,7 +20,9 @@ export interface MutationSpec {
 /** ajv tells a number by typeof: to the schema, an exact decimal (a number no double holds) is a number too. */
 function schemaView(body: Record<string, unknown>): Record<string, unknown> {
   if (!Object.values(body).some((v) => v instanceof LosslessNumber)) return body;
-  return Object.fromEntries(Object.entries(body).map(([k, v]) => [k, v instanceof LosslessNumber ? Number(v.value) : v]));
+  return Object.fromEntries(
+    Object.entries(body).map(([k, v]) => [k, v instanceof LosslessNumber ? Number(v.value) : v]),
+  );
 }
 
 export function contentMutation(spec: MutationSpec) {

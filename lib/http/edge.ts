@@ -44,7 +44,11 @@ export function errorReply(thrown: unknown, requestId: string | undefined): Repl
   }
   logger.error('request failed', { requestId, error: error as Error });
   if (error instanceof HttpError) {
-    return { statusCode: error.statusCode, body: { message: 'The service could not complete the request', code: error.code }, headers: error.headers };
+    return {
+      statusCode: error.statusCode,
+      body: { message: 'The service could not complete the request', code: error.code },
+      headers: error.headers,
+    };
   }
   return { statusCode: 500, body: { message: 'Internal server error', code: 'INTERNAL_ERROR' satisfies ErrorCode } };
 }
@@ -82,10 +86,12 @@ export const deadlineOf = (context: Context) => Date.now() + Math.max(1000, cont
  * handlers return a Reply and the chain makes it a Lambda result, within the invocation's deadline.
  */
 export function httpHandler(fn: (event: Event, context: Context) => Promise<Reply>) {
-  return middy<Event, Result>()
-    // No resetKeys: nothing appends keys to the logger, so there is nothing to reset between invocations.
-    .use(injectLambdaContext(logger))
-    .use(accessLog())
-    .use(httpErrors())
-    .handler(async (event, context) => toResult(await withDeadline(deadlineOf(context), () => fn(event, context))));
+  return (
+    middy<Event, Result>()
+      // No resetKeys: nothing appends keys to the logger, so there is nothing to reset between invocations.
+      .use(injectLambdaContext(logger))
+      .use(accessLog())
+      .use(httpErrors())
+      .handler(async (event, context) => toResult(await withDeadline(deadlineOf(context), () => fn(event, context))))
+  );
 }

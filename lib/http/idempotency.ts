@@ -20,7 +20,8 @@ const KEY = /^[\x21-\x7e]{1,255}$/;
 
 export function parseIdempotencyKey(value: string | undefined): string | undefined {
   if (value === undefined) return undefined;
-  if (!KEY.test(value)) throw new BadRequest('INVALID_IDEMPOTENCY_KEY', 'Idempotency-Key must be 1 to 255 visible ASCII characters');
+  if (!KEY.test(value))
+    throw new BadRequest('INVALID_IDEMPOTENCY_KEY', 'Idempotency-Key must be 1 to 255 visible ASCII characters');
   return value;
 }
 
@@ -49,7 +50,9 @@ let runner: Promise<Runner> | undefined;
  */
 async function loadRunner(): Promise<Runner> {
   // The key is LAZY_SHARED_KEY of scripts/bundle.mjs; outside the bundles (tsx, jest) nothing reads it.
-  const shared = ((globalThis as Record<symbol, Record<string, unknown> | undefined>)[Symbol.for('content-api.lazy-shared')] ??= {});
+  const shared = ((globalThis as Record<symbol, Record<string, unknown> | undefined>)[
+    Symbol.for('content-api.lazy-shared')
+  ] ??= {});
   shared['@aws-sdk/client-dynamodb'] ??= {
     ConditionalCheckFailedException,
     DeleteItemCommand,
@@ -83,7 +86,13 @@ async function loadRunner(): Promise<Runner> {
  * 409. Errors are not remembered: nothing was applied, so a retry runs again. The caller has decided access first.
  */
 export async function runIdempotently(
-  request: { project: string; incarnation: string; authorization: string; idempotencyKey: string; fingerprint: unknown },
+  request: {
+    project: string;
+    incarnation: string;
+    authorization: string;
+    idempotencyKey: string;
+    fingerprint: unknown;
+  },
   context: Context,
   run: () => Promise<Reply>,
 ): Promise<Reply> {
@@ -102,12 +111,20 @@ export async function runIdempotently(
   } catch (error) {
     if (error instanceof HttpError) throw error;
     if (error instanceof powertools.IdempotencyValidationError) {
-      throw new HttpError(422, 'IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used with a different request');
+      throw new HttpError(
+        422,
+        'IDEMPOTENCY_KEY_REUSED',
+        'This Idempotency-Key was already used with a different request',
+      );
     }
     if (error instanceof powertools.IdempotencyAlreadyInProgressError) {
-      throw new Conflict('IDEMPOTENCY_IN_PROGRESS', 'A request with this Idempotency-Key is still in progress; retry shortly', {
-        'Retry-After': '1',
-      });
+      throw new Conflict(
+        'IDEMPOTENCY_IN_PROGRESS',
+        'A request with this Idempotency-Key is still in progress; retry shortly',
+        {
+          'Retry-After': '1',
+        },
+      );
     }
     throw error;
   }

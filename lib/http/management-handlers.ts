@@ -9,7 +9,14 @@ import { assertAccess, projectNotFound, resolvePrincipal } from '../auth/access'
 import { parseAuthorization } from '../auth/credentials';
 import { AccountError, readProjectMeta } from '../store/accounts';
 import { roleAllows, roleOf } from '../policy';
-import { type KeyEntry, type ProjectItem, type ProjectRef, epochSeconds, isProjectRef, projectName } from '../schema/items';
+import {
+  type KeyEntry,
+  type ProjectItem,
+  type ProjectRef,
+  epochSeconds,
+  isProjectRef,
+  projectName,
+} from '../schema/items';
 
 /** Who may call a route: the user named in the URL creating it, its owner, or any member (owner included). */
 export type Rule = 'creator' | 'owner' | 'member';
@@ -106,7 +113,9 @@ export function listedKey(id: string, stored: unknown) {
   return {
     id,
     name: typeof key.name === 'string' ? key.name : '',
-    permissions: Array.isArray(key.permissions) ? (key.permissions.filter((p) => PERMISSIONS.includes(p)) as string[]) : [],
+    permissions: Array.isArray(key.permissions)
+      ? (key.permissions.filter((p) => PERMISSIONS.includes(p)) as string[])
+      : [],
     createdAt: typeof key.createdAt === 'string' ? key.createdAt : null,
     expiresAt: isoTime(key.expiresAt),
   };

@@ -91,7 +91,10 @@ export function parseJsonObject(text: string): Record<string, unknown> {
 export function parseIfMatch(event: APIGatewayProxyEventV2): string[] | undefined {
   const value = header(event, 'if-match')?.trim();
   if (value === undefined || value === '' || value === '*') return undefined;
-  const tags = value.split(',').map((t) => t.trim()).filter((t) => t !== '');
+  const tags = value
+    .split(',')
+    .map((t) => t.trim())
+    .filter((t) => t !== '');
   if (tags.length > 20) throw new BadRequest('INVALID_IF_MATCH', 'If-Match may name at most 20 entity tags');
   // Garbage (`,`) names no tag at all: it still must not match, so keep one entry no etag can equal.
   if (tags.length === 0) return [`invalid:${value}`];

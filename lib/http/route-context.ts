@@ -23,5 +23,3 @@ export async function beginRequest(event: Event, need: Need) {
   const project = await projectOf(event, principal, need);
   return { text, principal, project };
 }
-
-

@@ -1,7 +1,11 @@
 // Request schemas: the one source for the ajv validators (compiled at build time) and the OpenAPI document.
 import { MAX_EXPIRES_IN_SECONDS } from '../config/limits';
 
-const path = { type: 'string', description: 'Dot-separated path; `\\.` is a literal dot, `\\\\` a literal backslash.', examples: ['data.items'] };
+const path = {
+  type: 'string',
+  description: 'Dot-separated path; `\\.` is a literal dot, `\\\\` a literal backslash.',
+  examples: ['data.items'],
+};
 const anyValue = { description: 'Any JSON value (null included).' };
 const amount = { type: 'number', description: 'Amount; a finite number, default 1.', default: 1 };
 
@@ -15,7 +19,11 @@ const body = (properties: Record<string, object>, required: string[]) => ({
 export const requestSchemas = {
   set: body({ path, value: anyValue }, ['path', 'value']),
   insert: body(
-    { path, value: anyValue, index: { type: 'number', description: 'Zero-based integer index; negative counts from the end.' } },
+    {
+      path,
+      value: anyValue,
+      index: { type: 'number', description: 'Zero-based integer index; negative counts from the end.' },
+    },
     ['path', 'value', 'index'],
   ),
   push: body({ path, value: anyValue }, ['path', 'value']),
@@ -47,5 +55,7 @@ export const managementSchemas = {
     },
     ['name', 'permissions'],
   ),
-  putMember: body({ role: { enum: ['viewer', 'editor'], description: 'viewer reads; editor reads and writes.' } }, ['role']),
+  putMember: body({ role: { enum: ['viewer', 'editor'], description: 'viewer reads; editor reads and writes.' } }, [
+    'role',
+  ]),
 } as const;

@@ -16,7 +16,10 @@ const FIELD_ERRORS: Record<string, [CodeWithStatus<400>, string]> = {
   content: ['INVALID_CONTENT', 'content is required and must be a JSON object'],
   name: ['INVALID_NAME', 'name is required and must be a string of 1 to 100 characters'],
   permissions: ['INVALID_PERMISSIONS', 'permissions must be a non-empty array of "content:read" and "content:write"'],
-  expiresInSeconds: ['INVALID_EXPIRY', `expiresInSeconds must be a whole number of seconds from 1 to ${MAX_EXPIRES_IN_SECONDS} (10 years)`],
+  expiresInSeconds: [
+    'INVALID_EXPIRY',
+    `expiresInSeconds must be a whole number of seconds from 1 to ${MAX_EXPIRES_IN_SECONDS} (10 years)`,
+  ],
   role: ['INVALID_ROLE', 'role must be "viewer" or "editor"'],
 };
 
@@ -26,7 +29,8 @@ export function schemaError(errors: ErrorObject[] | null | undefined): BadReques
   if (error?.keyword === 'additionalProperties') {
     return new BadRequest('UNKNOWN_FIELD', `unknown field '${String(error.params.additionalProperty)}'`);
   }
-  const field = error?.keyword === 'required' ? String(error.params.missingProperty) : (error?.instancePath.split('/')[1] ?? '');
+  const field =
+    error?.keyword === 'required' ? String(error.params.missingProperty) : (error?.instancePath.split('/')[1] ?? '');
   if (field === 'value') {
     return error?.keyword === 'required'
       ? new BadRequest('MISSING_VALUE', 'value is required (null is a value)')
@@ -45,4 +49,3 @@ export function validated<T>(fn: () => T): T | BadRequest {
     throw error;
   }
 }
-

@@ -46,7 +46,9 @@ function seconds(value: string | undefined): number | undefined {
   const n = Number(value);
   // The same bound as the API's expiresInSeconds: every expiry stays a date the key list can show.
   if (!/^\d+$/.test(value) || !Number.isSafeInteger(n) || n < 1 || n > MAX_EXPIRES_IN_SECONDS) {
-    throw new UsageError(`--expires-in must be a whole number of seconds from 1 to ${MAX_EXPIRES_IN_SECONDS} (10 years)`);
+    throw new UsageError(
+      `--expires-in must be a whole number of seconds from 1 to ${MAX_EXPIRES_IN_SECONDS} (10 years)`,
+    );
   }
   return n;
 }
@@ -65,7 +67,8 @@ async function run(argv: string[]): Promise<unknown> {
   const [noun, verb, ...rest] = positionals;
 
   const user = (value: string | undefined) => {
-    if (!value || !USERNAME.test(value)) throw new UsageError(`expected a username like @alice, got ${value ?? 'nothing'}`);
+    if (!value || !USERNAME.test(value))
+      throw new UsageError(`expected a username like @alice, got ${value ?? 'nothing'}`);
     return canonicalName(value);
   };
   const project = (value: string | undefined) => {
@@ -76,7 +79,9 @@ async function run(argv: string[]): Promise<unknown> {
     return { username: canonicalName(username), slug: canonicalName(slug) };
   };
   const requireUser = async (username: string) => {
-    const { Item } = await documents.send(new GetCommand({ TableName: process.env.TABLE_NAME, Key: { pk: `U#${username}` } }));
+    const { Item } = await documents.send(
+      new GetCommand({ TableName: process.env.TABLE_NAME, Key: { pk: `U#${username}` } }),
+    );
     if (!Item) throw new Error(`user ${username} does not exist`);
   };
 
@@ -144,7 +149,9 @@ run(process.argv.slice(2)).then(
       process.exit(2);
     }
     const message = error instanceof Error ? error.message : String(error);
-    process.stderr.write(`error: ${/ECONNREFUSED/.test(message) ? `no DynamoDB at ${process.env.AWS_ENDPOINT_URL_DYNAMODB} (is npm start running?)` : message}\n`);
+    process.stderr.write(
+      `error: ${/ECONNREFUSED/.test(message) ? `no DynamoDB at ${process.env.AWS_ENDPOINT_URL_DYNAMODB} (is npm start running?)` : message}\n`,
+    );
     process.exit(1);
   },
 );

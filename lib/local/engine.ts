@@ -47,14 +47,18 @@ function mapOwnPath(path: Array<string | number>, item: Record<string, Attribute
   for (const piece of path) {
     const container: Record<string, Attribute> | Attribute[] | undefined =
       typeof piece === 'number' && resolved.L ? resolved.L : resolved.M;
-    resolved = container && Object.hasOwn(container, piece) ? (container as Record<string, Attribute>)[piece] : undefined;
+    resolved =
+      container && Object.hasOwn(container, piece) ? (container as Record<string, Attribute>)[piece] : undefined;
     if (resolved == null) return undefined;
   }
   return resolved;
 }
 
 /** dynalite's mapPaths (projections, ReturnValues) over own keys, building maps without a prototype. */
-function mapOwnPaths(paths: Array<string | Array<string | number>>, item: Record<string, Attribute>): Record<string, Attribute> {
+function mapOwnPaths(
+  paths: Array<string | Array<string | number>>,
+  item: Record<string, Attribute>,
+): Record<string, Attribute> {
   const projected: Record<string, Attribute> = Object.create(null);
   const toSquash = new Set<Attribute>();
   for (const entry of paths) {
@@ -93,8 +97,15 @@ function resolveOwnArg(arg: Condition['args'][number], item: Record<string, Attr
   if (arg.type !== 'function' || arg.name !== 'size') return arg as Attribute;
   const value = resolveOwnArg((arg as Condition).args[0]!, item);
   if (!value) return null;
-  const sized = value.S ?? (value.B ? Buffer.from(value.B as string, 'base64') : undefined) ?? value.SS ?? value.BS ?? value.NS ?? value.L;
-  const length = (sized as { length: number } | undefined)?.length ?? (value.M ? Object.keys(value.M).length : undefined);
+  const sized =
+    value.S ??
+    (value.B ? Buffer.from(value.B as string, 'base64') : undefined) ??
+    value.SS ??
+    value.BS ??
+    value.NS ??
+    value.L;
+  const length =
+    (sized as { length: number } | undefined)?.length ?? (value.M ? Object.keys(value.M).length : undefined);
   return length != null ? { N: String(length) } : null;
 }
 
@@ -122,7 +133,9 @@ function returnOldItemOnConditionFailure(): void {
   db.checkConditional = (data, existing) => {
     const condition = data._condition as { expression: Condition } | undefined;
     const error = condition
-      ? matchesOwnCondition((existing ?? {}) as Record<string, Attribute>, condition.expression) ? null : conditionalCheckFailed()
+      ? matchesOwnCondition((existing ?? {}) as Record<string, Attribute>, condition.expression)
+        ? null
+        : conditionalCheckFailed()
       : check(data, existing);
     if (error?.body && existing && data.ReturnValuesOnConditionCheckFailure === 'ALL_OLD') error.body.Item = existing;
     return error;

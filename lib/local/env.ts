@@ -9,7 +9,11 @@ export const local = {
   enginePort: () => Number(process.env.LOCAL_DYNAMODB_PORT ?? 8000),
   /** `:memory:` keeps the embedded engine in memory (tests). */
   dataDir: () => process.env.DATA_DIR ?? join(ROOT, '.data'),
-  corsOrigins: () => (process.env.CORS_ORIGINS ?? '*').split(',').map((o) => o.trim()).filter(Boolean),
+  corsOrigins: () =>
+    (process.env.CORS_ORIGINS ?? '*')
+      .split(',')
+      .map((o) => o.trim())
+      .filter(Boolean),
 };
 
 /** Region, dummy credentials and the table name; set before any handler module builds its client. */

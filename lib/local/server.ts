@@ -28,7 +28,17 @@ export interface Route {
 }
 
 interface ServerlessConfig {
-  provider: { timeout?: number; httpApi?: { cors?: { allowedHeaders?: string[]; allowedMethods?: string[]; exposedResponseHeaders?: string[]; maxAge?: number } } };
+  provider: {
+    timeout?: number;
+    httpApi?: {
+      cors?: {
+        allowedHeaders?: string[];
+        allowedMethods?: string[];
+        exposedResponseHeaders?: string[];
+        maxAge?: number;
+      };
+    };
+  };
   functions: Record<string, { handler: string; events?: Array<{ httpApi?: { method: string; path: string } }> }>;
 }
 
@@ -43,11 +53,20 @@ export function loadRoutes(config = readServerlessConfig()): Route[] {
     for (const event of fn.events ?? []) {
       if (!event.httpApi) continue;
       const params: string[] = [];
-      const source = event.httpApi.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{([^}]+)\}/g, (_, name: string) => {
-        params.push(name.replace(/\+$/, ''));
-        return name.endsWith('+') ? '(.+)' : '([^/]+)';
+      const source = event.httpApi.path
+        .replace(/[.*+?^$()|[\]\\]/g, '\\$&')
+        .replace(/\{([^}]+)\}/g, (_, name: string) => {
+          params.push(name.replace(/\+$/, ''));
+          return name.endsWith('+') ? '(.+)' : '([^/]+)';
+        });
+      routes.push({
+        functionName,
+        method: event.httpApi.method.toUpperCase(),
+        path: event.httpApi.path,
+        handler: fn.handler,
+        pattern: new RegExp(`^${source}$`),
+        params,
       });
-      routes.push({ functionName, method: event.httpApi.method.toUpperCase(), path: event.httpApi.path, handler: fn.handler, pattern: new RegExp(`^${source}$`), params });
     }
   }
   return routes;
@@ -89,7 +108,12 @@ export function requestUrl(req: IncomingMessage): URL | undefined {
   }
 }
 
-export function toEvent(req: IncomingMessage, body: Buffer, route: Route, match: RegExpExecArray): APIGatewayProxyEventV2 {
+export function toEvent(
+  req: IncomingMessage,
+  body: Buffer,
+  route: Route,
+  match: RegExpExecArray,
+): APIGatewayProxyEventV2 {
   const url = requestUrl(req) as URL;
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(req.headers)) {
@@ -124,7 +148,13 @@ export function toEvent(req: IncomingMessage, body: Buffer, route: Route, match:
       apiId: 'local',
       domainName: headers.host ?? 'localhost',
       domainPrefix: 'localhost',
-      http: { method: route.method, path: url.pathname, protocol: `HTTP/${req.httpVersion}`, sourceIp: req.socket.remoteAddress ?? '127.0.0.1', userAgent: headers['user-agent'] ?? '' },
+      http: {
+        method: route.method,
+        path: url.pathname,
+        protocol: `HTTP/${req.httpVersion}`,
+        sourceIp: req.socket.remoteAddress ?? '127.0.0.1',
+        userAgent: headers['user-agent'] ?? '',
+      },
       requestId: randomUUID(),
       routeKey: `${route.method} ${route.path}`,
       stage: '$default',
@@ -201,10 +231,20 @@ function answerClientError(error: Error & { code?: string }, socket: Duplex): vo
     socket.destroy();
     return;
   }
-  const [status, code, message] = CLIENT_ERRORS[error.code ?? ''] ?? [400, 'BAD_REQUEST', 'The request is not valid HTTP'];
+  const [status, code, message] = CLIENT_ERRORS[error.code ?? ''] ?? [
+    400,
+    'BAD_REQUEST',
+    'The request is not valid HTTP',
+  ];
   const body = jsonError(message, code);
-  const headers = Object.entries({ ...JSON_HEADERS, 'Content-Length': String(Buffer.byteLength(body)), Connection: 'close' });
-  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${headers.map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n${body}`);
+  const headers = Object.entries({
+    ...JSON_HEADERS,
+    'Content-Length': String(Buffer.byteLength(body)),
+    Connection: 'close',
+  });
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${headers.map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n${body}`,
+  );
 }
 
 /** Starts the server; routes and CORS settings come from serverless.yml, origins from the options. */
@@ -233,7 +273,12 @@ export async function startServer(options: ServerOptions): Promise<{ server: Ser
       const origin = req.headers.origin;
       const url = requestUrl(req);
       if (!url) {
-        send(res, 400, { ...JSON_HEADERS, ...corsHeaders(origin) }, jsonError('Malformed request target', 'BAD_REQUEST_TARGET'));
+        send(
+          res,
+          400,
+          { ...JSON_HEADERS, ...corsHeaders(origin) },
+          jsonError('Malformed request target', 'BAD_REQUEST_TARGET'),
+        );
         return;
       }
       const method = (req.method ?? 'GET').toUpperCase();
@@ -249,17 +294,27 @@ export async function startServer(options: ServerOptions): Promise<{ server: Ser
       }
       // The API reference (GET /, /openapi.json, /docs/assets/*): local only, never a Lambda route.
       if (serveDocs(method, url.pathname, res)) return;
-      const candidates = routes.map((route) => ({ route, match: route.pattern.exec(url.pathname) })).filter((c) => c.match);
+      const candidates = routes
+        .map((route) => ({ route, match: route.pattern.exec(url.pathname) }))
+        .filter((c) => c.match);
       const found = candidates.find((c) => c.route.method === method);
       if (!found) {
         const status = candidates.length > 0 ? 405 : 404;
-        const body = status === 405 ? jsonError('Method not allowed', 'METHOD_NOT_ALLOWED') : jsonError('Not found', 'ROUTE_NOT_FOUND');
+        const body =
+          status === 405
+            ? jsonError('Method not allowed', 'METHOD_NOT_ALLOWED')
+            : jsonError('Not found', 'ROUTE_NOT_FOUND');
         send(res, status, { ...JSON_HEADERS, ...corsHeaders(origin) }, body);
         return;
       }
       const body = await readBody(req);
       if (body === 'too-large') {
-        send(res, 413, { ...JSON_HEADERS, ...corsHeaders(origin) }, jsonError('Request entity too large', 'PAYLOAD_TOO_LARGE'));
+        send(
+          res,
+          413,
+          { ...JSON_HEADERS, ...corsHeaders(origin) },
+          jsonError('Request entity too large', 'PAYLOAD_TOO_LARGE'),
+        );
         return;
       }
       const handler = handlers.get(found.route) as Handler;
@@ -269,7 +324,9 @@ export async function startServer(options: ServerOptions): Promise<{ server: Ser
       const result = await invocations.run(invocation, () => handler(event, context));
       const headers: Record<string, string> = { ...corsHeaders(origin) };
       for (const [name, value] of Object.entries(result.headers ?? {})) headers[name] = String(value);
-      const text = result.isBase64Encoded ? Buffer.from(result.body ?? '', 'base64').toString('latin1') : (result.body ?? '');
+      const text = result.isBase64Encoded
+        ? Buffer.from(result.body ?? '', 'base64').toString('latin1')
+        : (result.body ?? '');
       send(res, result.statusCode ?? 200, headers, text);
     })().catch((error: unknown) => {
       // The client went away (or sent something clientError already answered): nobody to answer, nothing failed.

@@ -37,12 +37,16 @@ async function main(): Promise<void> {
   const demo = await ensureDemo();
   const { url, routes } = await startServer({ port: local.port(), corsOrigins: local.corsOrigins() });
   const base = `${url}/api/${demo.username}/${demo.projectSlug}/content`;
-  console.log(`DynamoDB: ${runtime.embedded ? `embedded dynalite at ${runtime.endpoint}, data in ${local.dataDir()}` : runtime.endpoint}`);
+  console.log(
+    `DynamoDB: ${runtime.embedded ? `embedded dynalite at ${runtime.endpoint}, data in ${local.dataDir()}` : runtime.endpoint}`,
+  );
   console.log(`API: ${url} (${routes.length} routes from serverless.yml)`);
   console.log(`API reference (try requests with your key): ${url}/ (OpenAPI: ${url}/openapi.json)`);
   console.log(`Demo project ${demo.username}/${demo.projectSlug}, API key ${demo.key}\n`);
   console.log('Try:');
-  console.log(`curl -s -X POST ${base}/set -H 'Authorization: Bearer ${demo.key}' -H 'Content-Type: application/json' -d '{"path":"data.greeting","value":"hello"}'`);
+  console.log(
+    `curl -s -X POST ${base}/set -H 'Authorization: Bearer ${demo.key}' -H 'Content-Type: application/json' -d '{"path":"data.greeting","value":"hello"}'`,
+  );
   console.log(`curl -s ${base} -H 'Authorization: Bearer ${demo.key}'`);
   // For tools that start this process (the tests): where the API and the engine are, once both are ready.
   const readyFile = process.env.LOCAL_READY_FILE;

@@ -26,7 +26,11 @@ let sequence = 0;
 /** While a transaction applies its writes, their records wait here: they appear when it commits, never if it is undone. */
 let held: ChangeRecord[] | undefined;
 
-function recordOf(table: Table, existing: Attributes | null | undefined, item: Attributes | null | undefined): ChangeRecord {
+function recordOf(
+  table: Table,
+  existing: Attributes | null | undefined,
+  item: Attributes | null | undefined,
+): ChangeRecord {
   const image = (item ?? existing) as Attributes;
   const keys: Attributes = {};
   for (const { AttributeName } of table.KeySchema) keys[AttributeName] = image[AttributeName];
@@ -56,7 +60,11 @@ function publish(records: ChangeRecord[]): void {
 }
 
 /** Called by the engine for every item it is about to store or delete (dynalite's updateIndexes step). */
-export function recordWrite(table: Table, existing: Attributes | null | undefined, item: Attributes | null | undefined): void {
+export function recordWrite(
+  table: Table,
+  existing: Attributes | null | undefined,
+  item: Attributes | null | undefined,
+): void {
   if (listeners.size === 0 || (!existing && !item)) return;
   const record = recordOf(table, existing, item);
   if (held) held.push(record);
@@ -95,7 +103,8 @@ function asEventRecord(record: StreamRecord, arn: string): ChangeRecord {
     eventSourceARN: arn,
     dynamodb: {
       ...(change as NonNullable<ChangeRecord['dynamodb']>),
-      ApproximateCreationDateTime: created instanceof Date ? Math.floor(created.getTime() / 1000) : (created as number | undefined),
+      ApproximateCreationDateTime:
+        created instanceof Date ? Math.floor(created.getTime() / 1000) : (created as number | undefined),
     },
   };
 }
@@ -104,7 +113,12 @@ function asEventRecord(record: StreamRecord, arn: string): ChangeRecord {
  * Reads DynamoDB Local's stream of `table` from its latest position, shard by shard, and hands each batch of
  * records to the listener; returns the function that stops reading.
  */
-export async function listenDynamoDbLocal(client: DynamoDBClient, tableName: string, listener: ChangeListener, pollMs = 50): Promise<() => void> {
+export async function listenDynamoDbLocal(
+  client: DynamoDBClient,
+  tableName: string,
+  listener: ChangeListener,
+  pollMs = 50,
+): Promise<() => void> {
   const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
   const arn = Table?.LatestStreamArn;
   if (!arn) throw new Error(`table ${tableName} has no stream`);
@@ -112,7 +126,9 @@ export async function listenDynamoDbLocal(client: DynamoDBClient, tableName: str
   const streams = new DynamoDBStreamsClient({
     region: await client.config.region(),
     credentials: client.config.credentials,
-    ...(config ? { endpoint: `${config.protocol}//${config.hostname}${config.port ? `:${config.port}` : ''}${config.path}` } : {}),
+    ...(config
+      ? { endpoint: `${config.protocol}//${config.hostname}${config.port ? `:${config.port}` : ''}${config.path}` }
+      : {}),
   });
   let stopped = false;
   const iterators = new Map<string, string | undefined>();

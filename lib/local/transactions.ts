@@ -83,7 +83,10 @@ const error = (status: number, type: string, message: string, extra: Record<stri
   status,
   body: { __type: `com.amazonaws.dynamodb.v20120810#${type}`, message, ...extra },
 });
-const validationError = (message: string) => ({ status: 400, body: { __type: 'com.amazon.coral.validate#ValidationException', message } });
+const validationError = (message: string) => ({
+  status: 400,
+  body: { __type: 'com.amazon.coral.validate#ValidationException', message },
+});
 
 function readBody(req: IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -96,15 +99,26 @@ function readBody(req: IncomingMessage): Promise<string> {
 
 function send(res: ServerResponse, answer: EngineAnswer): void {
   const body = JSON.stringify(answer.body);
-  res.writeHead(answer.status, { 'Content-Type': 'application/x-amz-json-1.0', 'Content-Length': Buffer.byteLength(body) });
+  res.writeHead(answer.status, {
+    'Content-Type': 'application/x-amz-json-1.0',
+    'Content-Length': Buffer.byteLength(body),
+  });
   res.end(body);
 }
 
 /** The item's key attributes in a stable text, to find two actions on one item. */
 const keyText = (table: string, key: Item) =>
-  JSON.stringify([table, Object.keys(key).sort().map((name) => [name, key[name]])]);
+  JSON.stringify([
+    table,
+    Object.keys(key)
+      .sort()
+      .map((name) => [name, key[name]]),
+  ]);
 
-const VALIDATION_OF: Record<Operation, { types: Record<string, unknown>; custom?: (data: Attributes, store: unknown) => unknown }> = {
+const VALIDATION_OF: Record<
+  Operation,
+  { types: Record<string, unknown>; custom?: (data: Attributes, store: unknown) => unknown }
+> = {
   Put: putItemValidation,
   Update: updateItemValidation,
   Delete: deleteItemValidation,
@@ -141,7 +155,9 @@ export function addTransactions(server: Server): void {
   server.removeAllListeners('request');
   const gate = new Gate();
   const tokens = new Map<string, { digest: string; until: number; answer: EngineAnswer }>();
-  const innerMark = createHash('sha256').update(String(Math.random()) + Date.now()).digest('hex');
+  const innerMark = createHash('sha256')
+    .update(String(Math.random()) + Date.now())
+    .digest('hex');
 
   /** One request to dynalite itself, past the gate (the transaction holds it). */
   const inner = (target: string, headers: IncomingMessage['headers'], body: unknown): Promise<EngineAnswer> =>
@@ -179,7 +195,11 @@ export function addTransactions(server: Server): void {
 
   const keyNames = new Map<string, string[]>();
   /** The key attributes of an item (a Put names the whole item), from the table's key schema. */
-  const keyOf = async (headers: IncomingMessage['headers'], table: string, item: Item): Promise<Item | EngineAnswer> => {
+  const keyOf = async (
+    headers: IncomingMessage['headers'],
+    table: string,
+    item: Item,
+  ): Promise<Item | EngineAnswer> => {
     let names = keyNames.get(table);
     if (!names) {
       const answer = await inner('DescribeTable', headers, { TableName: table });
@@ -199,10 +219,15 @@ export function addTransactions(server: Server): void {
     return answer.body.Item as Item | undefined;
   };
 
-  async function transactWrite(headers: IncomingMessage['headers'], body: Record<string, unknown>): Promise<EngineAnswer> {
+  async function transactWrite(
+    headers: IncomingMessage['headers'],
+    body: Record<string, unknown>,
+  ): Promise<EngineAnswer> {
     const entries = body.TransactItems;
     if (!Array.isArray(entries) || entries.length === 0) {
-      return validationError("1 validation error detected: Value null at 'transactItems' failed to satisfy constraint: Member must not be null");
+      return validationError(
+        "1 validation error detected: Value null at 'transactItems' failed to satisfy constraint: Member must not be null",
+      );
     }
     if (entries.length > MAX_ACTIONS) {
       return validationError(
@@ -227,13 +252,19 @@ export function addTransactions(server: Server): void {
     }
 
     const token = typeof body.ClientRequestToken === 'string' ? body.ClientRequestToken : undefined;
-    const digest = createHash('sha256').update(JSON.stringify({ ...body, ClientRequestToken: undefined })).digest('hex');
+    const digest = createHash('sha256')
+      .update(JSON.stringify({ ...body, ClientRequestToken: undefined }))
+      .digest('hex');
     const now = Date.now();
     for (const [name, remembered] of tokens) if (remembered.until <= now) tokens.delete(name);
     if (token !== undefined) {
       const remembered = tokens.get(token);
       if (remembered && remembered.digest !== digest) {
-        return error(400, 'IdempotentParameterMismatchException', 'The request uses the same client token as a previous, but non-identical request.');
+        return error(
+          400,
+          'IdempotentParameterMismatchException',
+          'The request uses the same client token as a previous, but non-identical request.',
+        );
       }
       if (remembered) return remembered.answer;
     }
@@ -246,7 +277,11 @@ export function addTransactions(server: Server): void {
       if (!failed) return { Code: 'None' };
       const old = before[i];
       const withItem = action.data.ReturnValuesOnConditionCheckFailure === 'ALL_OLD' && old !== undefined;
-      return { Code: 'ConditionalCheckFailed', Message: 'The conditional request failed', ...(withItem ? { Item: old } : {}) };
+      return {
+        Code: 'ConditionalCheckFailed',
+        Message: 'The conditional request failed',
+        ...(withItem ? { Item: old } : {}),
+      };
     });
     if (reasons.some((reason) => reason.Code !== 'None')) return cancelled(reasons);
 
@@ -257,7 +292,8 @@ export function addTransactions(server: Server): void {
     for (const [i, action] of actions.entries()) {
       if (action.operation === 'ConditionCheck') continue;
       const { ReturnValuesOnConditionCheckFailure: _ignored, ...request } = action.data;
-      const target = action.operation === 'Put' ? 'PutItem' : action.operation === 'Update' ? 'UpdateItem' : 'DeleteItem';
+      const target =
+        action.operation === 'Put' ? 'PutItem' : action.operation === 'Update' ? 'UpdateItem' : 'DeleteItem';
       const answer = await inner(target, headers, request);
       if (answer.status === 200) {
         applied.push(i);
@@ -266,23 +302,37 @@ export function addTransactions(server: Server): void {
       for (const j of applied.reverse()) {
         const undo = actions[j] as Action;
         const old = before[j];
-        await inner(old ? 'PutItem' : 'DeleteItem', headers, old ? { TableName: undo.data.TableName, Item: old } : { TableName: undo.data.TableName, Key: undo.key });
+        await inner(
+          old ? 'PutItem' : 'DeleteItem',
+          headers,
+          old ? { TableName: undo.data.TableName, Item: old } : { TableName: undo.data.TableName, Key: undo.key },
+        );
       }
       records.discard();
       const type = String(answer.body.__type ?? '');
       if (!/ValidationException$/.test(type)) return answer;
-      return cancelled(actions.map((_, j) => (j === i ? { Code: 'ValidationError', Message: String(answer.body.message ?? '') } : { Code: 'None' })));
+      return cancelled(
+        actions.map((_, j) =>
+          j === i ? { Code: 'ValidationError', Message: String(answer.body.message ?? '') } : { Code: 'None' },
+        ),
+      );
     }
 
     records.commit();
     const after: Array<Item | undefined> = [];
-    for (const action of actions) after.push(action.operation === 'ConditionCheck' ? undefined : await read(headers, action.data.TableName, action.key));
+    for (const action of actions)
+      after.push(
+        action.operation === 'ConditionCheck' ? undefined : await read(headers, action.data.TableName, action.key),
+      );
     const answer: EngineAnswer = { status: 200, body: capacity(body, actions, before, after) };
     if (token !== undefined) tokens.set(token, { digest, until: now + TOKEN_MS, answer });
     return answer;
   }
 
-  async function transactGet(headers: IncomingMessage['headers'], body: Record<string, unknown>): Promise<EngineAnswer> {
+  async function transactGet(
+    headers: IncomingMessage['headers'],
+    body: Record<string, unknown>,
+  ): Promise<EngineAnswer> {
     const entries = body.TransactItems;
     if (!Array.isArray(entries) || entries.length === 0 || entries.length > MAX_ACTIONS) {
       return validationError(`TransactItems must hold 1 to ${MAX_ACTIONS} actions`);
@@ -291,7 +341,13 @@ export function addTransactions(server: Server): void {
     for (const entry of entries as Array<{ Get?: Attributes & { TableName: string; Key: Item } }>) {
       if (!entry.Get) return validationError('TransactGetItems can only contain Get actions');
       const { TableName, Key, ProjectionExpression, ExpressionAttributeNames } = entry.Get;
-      const answer = await inner('GetItem', headers, { TableName, Key, ConsistentRead: true, ProjectionExpression, ExpressionAttributeNames });
+      const answer = await inner('GetItem', headers, {
+        TableName,
+        Key,
+        ConsistentRead: true,
+        ProjectionExpression,
+        ExpressionAttributeNames,
+      });
       if (answer.status !== 200) return answer;
       responses.push(answer.body.Item ? { Item: answer.body.Item } : {});
     }
@@ -320,7 +376,12 @@ export function addTransactions(server: Server): void {
       }
       const leave = await gate.enter(true);
       try {
-        send(res, operation === 'TransactWriteItems' ? await transactWrite(req.headers, body) : await transactGet(req.headers, body));
+        send(
+          res,
+          operation === 'TransactWriteItems'
+            ? await transactWrite(req.headers, body)
+            : await transactGet(req.headers, body),
+        );
       } catch (thrown) {
         const answer = (thrown as { answer?: EngineAnswer }).answer;
         send(res, answer ?? error(500, 'InternalServerError', 'Internal server error'));
@@ -355,6 +416,10 @@ function capacity(
     perTable.set(action.data.TableName, (perTable.get(action.data.TableName) ?? 0) + units);
   }
   return {
-    ConsumedCapacity: [...perTable].map(([TableName, units]) => ({ TableName, CapacityUnits: units, WriteCapacityUnits: units })),
+    ConsumedCapacity: [...perTable].map(([TableName, units]) => ({
+      TableName,
+      CapacityUnits: units,
+      WriteCapacityUnits: units,
+    })),
   };
 }

@@ -6,8 +6,17 @@ declare module 'dynalite' {
 declare module 'dynalite/db' {
   type Item = Record<string, unknown> | null | undefined;
   const db: {
-    checkConditional: (data: Record<string, unknown>, existing: unknown) => (Error & { body?: Record<string, unknown> }) | null | undefined;
-    updateIndexes: (store: unknown, table: unknown, existing: Item, item: Item, cb: (error?: Error | null) => void) => void;
+    checkConditional: (
+      data: Record<string, unknown>,
+      existing: unknown,
+    ) => (Error & { body?: Record<string, unknown> }) | null | undefined;
+    updateIndexes: (
+      store: unknown,
+      table: unknown,
+      existing: Item,
+      item: Item,
+      cb: (error?: Error | null) => void,
+    ) => void;
     validationError: (message: string) => Error;
     itemSize: (item: Record<string, unknown>) => number;
     compare: (comparison: string, value: unknown, compared: unknown[]) => boolean;
@@ -17,15 +26,24 @@ declare module 'dynalite/db' {
   export default db;
 }
 declare module 'dynalite/validations/putItem' {
-  const validation: { types: Record<string, unknown>; custom?: (data: Record<string, unknown>, store: unknown) => unknown };
+  const validation: {
+    types: Record<string, unknown>;
+    custom?: (data: Record<string, unknown>, store: unknown) => unknown;
+  };
   export default validation;
 }
 declare module 'dynalite/validations/updateItem' {
-  const validation: { types: Record<string, unknown>; custom?: (data: Record<string, unknown>, store: unknown) => unknown };
+  const validation: {
+    types: Record<string, unknown>;
+    custom?: (data: Record<string, unknown>, store: unknown) => unknown;
+  };
   export default validation;
 }
 declare module 'dynalite/validations/deleteItem' {
-  const validation: { types: Record<string, unknown>; custom?: (data: Record<string, unknown>, store: unknown) => unknown };
+  const validation: {
+    types: Record<string, unknown>;
+    custom?: (data: Record<string, unknown>, store: unknown) => unknown;
+  };
   export default validation;
 }
 declare module 'dynalite/validations' {

@@ -18,7 +18,15 @@ const MUTATION: ErrorCode[] = [
   'SERVICE_UNAVAILABLE',
 ];
 const PATH: ErrorCode[] = ['INVALID_PATH', 'PATH_TOO_DEEP', 'RESERVED_KEY'];
-const VALUE: ErrorCode[] = ['MISSING_VALUE', 'INVALID_VALUE', 'VALUE_TOO_DEEP', 'EMPTY_KEY', 'KEY_TOO_LONG', 'NUMBER_OUT_OF_RANGE', 'NUMBER_TOO_PRECISE'];
+const VALUE: ErrorCode[] = [
+  'MISSING_VALUE',
+  'INVALID_VALUE',
+  'VALUE_TOO_DEEP',
+  'EMPTY_KEY',
+  'KEY_TOO_LONG',
+  'NUMBER_OUT_OF_RANGE',
+  'NUMBER_TOO_PRECISE',
+];
 
 const CONTENT = '/api/{username}/{projectSlug}/content';
 
@@ -36,7 +44,12 @@ function contentMutation(
     description: doc.description,
     body: { schema: requestSchemas[name], example: doc.example },
     versioned: 'write',
-    success: { status: 200, description: 'Done; `ETag` carries the new version of the content.', schema: messageSchema, example: { message: SUCCESS_MESSAGES[name] } },
+    success: {
+      status: 200,
+      description: 'Done; `ETag` carries the new version of the content.',
+      schema: messageSchema,
+      example: { message: SUCCESS_MESSAGES[name] },
+    },
     errors: [...MUTATION, ...doc.errors],
   };
 }
@@ -48,7 +61,8 @@ export const CONTENT_ROUTES: readonly RouteDoc[] = [
     operationId: 'getContent',
     tag: 'content',
     summary: 'Get project content',
-    description: 'The value at `path`, or the whole content when `path` is left out. Needs `content:read` (or any member role).',
+    description:
+      'The value at `path`, or the whole content when `path` is left out. Needs `content:read` (or any member role).',
     query: [
       {
         name: 'path',
@@ -82,31 +96,51 @@ export const CONTENT_ROUTES: readonly RouteDoc[] = [
   contentMutation('insert', {
     summary: 'Insert a value into an array',
     description:
-      'Inserts `value` into the array at `path` before `index` (an integer in `-length..length`; negative counts from the end, like Python\'s `list.insert`). A missing array is created.',
+      "Inserts `value` into the array at `path` before `index` (an integer in `-length..length`; negative counts from the end, like Python's `list.insert`). A missing array is created.",
     example: { path: 'data.items', value: 'first', index: 0 },
     errors: [...PATH, ...VALUE, 'INVALID_INDEX', 'INDEX_OUT_OF_RANGE', 'NOT_AN_ARRAY', 'NOT_A_CONTAINER'],
   }),
   contentMutation('push', {
     summary: 'Append a value to an array',
-    description: 'Appends `value` to the array at `path`. A missing array becomes `[value]`; a value that is not an array is a 400.',
+    description:
+      'Appends `value` to the array at `path`. A missing array becomes `[value]`; a value that is not an array is a 400.',
     example: { path: 'data.items', value: { id: 1 } },
     errors: [...PATH, ...VALUE, 'NOT_AN_ARRAY', 'NOT_A_CONTAINER', 'INDEX_OUT_OF_RANGE'],
   }),
   contentMutation('decrement', {
     summary: 'Decrement a number',
-    description: 'Subtracts `value` (default 1) from the number at `path`. A missing number counts as 0; a value that is not a number is a 400.',
+    description:
+      'Subtracts `value` (default 1) from the number at `path`. A missing number counts as 0; a value that is not a number is a 400.',
     example: { path: 'data.item.count', value: 2 },
-    errors: [...PATH, 'INVALID_AMOUNT', 'NOT_A_NUMBER', 'NOT_A_CONTAINER', 'INDEX_OUT_OF_RANGE', 'NUMBER_OUT_OF_RANGE', 'NUMBER_TOO_PRECISE'],
+    errors: [
+      ...PATH,
+      'INVALID_AMOUNT',
+      'NOT_A_NUMBER',
+      'NOT_A_CONTAINER',
+      'INDEX_OUT_OF_RANGE',
+      'NUMBER_OUT_OF_RANGE',
+      'NUMBER_TOO_PRECISE',
+    ],
   }),
   contentMutation('increment', {
     summary: 'Increment a number',
-    description: 'Adds `value` (default 1) to the number at `path`. A missing number counts as 0; a value that is not a number is a 400.',
+    description:
+      'Adds `value` (default 1) to the number at `path`. A missing number counts as 0; a value that is not a number is a 400.',
     example: { path: 'data.item.count' },
-    errors: [...PATH, 'INVALID_AMOUNT', 'NOT_A_NUMBER', 'NOT_A_CONTAINER', 'INDEX_OUT_OF_RANGE', 'NUMBER_OUT_OF_RANGE', 'NUMBER_TOO_PRECISE'],
+    errors: [
+      ...PATH,
+      'INVALID_AMOUNT',
+      'NOT_A_NUMBER',
+      'NOT_A_CONTAINER',
+      'INDEX_OUT_OF_RANGE',
+      'NUMBER_OUT_OF_RANGE',
+      'NUMBER_TOO_PRECISE',
+    ],
   }),
   contentMutation('delete', {
     summary: 'Delete a value',
-    description: 'Removes the key or array element at `path` (later elements shift). Deleting a missing path is a 200: deleting is idempotent.',
+    description:
+      'Removes the key or array element at `path` (later elements shift). Deleting a missing path is a 200: deleting is idempotent.',
     example: { path: 'data.item.name' },
     errors: [...PATH],
   }),
@@ -114,6 +148,15 @@ export const CONTENT_ROUTES: readonly RouteDoc[] = [
     summary: 'Replace the whole content',
     description: 'Replaces the whole content with `content`, which must be a JSON object.',
     example: { content: { data: { items: [], count: 0 } } },
-    errors: ['INVALID_CONTENT', 'INVALID_VALUE', 'VALUE_TOO_DEEP', 'EMPTY_KEY', 'KEY_TOO_LONG', 'RESERVED_KEY', 'NUMBER_OUT_OF_RANGE', 'NUMBER_TOO_PRECISE'],
+    errors: [
+      'INVALID_CONTENT',
+      'INVALID_VALUE',
+      'VALUE_TOO_DEEP',
+      'EMPTY_KEY',
+      'KEY_TOO_LONG',
+      'RESERVED_KEY',
+      'NUMBER_OUT_OF_RANGE',
+      'NUMBER_TOO_PRECISE',
+    ],
   }),
 ];

@@ -65,7 +65,11 @@ const PAGE_CSP = [
 ].join('; ');
 
 const JSON_TYPE = { 'Content-Type': 'application/json; charset=utf-8' };
-const COMMON_HEADERS = { 'X-Content-Type-Options': 'nosniff', 'Referrer-Policy': 'no-referrer', 'Cache-Control': 'no-cache' };
+const COMMON_HEADERS = {
+  'X-Content-Type-Options': 'nosniff',
+  'Referrer-Policy': 'no-referrer',
+  'Cache-Control': 'no-cache',
+};
 
 interface Asset {
   type: string;
@@ -77,7 +81,9 @@ const DOCUMENT = ((): string | undefined => {
   try {
     return serializeDocument(buildOpenApiDocument());
   } catch (error) {
-    console.error(JSON.stringify({ level: 'ERROR', message: 'the OpenAPI document could not be built', error: String(error) }));
+    console.error(
+      JSON.stringify({ level: 'ERROR', message: 'the OpenAPI document could not be built', error: String(error) }),
+    );
     return undefined;
   }
 })();
@@ -109,14 +115,27 @@ export function serveDocs(method: string, pathname: string, res: ServerResponse)
   if (method !== 'GET') return false;
   if (pathname === '/openapi.json') {
     if (DOCUMENT === undefined) {
-      send(res, 500, JSON_TYPE, JSON.stringify({ message: 'The OpenAPI document could not be built; see the server log', code: 'INTERNAL_ERROR' }));
+      send(
+        res,
+        500,
+        JSON_TYPE,
+        JSON.stringify({
+          message: 'The OpenAPI document could not be built; see the server log',
+          code: 'INTERNAL_ERROR',
+        }),
+      );
     } else {
       send(res, 200, { ...JSON_TYPE, 'Content-Security-Policy': "default-src 'none'" }, DOCUMENT);
     }
     return true;
   }
   if (pathname === '/') {
-    send(res, 200, { 'Content-Type': 'text/html; charset=utf-8', 'Content-Security-Policy': PAGE_CSP, 'X-Frame-Options': 'DENY' }, PAGE);
+    send(
+      res,
+      200,
+      { 'Content-Type': 'text/html; charset=utf-8', 'Content-Security-Policy': PAGE_CSP, 'X-Frame-Options': 'DENY' },
+      PAGE,
+    );
     return true;
   }
   if (!pathname.startsWith(ASSETS_PREFIX)) return false;

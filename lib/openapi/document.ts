@@ -92,7 +92,16 @@ function operation(route: RouteDoc): Json {
   const parameters: Json[] = pathParameterNames(route.path).map((name) => ref('parameters', name));
   for (const q of route.query ?? []) {
     const { description, example } = q.required ? q : optionalParameterDoc(q.description, q.example);
-    parameters.push(defined({ name: q.name, in: 'query', required: q.required, description, schema: structuredClone(q.schema), example }));
+    parameters.push(
+      defined({
+        name: q.name,
+        in: 'query',
+        required: q.required,
+        description,
+        schema: structuredClone(q.schema),
+        example,
+      }),
+    );
   }
   if (route.versioned === 'write') parameters.push(ref('parameters', 'If-Match'), ref('parameters', 'Idempotency-Key'));
   const { success } = route;
@@ -104,7 +113,12 @@ function operation(route: RouteDoc): Json {
     ...(route.public ? { security: [] } : {}),
     parameters,
     ...(route.body
-      ? { requestBody: { required: !route.body.optional, content: json(structuredClone(route.body.schema), { example: route.body.example }) } }
+      ? {
+          requestBody: {
+            required: !route.body.optional,
+            content: json(structuredClone(route.body.schema), { example: route.body.example }),
+          },
+        }
       : {}),
     responses: {
       [String(success.status)]: {
@@ -155,9 +169,17 @@ function components(routes: readonly RouteDoc[]): Json {
     },
     parameters,
     headers: {
-      ETag: { description: 'The version of the content after the request (strong entity tag).', schema: { type: 'string' }, example: '"3f2a9c"' },
+      ETag: {
+        description: 'The version of the content after the request (strong entity tag).',
+        schema: { type: 'string' },
+        example: '"3f2a9c"',
+      },
       'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer' }, example: 1 },
-      'WWW-Authenticate': { description: 'The scheme to authenticate with.', schema: { type: 'string' }, example: 'Bearer' },
+      'WWW-Authenticate': {
+        description: 'The scheme to authenticate with.',
+        schema: { type: 'string' },
+        example: 'Bearer',
+      },
     },
     schemas: {
       Error: {
@@ -165,7 +187,7 @@ function components(routes: readonly RouteDoc[]): Json {
         description: 'Every error response.',
         properties: {
           message: { type: 'string', description: 'A sentence for people; may change.' },
-          code: { type: 'string', description: 'A stable code for programs (see each response\'s examples).' },
+          code: { type: 'string', description: "A stable code for programs (see each response's examples)." },
         },
         required: ['message', 'code'],
         additionalProperties: false,
@@ -185,11 +207,17 @@ export function buildOpenApiDocument(routes: readonly RouteDoc[] = ROUTES): Open
   }
   return {
     openapi: '3.1.0',
-    info: { title: 'Content API', version: API_VERSION, description: DESCRIPTION, license: { name: 'MIT', identifier: 'MIT' } },
+    info: {
+      title: 'Content API',
+      version: API_VERSION,
+      description: DESCRIPTION,
+      license: { name: 'MIT', identifier: 'MIT' },
+    },
     servers: [
       {
         url: '/',
-        description: 'The origin this document is served from: http://localhost:3000 under `npm start`; deployed, the HTTP API\'s URL (https://{api-id}.execute-api.{region}.amazonaws.com).',
+        description:
+          "The origin this document is served from: http://localhost:3000 under `npm start`; deployed, the HTTP API's URL (https://{api-id}.execute-api.{region}.amazonaws.com).",
       },
     ],
     security: [{ bearerAuth: [] }],

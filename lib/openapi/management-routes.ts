@@ -14,7 +14,13 @@ const string = { type: 'string' };
 const time = { type: 'string', format: 'date-time' };
 const role = { enum: ['viewer', 'editor'] };
 const permissions = { type: 'array', items: { enum: ['content:read', 'content:write'] } };
-const keyFields = { id: string, name: string, permissions, createdAt: time, expiresAt: { ...time, type: ['string', 'null'], description: 'null: never expires.' } };
+const keyFields = {
+  id: string,
+  name: string,
+  permissions,
+  createdAt: time,
+  expiresAt: { ...time, type: ['string', 'null'], description: 'null: never expires.' },
+};
 
 export const MANAGEMENT_ROUTES: readonly RouteDoc[] = [
   {
@@ -23,7 +29,8 @@ export const MANAGEMENT_ROUTES: readonly RouteDoc[] = [
     operationId: 'createProject',
     tag: 'projects',
     summary: 'Create a project',
-    description: 'Creates an empty project (content `{}`) owned by the caller, who must be `{username}`. The body may be empty.',
+    description:
+      'Creates an empty project (content `{}`) owned by the caller, who must be `{username}`. The body may be empty.',
     body: { schema: managementSchemas.createProject, example: {}, optional: true },
     success: {
       status: 201,
@@ -51,7 +58,14 @@ export const MANAGEMENT_ROUTES: readonly RouteDoc[] = [
         createdAt: time,
         version: { type: 'integer', description: 'Bumped by every write of the content.' },
       }),
-      example: { username: '@demo', projectSlug: 'site', owner: '@demo', role: 'owner', createdAt: '2025-01-31T12:00:00.000Z', version: 7 },
+      example: {
+        username: '@demo',
+        projectSlug: 'site',
+        owner: '@demo',
+        role: 'owner',
+        createdAt: '2025-01-31T12:00:00.000Z',
+        version: 7,
+      },
     },
     errors: ACCESS_ERRORS,
   },
@@ -62,7 +76,12 @@ export const MANAGEMENT_ROUTES: readonly RouteDoc[] = [
     tag: 'projects',
     summary: 'Delete a project',
     description: 'Deletes the project with its content, API keys and memberships. Owner only.',
-    success: { status: 200, description: 'Deleted.', schema: messageSchema, example: { message: 'Project deleted successfully' } },
+    success: {
+      status: 200,
+      description: 'Deleted.',
+      schema: messageSchema,
+      example: { message: 'Project deleted successfully' },
+    },
     errors: ACCESS_ERRORS,
   },
   {
@@ -71,12 +90,19 @@ export const MANAGEMENT_ROUTES: readonly RouteDoc[] = [
     operationId: 'createKey',
     tag: 'keys',
     summary: 'Create an API key',
-    description: 'A new API key for this project. Its secret (`key`) is shown in this response only: store it now. Owner only.',
-    body: { schema: managementSchemas.createKey, example: { name: 'ci', permissions: ['content:read', 'content:write'], expiresInSeconds: 2592000 } },
+    description:
+      'A new API key for this project. Its secret (`key`) is shown in this response only: store it now. Owner only.',
+    body: {
+      schema: managementSchemas.createKey,
+      example: { name: 'ci', permissions: ['content:read', 'content:write'], expiresInSeconds: 2592000 },
+    },
     success: {
       status: 201,
       description: 'Created; `key` is the secret to send as `Authorization: Bearer <key>`.',
-      schema: object({ ...keyFields, key: { type: 'string', description: 'The secret (`capi_...`); never shown again.' } }),
+      schema: object({
+        ...keyFields,
+        key: { type: 'string', description: 'The secret (`capi_...`); never shown again.' },
+      }),
       example: {
         id: '0123456789abcdef',
         // Deliberately not a well-formed key, so secret scanners looking for `capi_` never flag the published docs.
@@ -87,7 +113,14 @@ export const MANAGEMENT_ROUTES: readonly RouteDoc[] = [
         expiresAt: '2025-03-02T12:00:00.000Z',
       },
     },
-    errors: [...ACCESS_ERRORS, ...BODY_ERRORS, 'INVALID_NAME', 'INVALID_PERMISSIONS', 'INVALID_EXPIRY', 'LIMIT_REACHED'],
+    errors: [
+      ...ACCESS_ERRORS,
+      ...BODY_ERRORS,
+      'INVALID_NAME',
+      'INVALID_PERMISSIONS',
+      'INVALID_EXPIRY',
+      'LIMIT_REACHED',
+    ],
   },
   {
     method: 'GET',
@@ -101,7 +134,15 @@ export const MANAGEMENT_ROUTES: readonly RouteDoc[] = [
       description: 'The keys.',
       schema: object({ keys: { type: 'array', items: object(keyFields) } }),
       example: {
-        keys: [{ id: '0123456789abcdef', name: 'ci', permissions: ['content:read'], createdAt: '2025-01-31T12:00:00.000Z', expiresAt: null }],
+        keys: [
+          {
+            id: '0123456789abcdef',
+            name: 'ci',
+            permissions: ['content:read'],
+            createdAt: '2025-01-31T12:00:00.000Z',
+            expiresAt: null,
+          },
+        ],
       },
     },
     errors: ACCESS_ERRORS,
@@ -113,7 +154,12 @@ export const MANAGEMENT_ROUTES: readonly RouteDoc[] = [
     tag: 'keys',
     summary: 'Revoke an API key',
     description: 'Revokes the key at once: from now on it is a 401. Owner only.',
-    success: { status: 200, description: 'Revoked.', schema: messageSchema, example: { message: 'API key revoked successfully' } },
+    success: {
+      status: 200,
+      description: 'Revoked.',
+      schema: messageSchema,
+      example: { message: 'API key revoked successfully' },
+    },
     errors: [...ACCESS_ERRORS, 'KEY_NOT_FOUND'],
   },
   {
@@ -137,9 +183,15 @@ export const MANAGEMENT_ROUTES: readonly RouteDoc[] = [
     operationId: 'putMember',
     tag: 'members',
     summary: 'Add a member or change their role',
-    description: 'Makes an existing user a member with `role`, or changes their role. The owner cannot also be a member. Owner only.',
+    description:
+      'Makes an existing user a member with `role`, or changes their role. The owner cannot also be a member. Owner only.',
     body: { schema: managementSchemas.putMember, example: { role: 'editor' } },
-    success: { status: 200, description: 'The membership.', schema: object({ member: string, role }), example: { member: '@bob', role: 'editor' } },
+    success: {
+      status: 200,
+      description: 'The membership.',
+      schema: object({ member: string, role }),
+      example: { member: '@bob', role: 'editor' },
+    },
     errors: [...ACCESS_ERRORS, ...BODY_ERRORS, 'INVALID_ROLE', 'INVALID_MEMBER', 'USER_NOT_FOUND', 'LIMIT_REACHED'],
   },
   {
@@ -149,7 +201,12 @@ export const MANAGEMENT_ROUTES: readonly RouteDoc[] = [
     tag: 'members',
     summary: 'Remove a member',
     description: 'Removes the member; their sessions lose access at once. Owner only.',
-    success: { status: 200, description: 'Removed.', schema: messageSchema, example: { message: 'Member removed successfully' } },
+    success: {
+      status: 200,
+      description: 'Removed.',
+      schema: messageSchema,
+      example: { message: 'Member removed successfully' },
+    },
     errors: [...ACCESS_ERRORS, 'MEMBER_NOT_FOUND'],
   },
 ];

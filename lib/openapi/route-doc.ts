@@ -42,16 +42,44 @@ export interface RouteDoc {
 
 /** Path parameters by name: a new route's `{name}` needs an entry here once. */
 export const PATH_PARAMETERS: Record<string, { description: string; schema: object; example: string }> = {
-  username: { description: 'Username of the project owner; starts with `@`. Case-insensitive: kept and shown in lower case.', schema: { type: 'string', pattern: USERNAME.source }, example: '@demo' },
-  projectSlug: { description: 'The project ID (slug) of the project. Case-insensitive: `Site` and `site` name one project, shown as `site`.', schema: { type: 'string', pattern: SLUG.source }, example: 'site' },
-  id: { description: 'The ID of the API key (as listed by GET keys).', schema: { type: 'string' }, example: '0123456789abcdef' },
-  member: { description: 'Username of the member; starts with `@`. Case-insensitive: kept and shown in lower case.', schema: { type: 'string', pattern: USERNAME.source }, example: '@bob' },
+  username: {
+    description: 'Username of the project owner; starts with `@`. Case-insensitive: kept and shown in lower case.',
+    schema: { type: 'string', pattern: USERNAME.source },
+    example: '@demo',
+  },
+  projectSlug: {
+    description:
+      'The project ID (slug) of the project. Case-insensitive: `Site` and `site` name one project, shown as `site`.',
+    schema: { type: 'string', pattern: SLUG.source },
+    example: 'site',
+  },
+  id: {
+    description: 'The ID of the API key (as listed by GET keys).',
+    schema: { type: 'string' },
+    example: '0123456789abcdef',
+  },
+  member: {
+    description: 'Username of the member; starts with `@`. Case-insensitive: kept and shown in lower case.',
+    schema: { type: 'string', pattern: USERNAME.source },
+    example: '@bob',
+  },
 };
 
 /** The `{message}` success body. */
-export const messageSchema = { type: 'object', properties: { message: { type: 'string' } }, required: ['message'], additionalProperties: false };
+export const messageSchema = {
+  type: 'object',
+  properties: { message: { type: 'string' } },
+  required: ['message'],
+  additionalProperties: false,
+};
 
 /** Codes every project route shares: the credential (401), then the project (404), then the caller's access (403). */
 export const ACCESS_ERRORS: ErrorCode[] = ['UNAUTHORIZED', 'PROJECT_NOT_FOUND', 'FORBIDDEN'];
 /** Codes of every route that reads a JSON body: its size, type and shape. */
-export const BODY_ERRORS: ErrorCode[] = ['PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'INVALID_JSON', 'INVALID_BODY', 'UNKNOWN_FIELD'];
+export const BODY_ERRORS: ErrorCode[] = [
+  'PAYLOAD_TOO_LARGE',
+  'UNSUPPORTED_MEDIA_TYPE',
+  'INVALID_JSON',
+  'INVALID_BODY',
+  'UNKNOWN_FIELD',
+];

@@ -26,8 +26,10 @@ export const roleAllows = (role: ProjectRole | undefined, need: Need): boolean =
 /** The member roles that may do `need` (the owner is allowed anything). */
 export const memberRolesFor = (need: Need): Role[] => MEMBER_ROLES.filter((role) => roleAllows(role, need));
 
-export const roleOf = (project: { owner?: string; members: Record<string, string> }, username: string): ProjectRole | undefined =>
-  project.owner === username ? 'owner' : (project.members[username] as Role | undefined);
+export const roleOf = (
+  project: { owner?: string; members: Record<string, string> },
+  username: string,
+): ProjectRole | undefined => (project.owner === username ? 'owner' : (project.members[username] as Role | undefined));
 
 /** The permission an API key needs for a content request (keys never manage). */
 export const permissionFor = (need: ContentNeed): Permission => (need === 'read' ? 'content:read' : 'content:write');

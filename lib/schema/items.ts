@@ -103,7 +103,10 @@ export function readProjectItem(raw: Record<string, AttributeValue>): ProjectIte
     owner: raw[A.owner]?.S,
     members: (field(A.members) ?? {}) as Record<string, string>,
     keys: Object.fromEntries(
-      Object.entries((field(A.keys) ?? {}) as unknown as Record<string, StoredKey>).map(([id, key]) => [id, readKeyEntry(key)]),
+      Object.entries((field(A.keys) ?? {}) as unknown as Record<string, StoredKey>).map(([id, key]) => [
+        id,
+        readKeyEntry(key),
+      ]),
     ),
     raw,
   };
@@ -112,4 +115,5 @@ export function readProjectItem(raw: Record<string, AttributeValue>): ProjectIte
 export const epochSeconds = () => Math.floor(Date.now() / 1000);
 
 /** Which creation of the project an item is (projects created before incarnations existed: their creation time). */
-export const incarnationOf = (raw: Record<string, AttributeValue>): string => raw[A.incarnation]?.S ?? raw.createdAt?.S ?? '';
+export const incarnationOf = (raw: Record<string, AttributeValue>): string =>
+  raw[A.incarnation]?.S ?? raw.createdAt?.S ?? '';

@@ -1,6 +1,14 @@
 // Accounts: users, projects, sessions, API keys and members: the records the admin CLI and management routes write.
 import { GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
-import { BatchWriteCommand, type BatchWriteCommandInput, type BatchWriteCommandOutput, DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  BatchWriteCommand,
+  type BatchWriteCommandInput,
+  type BatchWriteCommandOutput,
+  DeleteCommand,
+  GetCommand,
+  PutCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
 import { MAX_EXPIRES_IN_SECONDS, MAX_KEYS_PER_PROJECT, MAX_MEMBERS_PER_PROJECT } from '../config/limits';
 import { randomBytes } from 'node:crypto';
 import { tableName } from '../config/env';
@@ -32,11 +40,14 @@ export class AccountError extends Error {
   }
 }
 
-const isConditionFailure = (error: unknown) => error instanceof Error && error.name === 'ConditionalCheckFailedException';
+const isConditionFailure = (error: unknown) =>
+  error instanceof Error && error.name === 'ConditionalCheckFailedException';
 
 async function putNew(item: Record<string, unknown>, what: string): Promise<void> {
   try {
-    await documents.send(new PutCommand({ TableName: tableName(), Item: item, ConditionExpression: 'attribute_not_exists(pk)' }));
+    await documents.send(
+      new PutCommand({ TableName: tableName(), Item: item, ConditionExpression: 'attribute_not_exists(pk)' }),
+    );
   } catch (error) {
     if (isConditionFailure(error)) throw new AccountError('EXISTS', `${what} already exists`);
     throw error;
@@ -48,7 +59,9 @@ export async function createUser(username: string): Promise<void> {
 }
 
 export async function userExists(username: string): Promise<boolean> {
-  const { Item } = await documents.send(new GetCommand({ TableName: tableName(), Key: { pk: userPk(username) }, ConsistentRead: true }));
+  const { Item } = await documents.send(
+    new GetCommand({ TableName: tableName(), Key: { pk: userPk(username) }, ConsistentRead: true }),
+  );
   return Item !== undefined;
 }
 
@@ -120,7 +133,10 @@ function expiryAfter(seconds: number): number {
   return epochSeconds() + seconds;
 }
 
-export async function createSession(username: string, expiresInSeconds: number): Promise<{ token: string; expiresAt: number }> {
+export async function createSession(
+  username: string,
+  expiresInSeconds: number,
+): Promise<{ token: string; expiresAt: number }> {
   const { token, hash } = newSessionToken();
   const expiresAt = expiryAfter(expiresInSeconds);
   await putNew({ pk: sessionPk(hash), u: username, ttl: expiresAt }, 'session');
@@ -131,7 +147,13 @@ export async function createSession(username: string, expiresInSeconds: number):
  * Sets one entry of a map attribute of the project item (keys or members), only while the project exists and the
  * map is under its cap (replacing an existing entry is always allowed).
  */
-async function putMapEntry(project: ProjectRef, map: string, entry: string, value: unknown, cap: number): Promise<void> {
+async function putMapEntry(
+  project: ProjectRef,
+  map: string,
+  entry: string,
+  value: unknown,
+  cap: number,
+): Promise<void> {
   try {
     await documents.send(
       new UpdateCommand({
@@ -145,7 +167,8 @@ async function putMapEntry(project: ProjectRef, map: string, entry: string, valu
     );
   } catch (error) {
     if (!isConditionFailure(error)) throw error;
-    if (!(await readProjectMeta(project))) throw new AccountError('NOT_FOUND', `project ${projectName(project)} does not exist`);
+    if (!(await readProjectMeta(project)))
+      throw new AccountError('NOT_FOUND', `project ${projectName(project)} does not exist`);
     throw new AccountError('LIMIT', `a project may have at most ${cap} ${map}`);
   }
 }
@@ -222,10 +245,15 @@ export async function removeMember(project: ProjectRef, member: string): Promise
 export async function deleteProject(project: ProjectRef, keyIds: string[]): Promise<void> {
   try {
     await documents.send(
-      new DeleteCommand({ TableName: tableName(), Key: { pk: projectPk(project) }, ConditionExpression: 'attribute_exists(pk)' }),
+      new DeleteCommand({
+        TableName: tableName(),
+        Key: { pk: projectPk(project) },
+        ConditionExpression: 'attribute_exists(pk)',
+      }),
     );
   } catch (error) {
-    if (isConditionFailure(error)) throw new AccountError('NOT_FOUND', `project ${projectName(project)} does not exist`);
+    if (isConditionFailure(error))
+      throw new AccountError('NOT_FOUND', `project ${projectName(project)} does not exist`);
     throw error;
   }
   for (let i = 0; i < keyIds.length; i += 25) {

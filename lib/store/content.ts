@@ -10,7 +10,15 @@ import { createHash, randomBytes } from 'node:crypto';
 import { tableName } from '../config/env';
 import { MAX_CONTENT_BYTES, MAX_WRITE_ATTEMPTS } from '../config/limits';
 import { type Json, type JsonNumber, numberError, numberProblem, storedSize } from '../content/json';
-import { type Action, type ContentOperation, type Guard, type Step, applyAction, plan, valueAt } from '../content/model';
+import {
+  type Action,
+  type ContentOperation,
+  type Guard,
+  type Step,
+  applyAction,
+  plan,
+  valueAt,
+} from '../content/model';
 import { dynamo } from '../dynamo/client';
 import { currentDeadline } from '../dynamo/deadline';
 import {
@@ -26,7 +34,14 @@ import { A, TOKEN_SLOTS, slotAttribute } from '../schema/attributes';
 import { BadRequest, Conflict, HttpError, PayloadTooLarge, PreconditionFailed } from '../config/errors';
 import type { Segments } from '../paths';
 import { type Need, type Principal, accessCheck, assertAccess } from '../auth/access';
-import { type ProjectItem, type ProjectRef, epochSeconds, incarnationOf, projectPk, readProjectItem } from '../schema/items';
+import {
+  type ProjectItem,
+  type ProjectRef,
+  epochSeconds,
+  incarnationOf,
+  projectPk,
+  readProjectItem,
+} from '../schema/items';
 
 export interface WriteRequest {
   project: ProjectRef;
@@ -61,10 +76,14 @@ function mapWriteError(error: unknown): never {
   if (name === 'ValidationException' && /item size/i.test(message)) throw contentTooLarge();
   // DynamoDB: "Number overflow/underflow ...", "... precision up to 38 digits"; dynalite: "... 38 significant digits".
   if (name === 'ValidationException' && /number (?:overflow|underflow)/i.test(message)) {
-    throw new BadRequest('NUMBER_OUT_OF_RANGE', 'the result is outside the range of numbers that can be stored', { cause: error });
+    throw new BadRequest('NUMBER_OUT_OF_RANGE', 'the result is outside the range of numbers that can be stored', {
+      cause: error,
+    });
   }
   if (name === 'ValidationException' && /significant digits|precision/i.test(message)) {
-    throw new BadRequest('NUMBER_TOO_PRECISE', 'the result would have more than 38 significant digits', { cause: error });
+    throw new BadRequest('NUMBER_TOO_PRECISE', 'the result would have more than 38 significant digits', {
+      cause: error,
+    });
   }
   throw error;
 }
@@ -90,7 +109,9 @@ async function sendUpdate(project: ProjectRef, request: UpdateRequest, fast = fa
 }
 
 async function readItem(project: ProjectRef): Promise<ProjectItem | undefined> {
-  const { Item } = await dynamo.send(new GetItemCommand({ TableName: tableName(), Key: key(project), ConsistentRead: true }));
+  const { Item } = await dynamo.send(
+    new GetItemCommand({ TableName: tableName(), Key: key(project), ConsistentRead: true }),
+  );
   return Item ? readProjectItem(Item) : undefined;
 }
 
@@ -105,11 +126,17 @@ type Decision =
   | { kind: 'write'; action: Action; guards: Guard[]; size: WriteEnvelope['size']; version?: number };
 
 /** With the item in hand: did our write already land, may the caller write, does If-Match hold, what to change. */
-async function decide(request: WriteRequest, item: ProjectItem | undefined, token: string, slot: number): Promise<Decision> {
+async function decide(
+  request: WriteRequest,
+  item: ProjectItem | undefined,
+  token: string,
+  slot: number,
+): Promise<Decision> {
   if (item?.raw[slotAttribute(slot)]?.S === token) return { kind: 'applied' };
   await assertAccess(request.project, item, request.principal, 'write', epochSeconds());
   const current = item as ProjectItem;
-  if (request.ifMatch && !request.ifMatch.includes(current.etag)) throw new PreconditionFailed(formatEtag(current.etag));
+  if (request.ifMatch && !request.ifMatch.includes(current.etag))
+    throw new PreconditionFailed(formatEtag(current.etag));
   const planned = plan(current.content, request.op);
   if (planned === undefined) return { kind: 'unchanged', etag: current.etag };
   const { action, guards } = planned;
@@ -138,11 +165,17 @@ function sumGuard(raw: Record<string, AttributeValue>, steps: Step[], amount: Js
   const stored = storedNumber(raw, steps);
   const { low, high } = roomFor(amount);
   const value = new Big(stored);
-  return value.gte(low) && value.lte(high) ? { kind: 'between', steps, low, high } : { kind: 'equals', steps, number: stored };
+  return value.gte(low) && value.lte(high)
+    ? { kind: 'between', steps, low, high }
+    : { kind: 'equals', steps, number: stored };
 }
 
 /** DynamoDB's decimal arithmetic, checked exactly: range (1e-130 to below 1e126) and 38 significant digits. */
-function assertSumStorable(raw: Record<string, AttributeValue>, steps: readonly (string | number)[], amount: JsonNumber): void {
+function assertSumStorable(
+  raw: Record<string, AttributeValue>,
+  steps: readonly (string | number)[],
+  amount: JsonNumber,
+): void {
   const problem = numberProblem(new Big(storedNumber(raw, steps)).plus(new Big(String(amount))));
   if (problem !== undefined) throw numberError(problem, 'the result');
 }
@@ -195,7 +228,9 @@ export async function writeContent(request: WriteRequest): Promise<WriteResult> 
     const sent = await sendUpdate(request.project, write);
     if (sent.ok) return { etag: formatEtag(token) };
     if (attempt >= MAX_WRITE_ATTEMPTS || Date.now() >= currentDeadline()) {
-      throw new Conflict('WRITE_CONFLICT', 'Too many concurrent writes to this project; retry shortly', { 'Retry-After': '1' });
+      throw new Conflict('WRITE_CONFLICT', 'Too many concurrent writes to this project; retry shortly', {
+        'Retry-After': '1',
+      });
     }
     // The item the failed condition returned is the newest there is: retry on it at once. After that, back off,
     // then read afresh (an item from before the sleep is already stale when other writers keep going).
@@ -224,7 +259,10 @@ export async function readContent(request: ReadRequest): Promise<{ value: Json; 
   const item = Item ? readProjectItem(Item) : undefined;
   await assertAccess(request.project, item, request.principal, 'read', now);
   const content = (item as ProjectItem).content;
-  return { value: request.segments ? valueAt(content, request.segments) : content, etag: formatEtag((item as ProjectItem).etag) };
+  return {
+    value: request.segments ? valueAt(content, request.segments) : content,
+    etag: formatEtag((item as ProjectItem).etag),
+  };
 }
 
 /**

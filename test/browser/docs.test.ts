@@ -49,7 +49,8 @@ afterAll(async () => {
   await browser?.close();
 });
 
-const operation = (method: string, path: string) => page.locator(`.opblock-${method.toLowerCase()}:has(.opblock-summary-path[data-path="${path}"])`);
+const operation = (method: string, path: string) =>
+  page.locator(`.opblock-${method.toLowerCase()}:has(.opblock-summary-path[data-path="${path}"])`);
 
 describe('the API reference page at GET /', () => {
   it('renders the title and one operation per route in serverless.yml', async () => {
@@ -58,7 +59,10 @@ describe('the API reference page at GET /', () => {
     const routes = loadRoutes();
     for (const route of routes) {
       const op = operation(route.method, route.path);
-      expect({ route: `${route.method} ${route.path}`, count: await op.count() }).toEqual({ route: `${route.method} ${route.path}`, count: 1 });
+      expect({ route: `${route.method} ${route.path}`, count: await op.count() }).toEqual({
+        route: `${route.method} ${route.path}`,
+        count: 1,
+      });
       await expect(op.locator('.opblock-summary-method').innerText()).resolves.toBe(route.method);
       expect(await op.isVisible()).toBe(true);
     }
@@ -69,7 +73,9 @@ describe('the API reference page at GET /', () => {
     const document = buildOpenApiDocument();
     for (const [path, item] of Object.entries(document.paths)) {
       for (const [method, op] of Object.entries(item)) {
-        await expect(operation(method, path).locator('.opblock-summary-description').innerText()).resolves.toBe(op.summary);
+        await expect(operation(method, path).locator('.opblock-summary-description').innerText()).resolves.toBe(
+          op.summary,
+        );
       }
     }
   });
@@ -95,12 +101,16 @@ describe('the API reference page at GET /', () => {
       get.locator('button.execute').click(),
     ]);
     expect(await apiRequest.headerValue('authorization')).toBe(`Bearer ${project.key}`);
-    expect(apiRequest.url()).toBe(`${baseUrl()}/api/${encodeURIComponent(project.username)}/${project.slug}/content?path=data.greeting`);
+    expect(apiRequest.url()).toBe(
+      `${baseUrl()}/api/${encodeURIComponent(project.username)}/${project.slug}/content?path=data.greeting`,
+    );
 
     const live = get.locator('.live-responses-table .response');
     await live.first().waitFor({ state: 'visible' });
     await expect(live.locator('.response-col_status').first().innerText()).resolves.toBe('200');
-    await expect(live.locator('.response-col_description').first().innerText()).resolves.toContain('hello from the docs');
+    await expect(live.locator('.response-col_description').first().innerText()).resolves.toContain(
+      'hello from the docs',
+    );
 
     await get.scrollIntoViewIfNeeded();
     mkdirSync(join(process.cwd(), 'docs'), { recursive: true });
@@ -122,13 +132,19 @@ describe('the API reference page at GET /', () => {
     ];
     for (const body of tries) {
       await set.locator('textarea.body-param__text').fill(JSON.stringify(body));
-      const [apiResponse] = await Promise.all([page.waitForResponse((r) => r.url().endsWith('/content/set')), set.locator('button.execute').click()]);
+      const [apiResponse] = await Promise.all([
+        page.waitForResponse((r) => r.url().endsWith('/content/set')),
+        set.locator('button.execute').click(),
+      ]);
       const apiRequest = apiResponse.request();
       expect(apiRequest.method()).toBe('POST');
       expect(JSON.parse(apiRequest.postData() ?? '')).toEqual(body);
       expect(await apiRequest.headerValue('if-match')).toBeNull();
       expect(await apiRequest.headerValue('idempotency-key')).toBeNull();
-      expect({ status: apiResponse.status(), body: await apiResponse.json() }).toEqual({ status: 200, body: { message: 'Value set successfully' } });
+      expect({ status: apiResponse.status(), body: await apiResponse.json() }).toEqual({
+        status: 200,
+        body: { message: 'Value set successfully' },
+      });
       const live = set.locator('.live-responses-table .response');
       await live.first().waitFor({ state: 'visible' });
       await expect(live.locator('.response-col_status').first().innerText()).resolves.toBe('200');
@@ -136,18 +152,30 @@ describe('the API reference page at GET /', () => {
 
     const get = operation('GET', '/api/{username}/{projectSlug}/content');
     await get.locator('tr[data-param-name="path"] input').fill('data.fromDocs');
-    const [read] = await Promise.all([page.waitForResponse((r) => r.url().includes('/content?path=data.fromDocs')), get.locator('button.execute').click()]);
-    expect({ status: read.status(), body: await read.json() }).toEqual({ status: 200, body: { value: 'written again, another body' } });
+    const [read] = await Promise.all([
+      page.waitForResponse((r) => r.url().includes('/content?path=data.fromDocs')),
+      get.locator('button.execute').click(),
+    ]);
+    expect({ status: read.status(), body: await read.json() }).toEqual({
+      status: 200,
+      body: { value: 'written again, another body' },
+    });
     // The page shows the new answer in place of the earlier GET's.
-    await get.locator('.live-responses-table .response .response-col_description', { hasText: 'written again, another body' }).waitFor({ state: 'visible' });
-    await expect(get.locator('.live-responses-table .response .response-col_status').first().innerText()).resolves.toBe('200');
+    await get
+      .locator('.live-responses-table .response .response-col_description', { hasText: 'written again, another body' })
+      .waitFor({ state: 'visible' });
+    await expect(get.locator('.live-responses-table .response .response-col_status').first().innerText()).resolves.toBe(
+      '200',
+    );
     await expect(content(project, 'data.fromDocs')).resolves.toBe('written again, another body');
   });
 
   it('loaded nothing from any other origin, and logged no errors', () => {
     expect(requested.length).toBeGreaterThan(3);
     expect(requested.filter((url) => !url.startsWith(`${baseUrl()}/`) && !url.startsWith('data:'))).toEqual([]);
-    expect(requested).toEqual(expect.arrayContaining([`${baseUrl()}/openapi.json`, `${baseUrl()}/docs/assets/swagger-ui-bundle.js`]));
+    expect(requested).toEqual(
+      expect.arrayContaining([`${baseUrl()}/openapi.json`, `${baseUrl()}/docs/assets/swagger-ui-bundle.js`]),
+    );
     expect(pageErrors).toEqual([]);
   });
 });

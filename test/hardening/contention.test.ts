@@ -14,7 +14,9 @@ describe('read-then-write operations while other clients keep writing', () => {
 
   beforeAll(async () => {
     p = await newProject();
-    expect((await post(p, 'update', { content: { mid: ['first', 'last'], neg: [0, 0, 0], counters: {}, log: [] } })).status).toBe(200);
+    expect(
+      (await post(p, 'update', { content: { mid: ['first', 'last'], neg: [0, 0, 0], counters: {}, log: [] } })).status,
+    ).toBe(200);
   });
 
   it('middle inserts, negative-index sets and sets under missing parents all land; the content is exact', async () => {

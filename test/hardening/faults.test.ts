@@ -13,13 +13,22 @@
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import type { Fault, ProxyRequest } from '../support/dynamo-proxy';
-import { type Answer, type Stack, type StackProject, percentile, request, startStack } from '../support/hardening-stack';
+import {
+  type Answer,
+  type Stack,
+  type StackProject,
+  percentile,
+  request,
+  startStack,
+} from '../support/hardening-stack';
 import { seededRandom } from '../support/random';
 
 const SCALE = Number(process.env.FAULT_SCALE ?? 1);
 const SEED = Number(process.env.FAULT_SEED ?? Date.now() % 1_000_000);
 /** The Lambda timeout every request must be answered within. */
-const FUNCTION_TIMEOUT_MS = Number((parse(readFileSync('serverless.yml', 'utf8')) as { provider: { timeout?: number } }).provider.timeout ?? 10) * 1000;
+const FUNCTION_TIMEOUT_MS =
+  Number((parse(readFileSync('serverless.yml', 'utf8')) as { provider: { timeout?: number } }).provider.timeout ?? 10) *
+  1000;
 
 /** A seeded PRNG, so a failing mix can be replayed with FAULT_SEED. */
 const prng = seededRandom;
@@ -27,8 +36,10 @@ const random = prng(SEED);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const isContentWrite = (r: ProxyRequest) => r.operation === 'UpdateItem' && r.body.includes('"S":"P#');
-const sometimes = (rate: number, fault: Fault, only: (r: ProxyRequest) => boolean = () => true) => (r: ProxyRequest) =>
-  only(r) && random() < rate ? fault : undefined;
+const sometimes =
+  (rate: number, fault: Fault, only: (r: ProxyRequest) => boolean = () => true) =>
+  (r: ProxyRequest) =>
+    only(r) && random() < rate ? fault : undefined;
 const oneOf =
   (...deciders: Array<[number, (r: ProxyRequest) => Fault | undefined]>) =>
   (r: ProxyRequest): Fault | undefined => {
@@ -114,13 +125,30 @@ describe('injected DynamoDB faults', () => {
 
   afterAll(async () => {
     await stack?.stop();
-    const header = ['phase', 'requests', 'faults injected', 'ack', 'refused', 'lost', 'double (content)', 'double (storage: explained)', 'after-faults', 'max ms', 'p50', 'p99'];
+    const header = [
+      'phase',
+      'requests',
+      'faults injected',
+      'ack',
+      'refused',
+      'lost',
+      'double (content)',
+      'double (storage: explained)',
+      'after-faults',
+      'max ms',
+      'p50',
+      'p99',
+    ];
     const lines = rows.map((r) => [
       r.phase,
       String(r.requests),
-      Object.entries(r.faults).map(([k, n]) => `${k}=${n}`).join(' ') || '-',
+      Object.entries(r.faults)
+        .map(([k, n]) => `${k}=${n}`)
+        .join(' ') || '-',
       String(r.acknowledged),
-      Object.entries(r.refused).map(([s, n]) => `${s}x${n}`).join(' ') || '-',
+      Object.entries(r.refused)
+        .map(([s, n]) => `${s}x${n}`)
+        .join(' ') || '-',
       String(r.lost),
       String(r.doubleContent),
       `${r.doubleStorage}: ${r.explained}`,
@@ -150,7 +178,10 @@ describe('injected DynamoDB faults', () => {
     decide: ((r: ProxyRequest) => Fault | undefined) | undefined,
     options: PhaseOptions,
   ): Promise<{ violations: string[]; doubles: string[]; row: Row }> {
-    const seeded = await request(`${p.content}/set`, { token: p.key, body: { path: name, value: { log: [], ins: [], mid: ['first', 'last'], inc: {}, dec: {} } } });
+    const seeded = await request(`${p.content}/set`, {
+      token: p.key,
+      body: { path: name, value: { log: [], ins: [], mid: ['first', 'last'], inc: {}, dec: {} } },
+    });
     expect(seeded.status).toBe(200);
     let increments = 0;
     let decrements = 0;
@@ -162,22 +193,58 @@ describe('injected DynamoDB faults', () => {
         let x = random();
         // Restricted kinds: map x into the bands of the allowed ones.
         if (options.kinds) {
-          const bands: Record<Kind, [number, number]> = { push: [0, 0.3], insert0: [0.3, 0.45], insertMid: [0.45, 0.6], increment: [0.6, 0.85], decrement: [0.85, 1] };
+          const bands: Record<Kind, [number, number]> = {
+            push: [0, 0.3],
+            insert0: [0.3, 0.45],
+            insertMid: [0.45, 0.6],
+            increment: [0.6, 0.85],
+            decrement: [0.85, 1],
+          };
           const [lo, hi] = bands[options.kinds[Math.floor(x * options.kinds.length)] as Kind];
           x = lo + (hi - lo) * random();
         }
         const token = random() < (options.sessions ?? 0) ? 'session' : 'key';
         if (x < 0.3) list.push({ kind: 'push', id, route: 'push', body: { path: `${name}.log`, value: id }, token });
-        else if (x < 0.45) list.push({ kind: 'insert0', id, route: 'insert', body: { path: `${name}.ins`, value: id, index: 0 }, token });
-        else if (x < 0.6) list.push({ kind: 'insertMid', id, route: 'insert', body: { path: `${name}.mid`, value: id, index: 1 }, token });
+        else if (x < 0.45)
+          list.push({
+            kind: 'insert0',
+            id,
+            route: 'insert',
+            body: { path: `${name}.ins`, value: id, index: 0 },
+            token,
+          });
+        else if (x < 0.6)
+          list.push({
+            kind: 'insertMid',
+            id,
+            route: 'insert',
+            body: { path: `${name}.mid`, value: id, index: 1 },
+            token,
+          });
         else if (x < 0.85) {
           const n = increments++;
           const counter = `c${Math.floor(n / DIGITS)}`;
-          list.push({ kind: 'increment', id, route: 'increment', body: { path: `${name}.inc.${counter}`, value: 4 ** (n % DIGITS) }, counter, digit: n % DIGITS, token });
+          list.push({
+            kind: 'increment',
+            id,
+            route: 'increment',
+            body: { path: `${name}.inc.${counter}`, value: 4 ** (n % DIGITS) },
+            counter,
+            digit: n % DIGITS,
+            token,
+          });
         } else {
           const n = decrements++;
           const counter = `c${Math.floor(n / DIGITS)}`;
-          list.push({ kind: 'decrement', id, route: 'decrement', body: { path: `${name}.dec.${counter}`, value: 4 ** (n % DIGITS) }, counter, digit: n % DIGITS, token });
+          list.push({
+            kind: 'decrement',
+            id,
+            route: 'decrement',
+            body: { path: `${name}.dec.${counter}`, value: 4 ** (n % DIGITS) },
+            counter,
+            digit: n % DIGITS,
+            token,
+          });
         }
       }
       ops.push(list);
@@ -192,10 +259,29 @@ describe('injected DynamoDB faults', () => {
         for (const op of list) {
           const started = performance.now();
           try {
-            const r: Answer = await request(`${p.content}/${op.route}`, { token: op.token === 'key' ? p.key : p.owner, body: op.body, timeoutMs: 60_000 });
-            done.push({ op, status: r.status, body: r.body, ms: r.ms, retryAfter: r.headers.get('retry-after'), etag: r.headers.get('etag') });
+            const r: Answer = await request(`${p.content}/${op.route}`, {
+              token: op.token === 'key' ? p.key : p.owner,
+              body: op.body,
+              timeoutMs: 60_000,
+            });
+            done.push({
+              op,
+              status: r.status,
+              body: r.body,
+              ms: r.ms,
+              retryAfter: r.headers.get('retry-after'),
+              etag: r.headers.get('etag'),
+            });
           } catch (error) {
-            done.push({ op, status: 0, body: undefined, ms: performance.now() - started, retryAfter: null, etag: null, error: String(error) });
+            done.push({
+              op,
+              status: 0,
+              body: undefined,
+              ms: performance.now() - started,
+              retryAfter: null,
+              etag: null,
+              error: String(error),
+            });
           }
           if (options.pauseMs) await sleep(options.pauseMs);
         }
@@ -207,7 +293,13 @@ describe('injected DynamoDB faults', () => {
 
     const read = await request(`${p.content}?path=${encodeURIComponent(name)}`, { token: p.key });
     expect(read.status).toBe(200);
-    const state = read.body.value as { log: string[]; ins: string[]; mid: string[]; inc: Record<string, number>; dec: Record<string, number> };
+    const state = read.body.value as {
+      log: string[];
+      ins: string[];
+      mid: string[];
+      inc: Record<string, number>;
+      dec: Record<string, number>;
+    };
     const violations: string[] = [];
     const doubles: string[] = [];
 
@@ -216,26 +308,38 @@ describe('injected DynamoDB faults', () => {
       const what = `${d.op.route} ${JSON.stringify(d.op.body)} (${d.op.token})`;
       if (d.error) violations.push(`${what}: no answer (${d.error})`);
       else if (d.status !== 200) {
-        if (!options.allowed.includes(d.status)) violations.push(`${what}: status ${d.status} ${JSON.stringify(d.body)} (allowed: 200, ${options.allowed.join(', ')})`);
-        if (typeof d.body?.message !== 'string' || typeof d.body?.code !== 'string') violations.push(`${what}: ${d.status} without {message, code}: ${JSON.stringify(d.body)}`);
+        if (!options.allowed.includes(d.status))
+          violations.push(
+            `${what}: status ${d.status} ${JSON.stringify(d.body)} (allowed: 200, ${options.allowed.join(', ')})`,
+          );
+        if (typeof d.body?.message !== 'string' || typeof d.body?.code !== 'string')
+          violations.push(`${what}: ${d.status} without {message, code}: ${JSON.stringify(d.body)}`);
         if (d.status === 503 && d.retryAfter !== '1') violations.push(`${what}: 503 without Retry-After: 1`);
       }
-      if (d.ms >= FUNCTION_TIMEOUT_MS) violations.push(`${what}: answered after ${Math.round(d.ms)} ms (${d.status}), not within the ${FUNCTION_TIMEOUT_MS} ms function timeout`);
+      if (d.ms >= FUNCTION_TIMEOUT_MS)
+        violations.push(
+          `${what}: answered after ${Math.round(d.ms)} ms (${d.status}), not within the ${FUNCTION_TIMEOUT_MS} ms function timeout`,
+        );
     }
 
     // Content: every value counted; acknowledged exactly once, unacknowledged at most once.
     const occurrences = new Map<string, number>();
     for (const v of [...state.log, ...state.ins, ...state.mid]) occurrences.set(v, (occurrences.get(v) ?? 0) + 1);
     const issued = new Set(done.map((d) => d.op.id));
-    for (const v of occurrences.keys()) if (v !== 'first' && v !== 'last' && !issued.has(v)) violations.push(`phantom value ${v}`);
-    if (state.mid[0] !== 'first' || state.mid[state.mid.length - 1] !== 'last') violations.push(`mid list lost its ends: ${JSON.stringify(state.mid)}`);
+    for (const v of occurrences.keys())
+      if (v !== 'first' && v !== 'last' && !issued.has(v)) violations.push(`phantom value ${v}`);
+    if (state.mid[0] !== 'first' || state.mid[state.mid.length - 1] !== 'last')
+      violations.push(`mid list lost its ends: ${JSON.stringify(state.mid)}`);
     const digitCount = (total: number, digit: number) => Math.floor(Math.abs(total) / 4 ** digit) % 4;
     let lost = 0;
     let doubleContent = 0;
     for (const d of done) {
       const count =
         d.op.kind === 'increment' || d.op.kind === 'decrement'
-          ? digitCount((d.op.kind === 'increment' ? state.inc : state.dec)[d.op.counter as string] ?? 0, d.op.digit as number)
+          ? digitCount(
+              (d.op.kind === 'increment' ? state.inc : state.dec)[d.op.counter as string] ?? 0,
+              d.op.digit as number,
+            )
           : (occurrences.get(d.op.id) ?? 0);
       if (d.status === 200 && count === 0) {
         lost++;
@@ -246,7 +350,8 @@ describe('injected DynamoDB faults', () => {
         doubles.push(`${d.op.route} ${JSON.stringify(d.op.body)} (${d.status}) applied ${count} times`);
       }
     }
-    for (const [counter, total] of Object.entries(state.dec)) if (total > 0) violations.push(`decrement counter ${counter} is positive: ${total}`);
+    for (const [counter, total] of Object.entries(state.dec))
+      if (total > 0) violations.push(`decrement counter ${counter} is positive: ${total}`);
 
     // Storage: how often the engine applied each request token, and whether another write reused its slot meanwhile.
     const writes = stack.recorder.writes();
@@ -259,9 +364,14 @@ describe('injected DynamoDB faults', () => {
       if (list.length < 2) continue;
       doubleStorage++;
       const [first, second] = list as [(typeof list)[0], (typeof list)[0]];
-      const reused = applied.some((w) => w.slot === first.slot && w.token !== token && w.seq > first.seq && w.seq < second.seq);
+      const reused = applied.some(
+        (w) => w.slot === first.slot && w.token !== token && w.seq > first.seq && w.seq < second.seq,
+      );
       if (reused) explained++;
-      else violations.push(`request token ${token} applied ${list.length} times with no other write in its slot rq${first.slot} in between`);
+      else
+        violations.push(
+          `request token ${token} applied ${list.length} times with no other write in its slot rq${first.slot} in between`,
+        );
     }
     const afterFaulted = (faults['after:reset'] ?? 0) + (faults['after:internal'] ?? 0);
 
@@ -284,7 +394,10 @@ describe('injected DynamoDB faults', () => {
       p99: percentile(ms, 99),
     };
     rows.push(row);
-    if (doubleContent !== doubleStorage) violations.push(`${doubleContent} writes applied twice in the content, ${doubleStorage} request tokens applied twice in storage`);
+    if (doubleContent !== doubleStorage)
+      violations.push(
+        `${doubleContent} writes applied twice in the content, ${doubleStorage} request tokens applied twice in storage`,
+      );
     return { violations, doubles, row };
   }
 
@@ -299,21 +412,45 @@ describe('injected DynamoDB faults', () => {
   };
 
   it('throttling (30% of all requests): refusals are 503 with Retry-After, nothing lost or doubled', async () => {
-    clean(await phase('throttle', sometimes(0.3, { when: 'before', kind: 'throttle' }), { clients: 6, opsPerClient: n(8), sessions: 0.2, allowed: [409, 503] }));
+    clean(
+      await phase('throttle', sometimes(0.3, { when: 'before', kind: 'throttle' }), {
+        clients: 6,
+        opsPerClient: n(8),
+        sessions: 0.2,
+        allowed: [409, 503],
+      }),
+    );
   });
 
   it('InternalServerError before the engine (30%): nothing lost, nothing doubled', async () => {
-    clean(await phase('internal', sometimes(0.3, { when: 'before', kind: 'internal' }), { clients: 6, opsPerClient: n(12), sessions: 0.2, allowed: ALL_5XX }));
+    clean(
+      await phase('internal', sometimes(0.3, { when: 'before', kind: 'internal' }), {
+        clients: 6,
+        opsPerClient: n(12),
+        sessions: 0.2,
+        allowed: ALL_5XX,
+      }),
+    );
   });
 
   it('connection resets before the engine (30%): nothing lost, nothing doubled', async () => {
-    clean(await phase('reset', sometimes(0.3, { when: 'before', kind: 'reset' }), { clients: 6, opsPerClient: n(12), sessions: 0.2, allowed: ALL_5XX }));
+    clean(
+      await phase('reset', sometimes(0.3, { when: 'before', kind: 'reset' }), {
+        clients: 6,
+        opsPerClient: n(12),
+        sessions: 0.2,
+        allowed: ALL_5XX,
+      }),
+    );
   });
 
   it('answers lost after the engine applied the write (reset or 500 on 30% of content writes), one client: never applied twice', async () => {
     const r = await phase(
       'lost-answer-1-client',
-      oneOf([0.15, (q) => (isContentWrite(q) ? { when: 'after', kind: 'reset' } : undefined)], [0.15, (q) => (isContentWrite(q) ? { when: 'after', kind: 'internal' } : undefined)]),
+      oneOf(
+        [0.15, (q) => (isContentWrite(q) ? { when: 'after', kind: 'reset' } : undefined)],
+        [0.15, (q) => (isContentWrite(q) ? { when: 'after', kind: 'internal' } : undefined)],
+      ),
       { clients: 1, opsPerClient: n(40), allowed: ALL_5XX },
     );
     expect(r.row.afterFaulted).toBeGreaterThan(0);
@@ -324,7 +461,10 @@ describe('injected DynamoDB faults', () => {
   it('answers lost after the engine applied the write (30% of content writes), concurrent clients: nothing lost; doubles only where a slot was reused', async () => {
     const r = await phase(
       'lost-answer',
-      oneOf([0.15, (q) => (isContentWrite(q) ? { when: 'after', kind: 'reset' } : undefined)], [0.15, (q) => (isContentWrite(q) ? { when: 'after', kind: 'internal' } : undefined)]),
+      oneOf(
+        [0.15, (q) => (isContentWrite(q) ? { when: 'after', kind: 'reset' } : undefined)],
+        [0.15, (q) => (isContentWrite(q) ? { when: 'after', kind: 'internal' } : undefined)],
+      ),
       { clients: 6, opsPerClient: n(12), sessions: 0.2, allowed: ALL_5XX },
     );
     expect(r.row.afterFaulted).toBeGreaterThan(0);
@@ -342,7 +482,13 @@ describe('injected DynamoDB faults', () => {
       return { when: 'before', kind: 'delay', ms: 5000 };
     };
     // One UpdateItem per request (read-then-write operations write twice, with different bodies).
-    const r = await phase('slow-attempt', firstAttemptStalls, { clients: 4, opsPerClient: 1, allowed: ALL_5XX, drainMs: 2500, kinds: ['push', 'insert0', 'increment', 'decrement'] });
+    const r = await phase('slow-attempt', firstAttemptStalls, {
+      clients: 4,
+      opsPerClient: 1,
+      allowed: ALL_5XX,
+      drainMs: 2500,
+      kinds: ['push', 'insert0', 'increment', 'decrement'],
+    });
     clean(r);
     expect(r.row.maxMs).toBeLessThan(3000 + 1500);
   });
@@ -356,23 +502,39 @@ describe('injected DynamoDB faults', () => {
     const cases: Array<[string, () => Promise<Answer>]> = [
       ['push with an API key', () => request(`${p.content}/push`, { token: p.key, body: { path: 'stall', value: 1 } })],
       ['GET with an API key', () => request(p.content, { token: p.key })],
-      ['push with a session token', () => request(`${p.content}/push`, { token: p.owner, body: { path: 'stall', value: 2 } })],
+      [
+        'push with a session token',
+        () => request(`${p.content}/push`, { token: p.owner, body: { path: 'stall', value: 2 } }),
+      ],
       ['GET with a new session token', () => request(p.content, { token: fresh.token })],
       ['invalid body with an API key', () => request(`${p.content}/push`, { token: p.key, body: { path: 'stall' } })],
-      ['push with an Idempotency-Key', () => request(`${p.content}/push`, { token: p.key, body: { path: 'stall', value: 3 }, headers: { 'idempotency-key': `stall-${SEED}` } })],
+      [
+        'push with an Idempotency-Key',
+        () =>
+          request(`${p.content}/push`, {
+            token: p.key,
+            body: { path: 'stall', value: 3 },
+            headers: { 'idempotency-key': `stall-${SEED}` },
+          }),
+      ],
     ];
     const answers = await Promise.all(cases.map(async ([what, send]) => [what, await send()] as const));
     stack.proxy.setFaults(undefined);
     const faults = stack.proxy.faults();
     await sleep(Math.max(0, stallMs + 500 - (performance.now() - started)));
-    console.log(`stalled engine:\n${answers.map(([what, a]) => `  ${what}: ${a.status} ${a.body?.code ?? ''} after ${Math.round(a.ms)} ms`).join('\n')}`);
+    console.log(
+      `stalled engine:\n${answers.map(([what, a]) => `  ${what}: ${a.status} ${a.body?.code ?? ''} after ${Math.round(a.ms)} ms`).join('\n')}`,
+    );
     const ms = answers.map(([, a]) => a.ms);
     rows.push({
       phase: 'stalled-engine',
       requests: answers.length,
       faults,
       acknowledged: answers.filter(([, a]) => a.status === 200).length,
-      refused: answers.reduce<Record<number, number>>((m, [, a]) => (a.status === 200 ? m : { ...m, [a.status]: (m[a.status] ?? 0) + 1 }), {}),
+      refused: answers.reduce<Record<number, number>>(
+        (m, [, a]) => (a.status === 200 ? m : { ...m, [a.status]: (m[a.status] ?? 0) + 1 }),
+        {},
+      ),
       lost: 0,
       doubleContent: 0,
       doubleStorage: 0,
@@ -382,7 +544,9 @@ describe('injected DynamoDB faults', () => {
       p50: percentile(ms, 50),
       p99: percentile(ms, 99),
     });
-    const late = answers.filter(([, a]) => a.ms >= FUNCTION_TIMEOUT_MS || a.status !== 503).map(([what, a]) => `${what}: ${a.status} ${a.text} after ${Math.round(a.ms)} ms`);
+    const late = answers
+      .filter(([, a]) => a.ms >= FUNCTION_TIMEOUT_MS || a.status !== 503)
+      .map(([what, a]) => `${what}: ${a.status} ${a.text} after ${Math.round(a.ms)} ms`);
     expect(late).toEqual([]);
   });
 
@@ -394,12 +558,22 @@ describe('injected DynamoDB faults', () => {
       ['GET of a path', await request(`${p.content}?path=throttle`, { token: p.key })],
       // A negative index needs the list's length, so this insert reads before it writes (a middle insert no longer
       // reads: the failed condition returns the item).
-      ['insert at a negative index (reads first)', await request(`${p.content}/insert`, { token: p.key, body: { path: 'throttle.mid', value: 'x', index: -1 } })],
-      ['push with a new session token', await request(`${p.content}/push`, { token: fresh.token, body: { path: 'throttle.log', value: 'y' } })],
+      [
+        'insert at a negative index (reads first)',
+        await request(`${p.content}/insert`, { token: p.key, body: { path: 'throttle.mid', value: 'x', index: -1 } }),
+      ],
+      [
+        'push with a new session token',
+        await request(`${p.content}/push`, { token: fresh.token, body: { path: 'throttle.log', value: 'y' } }),
+      ],
     ] as const;
     stack.proxy.setFaults(undefined);
-    const wrong = answers.filter(([, a]) => a.status !== 503 || a.headers.get('retry-after') !== '1' || a.body?.code !== 'SERVICE_UNAVAILABLE');
-    expect(wrong.map(([what, a]) => `${what}: ${a.status} ${a.text} Retry-After: ${a.headers.get('retry-after')}`)).toEqual([]);
+    const wrong = answers.filter(
+      ([, a]) => a.status !== 503 || a.headers.get('retry-after') !== '1' || a.body?.code !== 'SERVICE_UNAVAILABLE',
+    );
+    expect(
+      wrong.map(([what, a]) => `${what}: ${a.status} ${a.text} Retry-After: ${a.headers.get('retry-after')}`),
+    ).toEqual([]);
   });
 
   it('a mix of every fault (throttle, 500, reset, delay before; reset, 500 after): nothing lost, within the timeout', async () => {
@@ -420,7 +594,8 @@ describe('injected DynamoDB faults', () => {
 
   it('throttling bursts (everything throttled 300 ms out of every 800 ms): refusals are 503, nothing lost', async () => {
     const t0 = Date.now();
-    const burst = (): Fault | undefined => ((Date.now() - t0) % 800 < 300 ? { when: 'before', kind: 'throttle' } : undefined);
+    const burst = (): Fault | undefined =>
+      (Date.now() - t0) % 800 < 300 ? { when: 'before', kind: 'throttle' } : undefined;
     const r = await phase('bursts', burst, { clients: 6, opsPerClient: n(10), allowed: [409, 503], pauseMs: 60 });
     clean(r);
     expect(r.row.acknowledged).toBeGreaterThan(0);
@@ -439,7 +614,9 @@ describe('injected DynamoDB faults', () => {
     // Every attempt of the content write loses its answer after the engine applied it: the service answers 500.
     // The client retries with the same Idempotency-Key once the faults are gone; README: "applied at most once".
     const results: string[] = [];
-    expect((await request(`${p.content}/set`, { token: p.key, body: { path: 'idem', value: { log: [] } } })).status).toBe(200);
+    expect(
+      (await request(`${p.content}/set`, { token: p.key, body: { path: 'idem', value: { log: [] } } })).status,
+    ).toBe(200);
     for (let i = 0; i < 3; i++) {
       const body = { path: 'idem.log', value: `idem-${i}` };
       const headers = { 'idempotency-key': `idem-${SEED}-${i}` };
@@ -451,7 +628,9 @@ describe('injected DynamoDB faults', () => {
     }
     const log = (await request(`${p.content}?path=idem.log`, { token: p.key })).body.value as string[];
     const counts = [0, 1, 2].map((i) => log.filter((v) => v === `idem-${i}`).length);
-    console.log(`Idempotency-Key retries after an applied-but-lost write: ${results.join(', ')}; applied ${counts.join(', ')} times`);
+    console.log(
+      `Idempotency-Key retries after an applied-but-lost write: ${results.join(', ')}; applied ${counts.join(', ')} times`,
+    );
     expect(counts).toEqual([1, 1, 1]);
   });
 });

@@ -41,7 +41,14 @@ describe('security', () => {
     const { SignJWT, importJWK } = await import('jose');
     const jwk = jwks.keys[key] as Record<string, unknown> & { alg: string; kid: string };
     const now = Math.floor(Date.now() / 1000);
-    return new SignJWT({ iss: TEST_ISSUER, aud: TEST_AUDIENCE, iat: now, exp: now + 600, preferred_username: jwtUser.slice(1), ...claims })
+    return new SignJWT({
+      iss: TEST_ISSUER,
+      aud: TEST_AUDIENCE,
+      iat: now,
+      exp: now + 600,
+      preferred_username: jwtUser.slice(1),
+      ...claims,
+    })
       .setProtectedHeader({ alg: jwk.alg, kid: jwk.kid })
       .sign(await importJWK(jwk, jwk.alg));
   }
@@ -98,7 +105,10 @@ describe('security', () => {
         ['JWT signed by an unknown key', await sign({}, 'stranger')],
         ['expired JWT', await sign({ exp: Math.floor(Date.now() / 1000) - 3600 })],
         ['JWT for another audience', await sign({ aud: 'someone-else' })],
-        ['JWT with alg none', `${Buffer.from('{"alg":"none"}').toString('base64url')}.${Buffer.from(`{"preferred_username":"${jwtUser.slice(1)}"}`).toString('base64url')}.`],
+        [
+          'JWT with alg none',
+          `${Buffer.from('{"alg":"none"}').toString('base64url')}.${Buffer.from(`{"preferred_username":"${jwtUser.slice(1)}"}`).toString('base64url')}.`,
+        ],
         ['malformed token', 'not-a-credential'],
         ['no Authorization header', undefined],
         ['Basic scheme', undefined, { authorization: `Basic ${Buffer.from('a:b').toString('base64')}` }],
@@ -117,7 +127,9 @@ describe('security', () => {
             const a = await send(`401 ${what}`, url, { method, token, headers, body });
             expect({ what, method, status: a.status }).toEqual({ what, method, status: 401 });
             bodies.add(a.text);
-            headerSets.add(JSON.stringify({ auth: a.headers.get('www-authenticate'), type: a.headers.get('content-type') }));
+            headerSets.add(
+              JSON.stringify({ auth: a.headers.get('www-authenticate'), type: a.headers.get('content-type') }),
+            );
             if (round > 0) (timings[`${what}`] ??= []).push(a.ms);
           }
         }
@@ -128,8 +140,15 @@ describe('security', () => {
       const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
       const medians = Object.fromEntries(Object.entries(timings).map(([k, v]) => [k, Math.round(median(v) * 10) / 10]));
       console.log(`401 median latency (ms) per kind of unusable credential: ${JSON.stringify(medians)}`);
-      const wellFormedKeys = ['unknown API key', 'expired API key', 'revoked API key', 'API key with a wrong secret'].map((k) => medians[k] as number);
-      expect(Math.max(...wellFormedKeys) - Math.min(...wellFormedKeys)).toBeLessThan(Math.max(15, 0.5 * Math.min(...wellFormedKeys)));
+      const wellFormedKeys = [
+        'unknown API key',
+        'expired API key',
+        'revoked API key',
+        'API key with a wrong secret',
+      ].map((k) => medians[k] as number);
+      expect(Math.max(...wellFormedKeys) - Math.min(...wellFormedKeys)).toBeLessThan(
+        Math.max(15, 0.5 * Math.min(...wellFormedKeys)),
+      );
     });
 
     it('secrets are compared in constant time (timingSafeEqual, never === on hashes or secrets)', async () => {
@@ -146,7 +165,12 @@ describe('security', () => {
             readFileSync(path, 'utf8')
               .split('\n')
               .forEach((line, i) => {
-                if (/\b\w*(hash|Hash|secret|Secret)\w*(\.\w+)*\s*[!=]==?\s*(?!undefined|null)|[!=]==?\s*\w*(hash|Hash|secret|Secret)\w*\b/.test(line) && !/typeof|\.length/.test(line)) {
+                if (
+                  /\b\w*(hash|Hash|secret|Secret)\w*(\.\w+)*\s*[!=]==?\s*(?!undefined|null)|[!=]==?\s*\w*(hash|Hash|secret|Secret)\w*\b/.test(
+                    line,
+                  ) &&
+                  !/typeof|\.length/.test(line)
+                ) {
                   offenders.push(`${path}:${i + 1}: ${line.trim()}`);
                 }
               });
@@ -171,7 +195,9 @@ describe('security', () => {
       }
       const med = (xs: number[]) => [...xs].sort((x, y) => x - y)[7] as number;
       const ratio = med(samples.first) / med(samples.last);
-      console.log(`sameHash: first char differs ${med(samples.first)} ns, last char differs ${med(samples.last)} ns per 20k (ratio ${ratio.toFixed(2)})`);
+      console.log(
+        `sameHash: first char differs ${med(samples.first)} ns, last char differs ${med(samples.last)} ns per 20k (ratio ${ratio.toFixed(2)})`,
+      );
       expect(ratio).toBeGreaterThan(0.6);
       expect(ratio).toBeLessThan(1 / 0.6);
     });
@@ -190,8 +216,16 @@ describe('security', () => {
         for (const [what, body, type] of cases) {
           stack.proxy.reset();
           const started = performance.now();
-          const a = await send(`413 ${what}`, `${p.content}/set`, { token, rawBody: body, headers: type ? { 'content-type': type } : {} });
-          expect({ what, status: a.status, body: a.body }).toEqual({ what, status: 413, body: { message: expect.any(String), code: 'PAYLOAD_TOO_LARGE' } });
+          const a = await send(`413 ${what}`, `${p.content}/set`, {
+            token,
+            rawBody: body,
+            headers: type ? { 'content-type': type } : {},
+          });
+          expect({ what, status: a.status, body: a.body }).toEqual({
+            what,
+            status: 413,
+            body: { message: expect.any(String), code: 'PAYLOAD_TOO_LARGE' },
+          });
           // Only a session lookup may precede it (the credential is resolved first); never a content read or write.
           const counts = stack.proxy.counts();
           expect({ what, token: token.slice(0, 6), requests: counts }).toEqual({
@@ -210,24 +244,56 @@ describe('security', () => {
       const jwt = await sign({});
       credentials.add(jwt);
       await send('set', `${p.content}/set`, { token: p.key, body: { path: 'a', value: 1 } });
-      await send('push with an Idempotency-Key', `${p.content}/push`, { token: p.key, body: { path: 'l', value: 1 }, headers: { 'idempotency-key': 'sec-1' } });
+      await send('push with an Idempotency-Key', `${p.content}/push`, {
+        token: p.key,
+        body: { path: 'l', value: 1 },
+        headers: { 'idempotency-key': 'sec-1' },
+      });
       await send('push with a session', `${p.content}/push`, { token: p.owner, body: { path: 'l', value: 2 } });
       await send('push with a JWT', `${p.content}/push`, { token: jwt, body: { path: 'l', value: 3 } });
       await send('GET with a JWT', p.content, { token: jwt });
       await send('404 path', `${p.content}?path=nothing.here`, { token: p.key });
       await send('400 through a scalar', `${p.content}/set`, { token: p.key, body: { path: 'a.b', value: 1 } });
       await send('400 bad escape', `${p.content}/set`, { token: p.key, body: { path: 'a\\q', value: 1 } });
-      await send('400 invalid JSON', `${p.content}/set`, { token: p.key, rawBody: '{"path":', headers: { 'content-type': 'application/json' } });
-      await send('400 number overflow', `${p.content}/increment`, { token: p.key, body: { path: 'a', value: 9.99e125 } });
-      await send('413 content too large', `${p.content}/set`, { token: p.key, body: { path: 'big', value: 'x'.repeat(360 * 1024) } });
-      await send('415', `${p.content}/set`, { token: p.key, rawBody: 'a=1', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
-      await send('412', `${p.content}/set`, { token: p.key, body: { path: 'a', value: 1 }, headers: { 'if-match': '"nope"' } });
-      await send('422 idempotency key reused', `${p.content}/push`, { token: p.key, body: { path: 'l', value: 9 }, headers: { 'idempotency-key': 'sec-1' } });
-      await send('403 read-only key', `${p.content}/set`, { token: (await stack.newKey(p, ['content:read'])).key, body: { path: 'a', value: 1 } });
+      await send('400 invalid JSON', `${p.content}/set`, {
+        token: p.key,
+        rawBody: '{"path":',
+        headers: { 'content-type': 'application/json' },
+      });
+      await send('400 number overflow', `${p.content}/increment`, {
+        token: p.key,
+        body: { path: 'a', value: 9.99e125 },
+      });
+      await send('413 content too large', `${p.content}/set`, {
+        token: p.key,
+        body: { path: 'big', value: 'x'.repeat(360 * 1024) },
+      });
+      await send('415', `${p.content}/set`, {
+        token: p.key,
+        rawBody: 'a=1',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      });
+      await send('412', `${p.content}/set`, {
+        token: p.key,
+        body: { path: 'a', value: 1 },
+        headers: { 'if-match': '"nope"' },
+      });
+      await send('422 idempotency key reused', `${p.content}/push`, {
+        token: p.key,
+        body: { path: 'l', value: 9 },
+        headers: { 'idempotency-key': 'sec-1' },
+      });
+      await send('403 read-only key', `${p.content}/set`, {
+        token: (await stack.newKey(p, ['content:read'])).key,
+        body: { path: 'a', value: 1 },
+      });
       await send('403 key of another project', p.content, { token: (await stack.newProject()).key });
       await send('404 project', `${stack.url}/api/${p.username}/nope/content`, { token: p.owner });
       await send('keys list', `${stack.url}/api/${p.username}/${p.slug}/keys`, { token: p.owner });
-      const created = await send('key create', `${stack.url}/api/${p.username}/${p.slug}/keys`, { token: p.owner, body: { name: 'sec', permissions: ['content:read'] } });
+      const created = await send('key create', `${stack.url}/api/${p.username}/${p.slug}/keys`, {
+        token: p.owner,
+        body: { name: 'sec', permissions: ['content:read'] },
+      });
       expect(created.status).toBe(201);
       credentials.add(created.body.key);
       for (const [kind, fault] of [
@@ -239,9 +305,16 @@ describe('security', () => {
         stack.proxy.setFaults(() => fault);
         await send(`${kind} set`, `${p.content}/set`, { token: p.key, body: { path: 'a', value: 2 } });
         await send(`${kind} GET`, p.content, { token: p.key });
-        await send(`${kind} middle insert`, `${p.content}/insert`, { token: p.key, body: { path: 'l', value: 0, index: 1 } });
+        await send(`${kind} middle insert`, `${p.content}/insert`, {
+          token: p.key,
+          body: { path: 'l', value: 0, index: 1 },
+        });
         await send(`${kind} invalid body`, `${p.content}/set`, { token: p.key, body: { path: 'a' } });
-        await send(`${kind} Idempotency-Key`, `${p.content}/push`, { token: p.key, body: { path: 'l', value: 4 }, headers: { 'idempotency-key': `sec-${kind}` } });
+        await send(`${kind} Idempotency-Key`, `${p.content}/push`, {
+          token: p.key,
+          body: { path: 'l', value: 4 },
+          headers: { 'idempotency-key': `sec-${kind}` },
+        });
         await send(`${kind} keys list`, `${stack.url}/api/${p.username}/${p.slug}/keys`, { token: p.owner });
         await send(`${kind} unknown key`, p.content, { token: `capi_${'e'.repeat(16)}_${'D'.repeat(43)}` });
         stack.proxy.setFaults(undefined);
@@ -251,18 +324,37 @@ describe('security', () => {
       expect([...statuses].some((s) => s >= 500)).toBe(true);
 
       const leaks: string[] = [];
-      const forbidden = [/stack/i, /\bat \S+ \(/, /node_modules/, /\/work\//, /\.ts\b/, /\.js:\d+/, /ValidationException|ConditionalCheckFailed|ThrottlingException|InternalServerError|ResourceNotFound|Exception\b/, /dynamo/i, new RegExp(stack.table), /\bP#|\bIDEM#|\bK#|\bS#/, /\brq\d+\b/, /"h":/];
+      const forbidden = [
+        /stack/i,
+        /\bat \S+ \(/,
+        /node_modules/,
+        /\/work\//,
+        /\.ts\b/,
+        /\.js:\d+/,
+        /ValidationException|ConditionalCheckFailed|ThrottlingException|InternalServerError|ResourceNotFound|Exception\b/,
+        /dynamo/i,
+        new RegExp(stack.table),
+        /\bP#|\bIDEM#|\bK#|\bS#/,
+        /\brq\d+\b/,
+        /"h":/,
+      ];
       for (const { what, answer } of answers) {
-        for (const pattern of forbidden) if (pattern.test(answer.text)) leaks.push(`${what}: ${answer.status} matches ${pattern}: ${answer.text.slice(0, 300)}`);
+        for (const pattern of forbidden)
+          if (pattern.test(answer.text))
+            leaks.push(`${what}: ${answer.status} matches ${pattern}: ${answer.text.slice(0, 300)}`);
         for (const secret of credentials) {
-          if (what !== 'key create' && answer.text.includes(secret)) leaks.push(`${what}: ${answer.status} echoes a credential`);
+          if (what !== 'key create' && answer.text.includes(secret))
+            leaks.push(`${what}: ${answer.status} echoes a credential`);
           if (answer.text.includes(sha256(secret))) leaks.push(`${what}: ${answer.status} carries a credential's hash`);
         }
         for (const [name, pattern] of Object.entries(SECURITY_HEADERS)) {
           const value = answer.headers.get(name);
           if (value === null || !pattern.test(value)) leaks.push(`${what}: ${answer.status} header ${name}: ${value}`);
         }
-        if (answer.status >= 400 && (typeof answer.body?.message !== 'string' || typeof answer.body?.code !== 'string')) {
+        if (
+          answer.status >= 400 &&
+          (typeof answer.body?.message !== 'string' || typeof answer.body?.code !== 'string')
+        ) {
           leaks.push(`${what}: ${answer.status} is not {message, code}: ${answer.text.slice(0, 200)}`);
         }
       }
@@ -273,9 +365,15 @@ describe('security', () => {
   describe('logs', () => {
     it('no credential, its hash or its Authorization header hash is ever logged; every line is JSON with a request id', async () => {
       // Credentials also travel where a careless log would pick them up: bodies, query strings, other headers.
-      await send('credential in a body', `${p.content}/set`, { token: p.key, body: { path: 'notes', value: `my key is ${p.key}` } });
+      await send('credential in a body', `${p.content}/set`, {
+        token: p.key,
+        body: { path: 'notes', value: `my key is ${p.key}` },
+      });
       await send('credential in a query', `${p.content}?path=${encodeURIComponent(p.owner)}`, { token: p.key });
-      await send('credential in another header', p.content, { token: p.key, headers: { 'x-api-key': p.key, 'x-session': p.owner } });
+      await send('credential in another header', p.content, {
+        token: p.key,
+        headers: { 'x-api-key': p.key, 'x-session': p.owner },
+      });
       await send('lower-case bearer', p.content, { headers: { authorization: `bearer ${p.key}` } });
       await sleep(500);
       const lines = logLines();
@@ -285,7 +383,11 @@ describe('security', () => {
       for (const c of credentials) {
         hashes.set(sha256(c), `sha256 of ${c.slice(0, 8)}...`);
         hashes.set(sha256(`Bearer ${c}`), `sha256 of "Bearer ${c.slice(0, 8)}..."`);
-        const secretPart = c.startsWith('capi_') ? c.slice(22) : c.startsWith('csess_') ? c.slice(6) : (c.split('.')[2] ?? c);
+        const secretPart = c.startsWith('capi_')
+          ? c.slice(22)
+          : c.startsWith('csess_')
+            ? c.slice(6)
+            : (c.split('.')[2] ?? c);
         if (secretPart.length >= 20) hashes.set(secretPart, `secret part of ${c.slice(0, 8)}...`);
       }
       for (const line of lines) {
@@ -295,17 +397,23 @@ describe('security', () => {
         } catch {
           problems.push(`not JSON: ${line.slice(0, 300)}`);
         }
-        if (entry && typeof entry.function_request_id !== 'string') problems.push(`no function_request_id: ${line.slice(0, 300)}`);
-        for (const c of credentials) if (line.includes(c)) problems.push(`credential ${c.slice(0, 10)}... logged: ${line.slice(0, 300)}`);
+        if (entry && typeof entry.function_request_id !== 'string')
+          problems.push(`no function_request_id: ${line.slice(0, 300)}`);
+        for (const c of credentials)
+          if (line.includes(c)) problems.push(`credential ${c.slice(0, 10)}... logged: ${line.slice(0, 300)}`);
         for (const [h, what] of hashes) if (line.includes(h)) problems.push(`${what} logged: ${line.slice(0, 300)}`);
       }
-      console.log(`logs: ${lines.length} lines checked for ${credentials.size} credentials (${hashes.size} hashes and secret parts); ${problems.length} problems`);
+      console.log(
+        `logs: ${lines.length} lines checked for ${credentials.size} credentials (${hashes.size} hashes and secret parts); ${problems.length} problems`,
+      );
       expect(problems).toEqual([]);
     });
 
     it('log lines stay JSON (with a request id) when a DynamoDB call runs past the SDK request timeout', async () => {
       const before = logLines().length;
-      stack.proxy.setFaults((r) => (r.operation === 'UpdateItem' ? { when: 'before', kind: 'delay', ms: 3300 } : undefined));
+      stack.proxy.setFaults((r) =>
+        r.operation === 'UpdateItem' ? { when: 'before', kind: 'delay', ms: 3300 } : undefined,
+      );
       const a = await send('slow write', `${p.content}/set`, { token: p.key, body: { path: 'slow', value: 1 } });
       stack.proxy.setFaults(undefined);
       await sleep(500);

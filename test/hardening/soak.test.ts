@@ -33,107 +33,123 @@ describe('soak', () => {
     await stack?.stop();
   });
 
-  it(`${CLIENTS} clients for ${SECONDS} s: no errors, exact final content, no memory growth`, async () => {
-    const initial = { lists: Object.fromEntries(Array.from({ length: CLIENTS }, (_, c) => [`c${c}`, []])), counters: Object.fromEntries(COUNTERS.map((k) => [k, 0])), sets: {} };
-    expect((await request(`${p.content}/update`, { token: p.key, body: { content: initial } })).status).toBe(200);
+  it(
+    `${CLIENTS} clients for ${SECONDS} s: no errors, exact final content, no memory growth`,
+    async () => {
+      const initial = {
+        lists: Object.fromEntries(Array.from({ length: CLIENTS }, (_, c) => [`c${c}`, []])),
+        counters: Object.fromEntries(COUNTERS.map((k) => [k, 0])),
+        sets: {},
+      };
+      expect((await request(`${p.content}/update`, { token: p.key, body: { content: initial } })).status).toBe(200);
 
-    const rss: Array<{ t: number; kib: number }> = [];
-    const t0 = Date.now();
-    const deadline = t0 + SECONDS * 1000;
-    const sampler = setInterval(() => {
-      const kib = rssKiB(stack.pid);
-      if (kib !== undefined) rss.push({ t: (Date.now() - t0) / 1000, kib });
-    }, 1000);
+      const rss: Array<{ t: number; kib: number }> = [];
+      const t0 = Date.now();
+      const deadline = t0 + SECONDS * 1000;
+      const sampler = setInterval(() => {
+        const kib = rssKiB(stack.pid);
+        if (kib !== undefined) rss.push({ t: (Date.now() - t0) / 1000, kib });
+      }, 1000);
 
-    const latencies: number[] = [];
-    const errors: string[] = [];
-    const byOp: Record<string, number> = {};
-    const expectedCounters: Record<string, number> = Object.fromEntries(COUNTERS.map((k) => [k, 0]));
-    const expectedLists: string[][] = Array.from({ length: CLIENTS }, () => []);
-    const expectedSets: Record<string, number> = {};
+      const latencies: number[] = [];
+      const errors: string[] = [];
+      const byOp: Record<string, number> = {};
+      const expectedCounters: Record<string, number> = Object.fromEntries(COUNTERS.map((k) => [k, 0]));
+      const expectedLists: string[][] = Array.from({ length: CLIENTS }, () => []);
+      const expectedSets: Record<string, number> = {};
 
-    async function client(c: number): Promise<void> {
-      const list = expectedLists[c] as string[];
-      const path = `lists.c${c}`;
-      let n = 0;
-      while (Date.now() < deadline) {
-        n++;
-        const x = Math.random();
-        const token = x < 0.1 ? p.owner : p.key;
-        let route: string;
-        let body: Record<string, unknown> | undefined;
-        let apply: () => void = () => undefined;
-        if (x < 0.25) {
-          const v = `c${c}-${n}`;
-          route = 'push';
-          body = { path, value: v };
-          apply = () => list.push(v);
-        } else if (x < 0.33) {
-          const v = `c${c}-${n}`;
-          route = 'insert';
-          body = { path, value: v, index: 0 };
-          apply = () => list.unshift(v);
-        } else if (x < 0.5 || list.length > MAX_LIST) {
-          route = 'delete';
-          body = { path: `${path}.0` };
-          apply = () => void list.shift();
-        } else if (x < 0.65) {
-          const k = COUNTERS[n % COUNTERS.length] as string;
-          const amount = 1 + (n % 7);
-          route = 'increment';
-          body = { path: `counters.${k}`, value: amount };
-          apply = () => void (expectedCounters[k] = (expectedCounters[k] as number) + amount);
-        } else if (x < 0.75) {
-          const k = COUNTERS[(n + 1) % COUNTERS.length] as string;
-          route = 'decrement';
-          body = { path: `counters.${k}` };
-          apply = () => void (expectedCounters[k] = (expectedCounters[k] as number) - 1);
-        } else if (x < 0.82) {
-          route = 'set';
-          body = { path: `sets.c${c}`, value: n };
-          apply = () => void (expectedSets[`c${c}`] = n);
-        } else {
-          route = 'get';
-        }
-        byOp[route] = (byOp[route] ?? 0) + 1;
-        try {
-          const r =
-            route === 'get'
-              ? await request(x < 0.91 ? p.content : `${p.content}?path=${encodeURIComponent(`lists.c${c}`)}`, { token })
-              : await request(`${p.content}/${route}`, { token, body });
-          latencies.push(r.ms);
-          if (r.status !== 200) errors.push(`${route} ${JSON.stringify(body)}: ${r.status} ${r.text.slice(0, 200)}`);
-          else apply();
-        } catch (error) {
-          errors.push(`${route} ${JSON.stringify(body)}: ${String(error)}`);
+      async function client(c: number): Promise<void> {
+        const list = expectedLists[c] as string[];
+        const path = `lists.c${c}`;
+        let n = 0;
+        while (Date.now() < deadline) {
+          n++;
+          const x = Math.random();
+          const token = x < 0.1 ? p.owner : p.key;
+          let route: string;
+          let body: Record<string, unknown> | undefined;
+          let apply: () => void = () => undefined;
+          if (x < 0.25) {
+            const v = `c${c}-${n}`;
+            route = 'push';
+            body = { path, value: v };
+            apply = () => list.push(v);
+          } else if (x < 0.33) {
+            const v = `c${c}-${n}`;
+            route = 'insert';
+            body = { path, value: v, index: 0 };
+            apply = () => list.unshift(v);
+          } else if (x < 0.5 || list.length > MAX_LIST) {
+            route = 'delete';
+            body = { path: `${path}.0` };
+            apply = () => void list.shift();
+          } else if (x < 0.65) {
+            const k = COUNTERS[n % COUNTERS.length] as string;
+            const amount = 1 + (n % 7);
+            route = 'increment';
+            body = { path: `counters.${k}`, value: amount };
+            apply = () => void (expectedCounters[k] = (expectedCounters[k] as number) + amount);
+          } else if (x < 0.75) {
+            const k = COUNTERS[(n + 1) % COUNTERS.length] as string;
+            route = 'decrement';
+            body = { path: `counters.${k}` };
+            apply = () => void (expectedCounters[k] = (expectedCounters[k] as number) - 1);
+          } else if (x < 0.82) {
+            route = 'set';
+            body = { path: `sets.c${c}`, value: n };
+            apply = () => void (expectedSets[`c${c}`] = n);
+          } else {
+            route = 'get';
+          }
+          byOp[route] = (byOp[route] ?? 0) + 1;
+          try {
+            const r =
+              route === 'get'
+                ? await request(x < 0.91 ? p.content : `${p.content}?path=${encodeURIComponent(`lists.c${c}`)}`, {
+                    token,
+                  })
+                : await request(`${p.content}/${route}`, { token, body });
+            latencies.push(r.ms);
+            if (r.status !== 200) errors.push(`${route} ${JSON.stringify(body)}: ${r.status} ${r.text.slice(0, 200)}`);
+            else apply();
+          } catch (error) {
+            errors.push(`${route} ${JSON.stringify(body)}: ${String(error)}`);
+          }
         }
       }
-    }
 
-    await Promise.all(Array.from({ length: CLIENTS }, (_, c) => client(c)));
-    clearInterval(sampler);
-    const elapsed = (Date.now() - t0) / 1000;
+      await Promise.all(Array.from({ length: CLIENTS }, (_, c) => client(c)));
+      clearInterval(sampler);
+      const elapsed = (Date.now() - t0) / 1000;
 
-    const final = (await request(p.content, { token: p.key })).body.value as {
-      lists: Record<string, string[]>;
-      counters: Record<string, number>;
-      sets: Record<string, number>;
-    };
-    const thirds = [0, 1, 2].map((i) => rss.slice(Math.floor((i * rss.length) / 3), Math.floor(((i + 1) * rss.length) / 3)).map((s) => s.kib));
-    const mb = (kib: number) => (kib / 1024).toFixed(1);
-    console.log(
-      `soak: ${CLIENTS} clients, ${elapsed.toFixed(0)} s, ${latencies.length} requests, ${(latencies.length / elapsed).toFixed(0)} req/s, ` +
-        `p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms, max ${Math.max(...latencies).toFixed(0)} ms, errors ${errors.length}\n` +
-        `  operations: ${JSON.stringify(byOp)}\n` +
-        `  API RSS (MiB) by third, p10 / median [min-max]: ${thirds.map((t) => `${mb(low(t))} / ${mb(median(t))} [${mb(Math.min(...t))}-${mb(Math.max(...t))}]`).join(', ')} (${rss.length} samples)\n` +
-        `  RSS samples every 10 s: ${rss.filter((_, i) => i % 10 === 0).map((s) => mb(s.kib)).join(' ')}`,
-    );
+      const final = (await request(p.content, { token: p.key })).body.value as {
+        lists: Record<string, string[]>;
+        counters: Record<string, number>;
+        sets: Record<string, number>;
+      };
+      const thirds = [0, 1, 2].map((i) =>
+        rss.slice(Math.floor((i * rss.length) / 3), Math.floor(((i + 1) * rss.length) / 3)).map((s) => s.kib),
+      );
+      const mb = (kib: number) => (kib / 1024).toFixed(1);
+      console.log(
+        `soak: ${CLIENTS} clients, ${elapsed.toFixed(0)} s, ${latencies.length} requests, ${(latencies.length / elapsed).toFixed(0)} req/s, ` +
+          `p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms, max ${Math.max(...latencies).toFixed(0)} ms, errors ${errors.length}\n` +
+          `  operations: ${JSON.stringify(byOp)}\n` +
+          `  API RSS (MiB) by third, p10 / median [min-max]: ${thirds.map((t) => `${mb(low(t))} / ${mb(median(t))} [${mb(Math.min(...t))}-${mb(Math.max(...t))}]`).join(', ')} (${rss.length} samples)\n` +
+          `  RSS samples every 10 s: ${rss
+            .filter((_, i) => i % 10 === 0)
+            .map((s) => mb(s.kib))
+            .join(' ')}`,
+      );
 
-    expect(final.counters).toEqual(expectedCounters);
-    expect(final.sets).toEqual(expectedSets);
-    for (let c = 0; c < CLIENTS; c++) expect({ client: c, list: final.lists[`c${c}`] }).toEqual({ client: c, list: expectedLists[c] });
-    expect(errors.slice(0, 20)).toEqual([]);
-    expect(rss.length).toBeGreaterThanOrEqual(Math.min(30, SECONDS - 2));
-    expect(low(thirds[2] as number[])).toBeLessThanOrEqual(GROWTH * low(thirds[1] as number[]));
-  }, (SECONDS + 120) * 1000);
+      expect(final.counters).toEqual(expectedCounters);
+      expect(final.sets).toEqual(expectedSets);
+      for (let c = 0; c < CLIENTS; c++)
+        expect({ client: c, list: final.lists[`c${c}`] }).toEqual({ client: c, list: expectedLists[c] });
+      expect(errors.slice(0, 20)).toEqual([]);
+      expect(rss.length).toBeGreaterThanOrEqual(Math.min(30, SECONDS - 2));
+      expect(low(thirds[2] as number[])).toBeLessThanOrEqual(GROWTH * low(thirds[1] as number[]));
+    },
+    (SECONDS + 120) * 1000,
+  );
 });

@@ -46,7 +46,8 @@ describe('access log lines under concurrency', () => {
     const requests: Array<{ fn: string; send: () => Promise<Response> }> = [];
     for (let i = 0; i < 32; i++) {
       const path = `${run}.n${i % 8}`;
-      const post = (op: string, body: unknown) => () => fetch(`${content}/${op}`, { method: 'POST', headers: json, body: JSON.stringify(body) });
+      const post = (op: string, body: unknown) => () =>
+        fetch(`${content}/${op}`, { method: 'POST', headers: json, body: JSON.stringify(body) });
       const pick = [
         { fn: 'set', send: post('set', { path: `${run}.s${i}`, value: i }) },
         { fn: 'increment', send: post('increment', { path }) },
@@ -60,11 +61,20 @@ describe('access log lines under concurrency', () => {
     const replies = await Promise.all(requests.map(async (r) => ({ fn: r.fn, status: (await r.send()).status })));
     // Whatever each answered (a busy machine may answer a 503), it answered, and its line says with which status.
     const count = (items: Array<{ fn: string; status: number }>) =>
-      items.reduce<Record<string, number>>((acc, { fn, status }) => ({ ...acc, [`${fn} ${status}`]: (acc[`${fn} ${status}`] ?? 0) + 1 }), {});
+      items.reduce<Record<string, number>>(
+        (acc, { fn, status }) => ({ ...acc, [`${fn} ${status}`]: (acc[`${fn} ${status}`] ?? 0) + 1 }),
+        {},
+      );
 
-    const accessLines = async () => output.slice(before).filter((l) => l.startsWith('{')).map((l) => JSON.parse(l)).filter((l) => l.message === 'request');
+    const accessLines = async () =>
+      output
+        .slice(before)
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l))
+        .filter((l) => l.message === 'request');
     const deadline = Date.now() + 5000;
-    while ((await accessLines()).length < requests.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    while ((await accessLines()).length < requests.length && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
     const lines = await accessLines();
 
     expect(lines).toHaveLength(requests.length);
@@ -72,7 +82,10 @@ describe('access log lines under concurrency', () => {
     expect(ids.every((id) => typeof id === 'string' && id.length > 0)).toBe(true);
     expect(new Set(ids).size).toBe(requests.length);
     for (const line of lines) {
-      expect({ route: line.route, function_name: line.function_name }).toEqual({ route: line.route, function_name: FUNCTION_OF_ROUTE.get(line.route) });
+      expect({ route: line.route, function_name: line.function_name }).toEqual({
+        route: line.route,
+        function_name: FUNCTION_OF_ROUTE.get(line.route),
+      });
     }
     expect(count(lines.map((l) => ({ fn: l.function_name, status: l.status })))).toEqual(count(replies));
   });

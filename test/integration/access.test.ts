@@ -45,7 +45,10 @@ function send(base: string, op: Op, options: Options = {}): Promise<Reply> {
   if (options.authorization !== undefined) headers.authorization = options.authorization;
   if (op === 'get') return call('GET', `${base}${options.query ?? ''}`, { headers });
   if (options.rawBody !== undefined) {
-    return call('POST', `${base}/${op}`, { rawBody: options.rawBody, headers: { 'content-type': 'application/json', ...headers } });
+    return call('POST', `${base}/${op}`, {
+      rawBody: options.rawBody,
+      headers: { 'content-type': 'application/json', ...headers },
+    });
   }
   return call('POST', `${base}/${op}`, { body: options.body, headers });
 }
@@ -138,15 +141,22 @@ describe('access matrix: every principal on every route', () => {
     ['unknownSession', 401, 401],
     ['forgedKey', 401, 401],
   ];
-  const cases = matrix.flatMap(([who, read, write]) => OPS.map((op) => [who, op, op === 'get' ? read : write] as const));
+  const cases = matrix.flatMap(([who, read, write]) =>
+    OPS.map((op) => [who, op, op === 'get' ? read : write] as const),
+  );
 
   it.each(cases)('%s %s -> %i', async (who, op, status) => {
     const tag = `${who}_${op}`;
     if (op === 'delete') {
-      expect((await call('POST', `${p.content}/set`, { token: p.owner, body: { path: 'victim', value: 1 } })).status).toBe(200);
+      expect(
+        (await call('POST', `${p.content}/set`, { token: p.owner, body: { path: 'victim', value: 1 } })).status,
+      ).toBe(200);
     }
     const before = await state(p);
-    const r = await send(p.content, op, { authorization: bearer(cred[who] as string), body: bodyFor(op, tag, before.value) });
+    const r = await send(p.content, op, {
+      authorization: bearer(cred[who] as string),
+      body: bodyFor(op, tag, before.value),
+    });
     if (status === 200) {
       expectSuccess(r, op);
       const after = await state(p);
@@ -168,7 +178,16 @@ describe('access matrix: every principal on every route', () => {
       expect(value[`n_${who}_increment`]).toBe(1);
       expect(value[`n_${who}_decrement`]).toBe(-1);
     }
-    for (const who of ['viewer', 'stranger', 'readKey', 'noPermKey', 'otherKey', 'expiredKey', 'revokedKey', 'unknownKey']) {
+    for (const who of [
+      'viewer',
+      'stranger',
+      'readKey',
+      'noPermKey',
+      'otherKey',
+      'expiredKey',
+      'revokedKey',
+      'unknownKey',
+    ]) {
       expect(Object.keys(value).filter((k) => k.includes(`_${who}_`))).toEqual([]);
     }
   });
@@ -207,13 +226,16 @@ describe('401: every unusable credential gets the identical body', () => {
   ];
   const all = [...malformed, ...unusable];
 
-  it.each(OPS.flatMap((op) => all.map(([name, auth]) => [op, name, auth] as const)))('%s with %s', async (op, _name, auth) => {
-    const before = await state(p);
-    const r = await send(p.content, op, { authorization: auth(), body: bodyFor(op, 'x', before.value) });
-    expect({ status: r.status, body: r.body }).toEqual({ status: 401, body: UNAUTHORIZED });
-    expect(r.headers.get('www-authenticate')).toBe('Bearer');
-    expect(await state(p)).toEqual(before);
-  });
+  it.each(OPS.flatMap((op) => all.map(([name, auth]) => [op, name, auth] as const)))(
+    '%s with %s',
+    async (op, _name, auth) => {
+      const before = await state(p);
+      const r = await send(p.content, op, { authorization: auth(), body: bodyFor(op, 'x', before.value) });
+      expect({ status: r.status, body: r.body }).toEqual({ status: 401, body: UNAUTHORIZED });
+      expect(r.headers.get('www-authenticate')).toBe('Bearer');
+      expect(await state(p)).toEqual(before);
+    },
+  );
 
   it('the bodies are byte-for-byte identical', async () => {
     const texts = new Set<string>();
@@ -242,21 +264,22 @@ describe('404: project or user does not exist', () => {
     ['a slug that cannot exist', () => `/api/${p.username}/-bad!slug/content`],
   ];
   const principals = ['owner', 'stranger', 'rwKey'];
-  it.each(OPS.flatMap((op) => targets.flatMap(([name, base]) => principals.map((who) => [op, name, who, base] as const))))(
-    '%s on %s with %s: 404 PROJECT_NOT_FOUND',
-    async (op, _name, who, base) => {
-      const r = await send(base(), op, { authorization: bearer(cred[who] as string), body: bodyFor(op, 'x') });
-      expectError(r, 404, 'PROJECT_NOT_FOUND');
-    },
-  );
+  it.each(
+    OPS.flatMap((op) => targets.flatMap(([name, base]) => principals.map((who) => [op, name, who, base] as const))),
+  )('%s on %s with %s: 404 PROJECT_NOT_FOUND', async (op, _name, who, base) => {
+    const r = await send(base(), op, { authorization: bearer(cred[who] as string), body: bodyFor(op, 'x') });
+    expectError(r, 404, 'PROJECT_NOT_FOUND');
+  });
 
-  it.each(OPS.flatMap((op) => ['unknownKey', 'expiredKey', 'revokedKey', 'unknownSession'].map((who) => [op, who] as const)))(
-    '%s on an unknown project with %s: 401 comes first',
-    async (op, who) => {
-      const r = await send(`/api/${p.username}/no-such-project/content`, op, { authorization: bearer(cred[who] as string), body: bodyFor(op, 'x') });
-      expect({ status: r.status, body: r.body }).toEqual({ status: 401, body: UNAUTHORIZED });
-    },
-  );
+  it.each(
+    OPS.flatMap((op) => ['unknownKey', 'expiredKey', 'revokedKey', 'unknownSession'].map((who) => [op, who] as const)),
+  )('%s on an unknown project with %s: 401 comes first', async (op, who) => {
+    const r = await send(`/api/${p.username}/no-such-project/content`, op, {
+      authorization: bearer(cred[who] as string),
+      body: bodyFor(op, 'x'),
+    });
+    expect({ status: r.status, body: r.body }).toEqual({ status: 401, body: UNAUTHORIZED });
+  });
 
   it.each(OPS)('%s on an unknown project without a credential: 401', async (op) => {
     const r = await send(`/api/@nosuchuser/nosuchproject/content`, op, { body: bodyFor(op, 'x') });
@@ -264,7 +287,10 @@ describe('404: project or user does not exist', () => {
   });
 
   it.each(OPS)('%s on a username without @ with an unknown key: 401', async (op) => {
-    const r = await send(`/api/${p.username.slice(1)}/${p.slug}/content`, op, { authorization: bearer(cred.unknownKey as string), body: bodyFor(op, 'x') });
+    const r = await send(`/api/${p.username.slice(1)}/${p.slug}/content`, op, {
+      authorization: bearer(cred.unknownKey as string),
+      body: bodyFor(op, 'x'),
+    });
     expect({ status: r.status, body: r.body }).toEqual({ status: 401, body: UNAUTHORIZED });
   });
 });
@@ -322,13 +348,49 @@ describe('order of checks: 401 -> body envelope -> 401 (unknown credential) -> 4
       ['413 + missing project', missing, 'owner', { rawBody: oversized }, 413, 'PAYLOAD_TOO_LARGE'],
       ['413 + viewer', () => p.content, 'viewer', { rawBody: oversized }, 413, 'PAYLOAD_TOO_LARGE'],
       ['413 + owner', () => p.content, 'owner', { rawBody: oversized }, 413, 'PAYLOAD_TOO_LARGE'],
-      ['415 + no credential', () => p.content, undefined, { rawBody: '{}', headers: { 'content-type': 'text/plain' } }, 401, 'UNAUTHORIZED'],
-      ['415 + unknown key', () => p.content, 'unknownKey', { rawBody: '{}', headers: { 'content-type': 'text/plain' } }, 415, 'UNSUPPORTED_MEDIA_TYPE'],
-      ['415 + missing project', missing, 'owner', { rawBody: '{}', headers: { 'content-type': 'text/plain' } }, 415, 'UNSUPPORTED_MEDIA_TYPE'],
-      ['415 + viewer', () => p.content, 'viewer', { rawBody: '{}', headers: { 'content-type': 'text/plain' } }, 415, 'UNSUPPORTED_MEDIA_TYPE'],
-      ['415 + read-only key', () => p.content, 'readKey', { rawBody: '{}', headers: { 'content-type': 'text/plain' } }, 415, 'UNSUPPORTED_MEDIA_TYPE'],
+      [
+        '415 + no credential',
+        () => p.content,
+        undefined,
+        { rawBody: '{}', headers: { 'content-type': 'text/plain' } },
+        401,
+        'UNAUTHORIZED',
+      ],
+      [
+        '415 + unknown key',
+        () => p.content,
+        'unknownKey',
+        { rawBody: '{}', headers: { 'content-type': 'text/plain' } },
+        415,
+        'UNSUPPORTED_MEDIA_TYPE',
+      ],
+      [
+        '415 + missing project',
+        missing,
+        'owner',
+        { rawBody: '{}', headers: { 'content-type': 'text/plain' } },
+        415,
+        'UNSUPPORTED_MEDIA_TYPE',
+      ],
+      [
+        '415 + viewer',
+        () => p.content,
+        'viewer',
+        { rawBody: '{}', headers: { 'content-type': 'text/plain' } },
+        415,
+        'UNSUPPORTED_MEDIA_TYPE',
+      ],
+      [
+        '415 + read-only key',
+        () => p.content,
+        'readKey',
+        { rawBody: '{}', headers: { 'content-type': 'text/plain' } },
+        415,
+        'UNSUPPORTED_MEDIA_TYPE',
+      ],
     ])('%s', async (_name, base, who, options, status, code) => {
-      const authorization = who === undefined ? undefined : who.startsWith('Bearer') ? who : bearer(cred[who] as string);
+      const authorization =
+        who === undefined ? undefined : who.startsWith('Bearer') ? who : bearer(cred[who] as string);
       for (const op of MUTATIONS) {
         const before = await state(p);
         expectError(await send(base(), op, { ...options, authorization }), status, code);
@@ -353,13 +415,20 @@ describe('order of checks: 401 -> body envelope -> 401 (unknown credential) -> 4
     });
 
     it('a missing path for a principal without access is a 403, not a 404', async () => {
-      expectError(await send(p.content, 'get', { authorization: bearer(cred.stranger as string), query: '?path=nothing.here' }), 403, 'FORBIDDEN');
+      expectError(
+        await send(p.content, 'get', { authorization: bearer(cred.stranger as string), query: '?path=nothing.here' }),
+        403,
+        'FORBIDDEN',
+      );
     });
   });
 
   it('operation errors (NOT_AN_ARRAY) for a viewer are a 403', async () => {
     await call('POST', `${p.content}/set`, { token: p.owner, body: { path: 'scalar', value: 1 } });
-    const r = await send(p.content, 'push', { authorization: bearer(cred.viewer as string), body: { path: 'scalar', value: 1 } });
+    const r = await send(p.content, 'push', {
+      authorization: bearer(cred.viewer as string),
+      body: { path: 'scalar', value: 1 },
+    });
     expectError(r, 403, 'FORBIDDEN');
   });
 });
@@ -372,31 +441,46 @@ describe('spec section 7: the 401, 403 and 404 rows apply to every route', () =>
     ['403 authenticated user has no access to the project', () => p.content, 'stranger', 403, 'FORBIDDEN'],
     ['403 API key lacks the required permission', () => p.content, 'noPermKey', 403, 'FORBIDDEN'],
     ['404 project does not exist', () => `/api/${p.username}/gone/content`, 'owner', 404, 'PROJECT_NOT_FOUND'],
-    ['404 user does not exist', () => `/api/@gone${randomBytes(3).toString('hex')}/${p.slug}/content`, 'owner', 404, 'PROJECT_NOT_FOUND'],
+    [
+      '404 user does not exist',
+      () => `/api/@gone${randomBytes(3).toString('hex')}/${p.slug}/content`,
+      'owner',
+      404,
+      'PROJECT_NOT_FOUND',
+    ],
   ];
-  it.each(rows.flatMap(([row, base, who, status, code]) => OPS.map((op) => [row, op, base, who, status, code] as const)))(
-    '%s: %s',
-    async (_row, op, base, who, status, code) => {
-      const before = await state(p);
-      const authorization = who === undefined ? undefined : bearer(cred[who] as string);
-      expectError(await send(base(), op, { authorization, body: bodyFor(op, 'row', before.value) }), status, code);
-      expect(await state(p)).toEqual(before);
-    },
-  );
+  it.each(
+    rows.flatMap(([row, base, who, status, code]) => OPS.map((op) => [row, op, base, who, status, code] as const)),
+  )('%s: %s', async (_row, op, base, who, status, code) => {
+    const before = await state(p);
+    const authorization = who === undefined ? undefined : bearer(cred[who] as string);
+    expectError(await send(base(), op, { authorization, body: bodyFor(op, 'row', before.value) }), status, code);
+    expect(await state(p)).toEqual(before);
+  });
 });
 
 describe('a key only works on its own project; a member only on projects they belong to', () => {
   it('a read/write key of another project cannot read or write this one, but its own', async () => {
     const before = await state(p);
-    expectError(await send(p.content, 'set', { authorization: bearer(other.key), body: { path: 'x', value: 1 } }), 403, 'FORBIDDEN');
+    expectError(
+      await send(p.content, 'set', { authorization: bearer(other.key), body: { path: 'x', value: 1 } }),
+      403,
+      'FORBIDDEN',
+    );
     expectError(await send(p.content, 'get', { authorization: bearer(other.key) }), 403, 'FORBIDDEN');
     expect(await state(p)).toEqual(before);
-    expect((await send(other.content, 'set', { authorization: bearer(other.key), body: { path: 'x', value: 1 } })).status).toBe(200);
+    expect(
+      (await send(other.content, 'set', { authorization: bearer(other.key), body: { path: 'x', value: 1 } })).status,
+    ).toBe(200);
   });
 
   it('an editor of this project cannot write another project', async () => {
     const before = await state(other);
-    expectError(await send(other.content, 'set', { authorization: bearer(cred.editor as string), body: { path: 'y', value: 1 } }), 403, 'FORBIDDEN');
+    expectError(
+      await send(other.content, 'set', { authorization: bearer(cred.editor as string), body: { path: 'y', value: 1 } }),
+      403,
+      'FORBIDDEN',
+    );
     expect(await state(other)).toEqual(before);
   });
 
@@ -418,10 +502,16 @@ describe('a key only works on its own project; a member only on projects they be
         }),
       );
     }
-    const written = await send(p.content, 'set', { authorization: bearer(writer.key), body: { path: 'legacy_key', value: 7 } });
+    const written = await send(p.content, 'set', {
+      authorization: bearer(writer.key),
+      body: { path: 'legacy_key', value: 7 },
+    });
     expect({ status: written.status, body: written.body }).toEqual({ status: 200, body: { message: MESSAGE.set } });
     expect((await state(p)).value.legacy_key).toBe(7);
-    const refused = await send(p.content, 'set', { authorization: bearer(reader.key), body: { path: 'legacy_key', value: 8 } });
+    const refused = await send(p.content, 'set', {
+      authorization: bearer(reader.key),
+      body: { path: 'legacy_key', value: 8 },
+    });
     expect(refused.status).toBe(403);
     expect((await state(p)).value.legacy_key).toBe(7);
   });
@@ -432,7 +522,10 @@ describe('a key only works on its own project; a member only on projects they be
     expect((await send(p.content, 'get', { authorization: bearer(key.key) })).status).toBe(200);
     await accounts.revokeApiKey({ username: p.username, slug: p.slug }, key.id);
     for (const op of OPS) {
-      const r = await send(p.content, op, { authorization: bearer(key.key), body: bodyFor(op, 'revoked', (await state(p)).value) });
+      const r = await send(p.content, op, {
+        authorization: bearer(key.key),
+        body: bodyFor(op, 'revoked', (await state(p)).value),
+      });
       expect({ status: r.status, body: r.body }).toEqual({ status: 401, body: UNAUTHORIZED });
     }
   });

@@ -39,13 +39,19 @@ describe('concurrent mutations on one project', () => {
 
   it('50 concurrent decrements on a missing counter start from 0 and subtract exactly 50', async () => {
     const p = await project({ stats: {} });
-    await allSucceed(range(50).map(() => post(p, 'decrement', { path: 'stats.left' })), 'Value decremented successfully');
+    await allSucceed(
+      range(50).map(() => post(p, 'decrement', { path: 'stats.left' })),
+      'Value decremented successfully',
+    );
     expect((await state(p)).value).toEqual({ stats: { left: -50 } });
   });
 
   it('50 concurrent decrements on a counter inside an array (read-then-write path) subtract exactly 50', async () => {
     const p = await project({ l: [{ n: 0 }, { n: 1000 }] });
-    await allSucceed(range(50).map(() => post(p, 'decrement', { path: 'l.-1.n' })), 'Value decremented successfully');
+    await allSucceed(
+      range(50).map(() => post(p, 'decrement', { path: 'l.-1.n' })),
+      'Value decremented successfully',
+    );
     expect((await state(p)).value).toEqual({ l: [{ n: 0 }, { n: 950 }] });
   });
 
@@ -59,12 +65,19 @@ describe('concurrent mutations on one project', () => {
     const list = (await state(p)).value.list as string[];
     expect(list).toHaveLength(51);
     expect(list[0]).toBe('start');
-    expect([...list.slice(1)].sort()).toEqual(range(50).map((i) => `v${i}`).sort());
+    expect([...list.slice(1)].sort()).toEqual(
+      range(50)
+        .map((i) => `v${i}`)
+        .sort(),
+    );
   });
 
   it('50 concurrent pushes onto a missing array all land', async () => {
     const p = await project();
-    await allSucceed(range(50).map((i) => post(p, 'push', { path: 'list', value: { i } })), 'Object pushed successfully');
+    await allSucceed(
+      range(50).map((i) => post(p, 'push', { path: 'list', value: { i } })),
+      'Object pushed successfully',
+    );
     const list = (await state(p)).value.list as Array<{ i: number }>;
     expect(list.map((e) => e.i).sort((a, b) => a - b)).toEqual(range(50));
   });
@@ -82,23 +95,41 @@ describe('concurrent mutations on one project', () => {
     // Every insert went in at index 2 of the list it saw: a and b stay in front, c and d at the end.
     expect(list.slice(0, 2)).toEqual(['a', 'b']);
     expect(list.slice(-2)).toEqual(['c', 'd']);
-    expect(list.filter((v) => v.startsWith('x')).sort()).toEqual(range(20).map((i) => `x${i}`).sort());
+    expect(list.filter((v) => v.startsWith('x')).sort()).toEqual(
+      range(20)
+        .map((i) => `x${i}`)
+        .sort(),
+    );
   });
 
   it('20 concurrent inserts at negative indexes all land', async () => {
     const p = await project({ list: ['first', 'last'] });
-    await allSucceed(range(20).map((i) => post(p, 'insert', { path: 'list', value: i, index: -1 })), 'Value inserted successfully');
+    await allSucceed(
+      range(20).map((i) => post(p, 'insert', { path: 'list', value: i, index: -1 })),
+      'Value inserted successfully',
+    );
     const list = (await state(p)).value.list as Array<string | number>;
     expect(list[0]).toBe('first');
     expect(list[list.length - 1]).toBe('last');
-    expect(list.slice(1, -1).map(Number).sort((a, b) => a - b)).toEqual(range(20));
+    expect(
+      list
+        .slice(1, -1)
+        .map(Number)
+        .sort((a, b) => a - b),
+    ).toEqual(range(20));
   });
 
   it('concurrent inserts at 0 and pushes on one array all land, original in order', async () => {
     const p = await project({ list: ['m'] });
     await Promise.all([
-      allSucceed(range(15).map((i) => post(p, 'insert', { path: 'list', value: `front${i}`, index: 0 })), 'Value inserted successfully'),
-      allSucceed(range(15).map((i) => post(p, 'push', { path: 'list', value: `back${i}` })), 'Object pushed successfully'),
+      allSucceed(
+        range(15).map((i) => post(p, 'insert', { path: 'list', value: `front${i}`, index: 0 })),
+        'Value inserted successfully',
+      ),
+      allSucceed(
+        range(15).map((i) => post(p, 'push', { path: 'list', value: `back${i}` })),
+        'Object pushed successfully',
+      ),
     ]);
     const list = (await state(p)).value.list as string[];
     expect(list).toHaveLength(31);
@@ -125,7 +156,9 @@ describe('concurrent mutations on one project', () => {
     // 25 increments of 0.1 and 25 decrements of 0.01: 0.5 + 2.5 - 0.25 = 2.75 exactly.
     await Promise.all(
       range(50).map((i) =>
-        i % 2 === 0 ? post(p, 'increment', { path: 'n', value: 0.1 }) : post(p, 'decrement', { path: 'n', value: 0.01 }),
+        i % 2 === 0
+          ? post(p, 'increment', { path: 'n', value: 0.1 })
+          : post(p, 'decrement', { path: 'n', value: 0.01 }),
       ),
     ).then((replies) => expect(replies.map((r) => r.status)).toEqual(range(50).map(() => 200)));
     expect((await state(p)).value).toEqual({ n: 2.75 });
@@ -133,25 +166,39 @@ describe('concurrent mutations on one project', () => {
 
   it('50 concurrent sets on disjoint existing paths all land', async () => {
     const p = await project({ items: {} });
-    await allSucceed(range(50).map((i) => post(p, 'set', { path: `items.k${i}`, value: i })), 'Value set successfully');
+    await allSucceed(
+      range(50).map((i) => post(p, 'set', { path: `items.k${i}`, value: i })),
+      'Value set successfully',
+    );
     expect((await state(p)).value).toEqual({ items: Object.fromEntries(range(50).map((i) => [`k${i}`, i])) });
   });
 
   it('50 concurrent sets creating keys under the same missing parent all land', async () => {
     const p = await project();
-    await allSucceed(range(50).map((i) => post(p, 'set', { path: `fresh.inner.k${i}`, value: i })), 'Value set successfully');
-    expect((await state(p)).value).toEqual({ fresh: { inner: Object.fromEntries(range(50).map((i) => [`k${i}`, i])) } });
+    await allSucceed(
+      range(50).map((i) => post(p, 'set', { path: `fresh.inner.k${i}`, value: i })),
+      'Value set successfully',
+    );
+    expect((await state(p)).value).toEqual({
+      fresh: { inner: Object.fromEntries(range(50).map((i) => [`k${i}`, i])) },
+    });
   });
 
   it('concurrent sets on disjoint elements of an array all land', async () => {
     const p = await project({ l: range(30).map(() => ({ v: 0 })) });
-    await allSucceed(range(30).map((i) => post(p, 'set', { path: `l.${i}.v`, value: i })), 'Value set successfully');
+    await allSucceed(
+      range(30).map((i) => post(p, 'set', { path: `l.${i}.v`, value: i })),
+      'Value set successfully',
+    );
     expect((await state(p)).value).toEqual({ l: range(30).map((i) => ({ v: i })) });
   });
 
   it('concurrent deletes of element 0 remove exactly one element each', async () => {
     const p = await project({ l: range(20) });
-    await allSucceed(range(10).map(() => post(p, 'delete', { path: 'l.0' })), 'Value deleted successfully');
+    await allSucceed(
+      range(10).map(() => post(p, 'delete', { path: 'l.0' })),
+      'Value deleted successfully',
+    );
     expect((await state(p)).value).toEqual({ l: range(20).slice(10) });
   });
 
@@ -177,8 +224,16 @@ describe('concurrent mutations on one project', () => {
     expect(replies.filter((r) => r.status !== 200).map((r) => r.body)).toEqual([]);
     const { value } = await state(p);
     expect(value.counter).toBe(15);
-    expect([...value.list].sort((a: number, b: number) => a - b)).toEqual(range(60).filter((i) => i % 4 === 1 || i % 4 === 3));
-    expect(value.map).toEqual(Object.fromEntries(range(60).filter((i) => i % 4 === 2).map((i) => [`k${i}`, i])));
+    expect([...value.list].sort((a: number, b: number) => a - b)).toEqual(
+      range(60).filter((i) => i % 4 === 1 || i % 4 === 3),
+    );
+    expect(value.map).toEqual(
+      Object.fromEntries(
+        range(60)
+          .filter((i) => i % 4 === 2)
+          .map((i) => [`k${i}`, i]),
+      ),
+    );
   });
 
   it('concurrent writers with the same If-Match: exactly one wins, the others get 412 and change nothing', async () => {

@@ -146,6 +146,8 @@ describe.each(OPS)('POST content/%s', (op) => {
     await count(p, op, { path: 'n', value: 1 });
     // Exactly: 1e37 ± 1, all 38 digits (GET writes it the way JavaScript prints numbers of that size).
     const text = (await call('GET', p.content, { token: p.key })).text;
-    expect(text).toBe(op === 'increment' ? `{"value":{"n":1.${'0'.repeat(36)}1e+37}}` : `{"value":{"n":9.${'9'.repeat(36)}e+36}}`);
+    expect(text).toBe(
+      op === 'increment' ? `{"value":{"n":1.${'0'.repeat(36)}1e+37}}` : `{"value":{"n":9.${'9'.repeat(36)}e+36}}`,
+    );
   });
 });

@@ -26,13 +26,43 @@ describe('POST content/delete', () => {
     ['removes the last element by -1', { l: [1, 2, 3] }, 'l.-1', { l: [1, 2] }],
     ['removes the first element by -length', { l: [1, 2, 3] }, 'l.-3', { l: [2, 3] }],
     ['removes the only element, leaving []', { l: ['x'] }, 'l.0', { l: [] }],
-    ['removes an element of a nested array', { m: [[1, 2], [3, 4]] }, 'm.1.0', { m: [[1, 2], [4]] }],
-    ['removes a whole nested array', { m: [[1, 2], [3, 4]] }, 'm.0', { m: [[3, 4]] }],
+    [
+      'removes an element of a nested array',
+      {
+        m: [
+          [1, 2],
+          [3, 4],
+        ],
+      },
+      'm.1.0',
+      { m: [[1, 2], [4]] },
+    ],
+    [
+      'removes a whole nested array',
+      {
+        m: [
+          [1, 2],
+          [3, 4],
+        ],
+      },
+      'm.0',
+      { m: [[3, 4]] },
+    ],
     ['removes a key of an object inside an array', { l: [{ a: 1, b: 2 }] }, 'l.0.a', { l: [{ b: 2 }] }],
     ['removes an integer key of an object (not an index)', { o: { '0': 'a', '1': 'b' } }, 'o.0', { o: { '1': 'b' } }],
     ['removes an integer key of an object holding an object', { o: { '0': { k: 1 }, x: 2 } }, 'o.0', { o: { x: 2 } }],
-    ['removes a key below an integer key of an object', { o: { '0': { k: 1, j: 2 } } }, 'o.0.k', { o: { '0': { j: 2 } } }],
-    ['removes an element of an array under an integer key of an object', { o: { '2': [1, 2] } }, 'o.2.0', { o: { '2': [2] } }],
+    [
+      'removes a key below an integer key of an object',
+      { o: { '0': { k: 1, j: 2 } } },
+      'o.0.k',
+      { o: { '0': { j: 2 } } },
+    ],
+    [
+      'removes an element of an array under an integer key of an object',
+      { o: { '2': [1, 2] } },
+      'o.2.0',
+      { o: { '2': [2] } },
+    ],
     ['removes a negative integer key of an object', { o: { '-1': 'a', '1': 'b' } }, 'o.-1', { o: { '1': 'b' } }],
     ['removes an integer key at the root', { '0': 'a', b: 1 }, '0', { b: 1 }],
     ['removes an escaped key, not the nested one', { 'a.b': 1, a: { b: 2 } }, 'a\\.b', { a: { b: 2 } }],

@@ -14,7 +14,7 @@ const CONTENT = {
   'b\\s': 'backslash',
   constructor: 'own constructor',
   '42': 'root integer key',
-  u: { 'é': '✓' },
+  u: { é: '✓' },
 };
 
 describe('GET content', () => {

@@ -9,9 +9,18 @@ const OPS = Object.keys(MESSAGE) as Op[];
 
 /** A body that changes INITIAL, for each route, and the content it leads to. */
 const CHANGE: Record<Op, [Record<string, unknown>, Record<string, unknown>]> = {
-  set: [{ path: 'a', value: 2 }, { a: 2, l: [1], n: 5 }],
-  insert: [{ path: 'l', value: 0, index: 0 }, { a: 1, l: [0, 1], n: 5 }],
-  push: [{ path: 'l', value: 2 }, { a: 1, l: [1, 2], n: 5 }],
+  set: [
+    { path: 'a', value: 2 },
+    { a: 2, l: [1], n: 5 },
+  ],
+  insert: [
+    { path: 'l', value: 0, index: 0 },
+    { a: 1, l: [0, 1], n: 5 },
+  ],
+  push: [
+    { path: 'l', value: 2 },
+    { a: 1, l: [1, 2], n: 5 },
+  ],
   decrement: [{ path: 'n' }, { a: 1, l: [1], n: 4 }],
   increment: [{ path: 'n' }, { a: 1, l: [1], n: 6 }],
   delete: [{ path: 'a' }, { l: [1], n: 5 }],
@@ -21,7 +30,11 @@ const INITIAL = { a: 1, l: [1], n: 5 };
 
 const ORIGIN = 'https://app.example.com';
 const ETAG = /^"[\w-]+"$/;
-const headerList = (value: string | null) => (value ?? '').split(',').map((h) => h.trim().toLowerCase()).filter(Boolean);
+const headerList = (value: string | null) =>
+  (value ?? '')
+    .split(',')
+    .map((h) => h.trim().toLowerCase())
+    .filter(Boolean);
 // -----------------------------------------------------------------------------------------------------------------
 
 describe('response headers', () => {
@@ -43,9 +56,31 @@ describe('response headers', () => {
     ['POST 401', () => post(p, 'set', { path: 'h', value: 1 }, ''), 401],
     ['GET 401', () => call('GET', p.content), 401],
     ['POST 403', () => post(p, 'set', { path: 'h', value: 1 }, viewer), 403],
-    ['POST 404', () => call('POST', `/api/${p.username}/missing-project/content/set`, { token: p.owner, body: { path: 'h', value: 1 } }), 404],
-    ['POST 413', () => call('POST', `${p.content}/set`, { token: p.key, rawBody: ' '.repeat(600 * 1024), headers: { 'content-type': 'application/json' } }), 413],
-    ['POST 415', () => call('POST', `${p.content}/set`, { token: p.key, rawBody: '{}', headers: { 'content-type': 'text/plain' } }), 415],
+    [
+      'POST 404',
+      () =>
+        call('POST', `/api/${p.username}/missing-project/content/set`, {
+          token: p.owner,
+          body: { path: 'h', value: 1 },
+        }),
+      404,
+    ],
+    [
+      'POST 413',
+      () =>
+        call('POST', `${p.content}/set`, {
+          token: p.key,
+          rawBody: ' '.repeat(600 * 1024),
+          headers: { 'content-type': 'application/json' },
+        }),
+      413,
+    ],
+    [
+      'POST 415',
+      () =>
+        call('POST', `${p.content}/set`, { token: p.key, rawBody: '{}', headers: { 'content-type': 'text/plain' } }),
+      415,
+    ],
     ['POST 412', () => post(p, 'set', { path: 'h', value: 1 }, p.key, { 'if-match': '"stale"' }), 412],
   ];
 
@@ -74,24 +109,29 @@ describe('CORS', () => {
     ['get', 'GET', () => p.content],
   ];
 
-  it.each(routes)('preflight for %s from an allowed origin: 204 with the allowed origin, method and headers', async (_name, method, url) => {
-    const r = await call('OPTIONS', url(), {
-      headers: {
-        origin: ORIGIN,
-        'access-control-request-method': method,
-        'access-control-request-headers': 'authorization, content-type, if-match, idempotency-key',
-      },
-    });
-    expect(r.status).toBe(204);
-    expect(r.headers.get('access-control-allow-origin')).toBe(ORIGIN);
-    expect(headerList(r.headers.get('access-control-allow-methods'))).toContain(method.toLowerCase());
-    expect(headerList(r.headers.get('access-control-allow-headers'))).toEqual(
-      expect.arrayContaining(['authorization', 'content-type', 'if-match', 'idempotency-key']),
-    );
-  });
+  it.each(routes)(
+    'preflight for %s from an allowed origin: 204 with the allowed origin, method and headers',
+    async (_name, method, url) => {
+      const r = await call('OPTIONS', url(), {
+        headers: {
+          origin: ORIGIN,
+          'access-control-request-method': method,
+          'access-control-request-headers': 'authorization, content-type, if-match, idempotency-key',
+        },
+      });
+      expect(r.status).toBe(204);
+      expect(r.headers.get('access-control-allow-origin')).toBe(ORIGIN);
+      expect(headerList(r.headers.get('access-control-allow-methods'))).toContain(method.toLowerCase());
+      expect(headerList(r.headers.get('access-control-allow-headers'))).toEqual(
+        expect.arrayContaining(['authorization', 'content-type', 'if-match', 'idempotency-key']),
+      );
+    },
+  );
 
   it('a preflight needs no credential', async () => {
-    const r = await call('OPTIONS', `${p.content}/set`, { headers: { origin: ORIGIN, 'access-control-request-method': 'POST' } });
+    const r = await call('OPTIONS', `${p.content}/set`, {
+      headers: { origin: ORIGIN, 'access-control-request-method': 'POST' },
+    });
     expect(r.status).toBe(204);
     expect(r.headers.get('access-control-allow-origin')).toBe(ORIGIN);
   });
@@ -150,16 +190,19 @@ describe('If-Match', () => {
     expect(await state(p)).toEqual({ value: CHANGE[op][1], etag: r.headers.get('etag') });
   });
 
-  it.each(OPS)('%s with a stale ETag is a 412 PRECONDITION_FAILED with the current ETag, content unchanged', async (op) => {
-    const p = await project(INITIAL);
-    const stale = (await state(p)).etag as string;
-    expect((await post(p, 'set', { path: 'other', value: 1 })).status).toBe(200);
-    const before = await state(p);
-    const r = await post(p, op, CHANGE[op][0], p.key, { 'if-match': stale });
-    expectError(r, 412, 'PRECONDITION_FAILED');
-    expect(r.headers.get('etag')).toBe(before.etag);
-    expect(await state(p)).toEqual(before);
-  });
+  it.each(OPS)(
+    '%s with a stale ETag is a 412 PRECONDITION_FAILED with the current ETag, content unchanged',
+    async (op) => {
+      const p = await project(INITIAL);
+      const stale = (await state(p)).etag as string;
+      expect((await post(p, 'set', { path: 'other', value: 1 })).status).toBe(200);
+      const before = await state(p);
+      const r = await post(p, op, CHANGE[op][0], p.key, { 'if-match': stale });
+      expectError(r, 412, 'PRECONDITION_FAILED');
+      expect(r.headers.get('etag')).toBe(before.etag);
+      expect(await state(p)).toEqual(before);
+    },
+  );
 
   it.each(OPS)('%s with If-Match: * applies', async (op) => {
     const p = await project(INITIAL);
@@ -221,7 +264,11 @@ describe('If-Match', () => {
   it('request validation (400) comes before the precondition', async () => {
     const p = await project(INITIAL);
     const before = await state(p);
-    expectError(await post(p, 'set', { path: 'a..b', value: 1 }, p.key, { 'if-match': '"stale"' }), 400, 'INVALID_PATH');
+    expectError(
+      await post(p, 'set', { path: 'a..b', value: 1 }, p.key, { 'if-match': '"stale"' }),
+      400,
+      'INVALID_PATH',
+    );
     expect(await state(p)).toEqual(before);
   });
 

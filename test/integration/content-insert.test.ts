@@ -13,7 +13,11 @@ async function rejected(p: Project, body: unknown, status: number, code: string)
 
 async function rejectedRaw(p: Project, text: string, status: number, code: string): Promise<void> {
   const before = await state(p);
-  const r = await call('POST', `${p.content}/insert`, { token: p.key, rawBody: text, headers: { 'content-type': 'application/json' } });
+  const r = await call('POST', `${p.content}/insert`, {
+    token: p.key,
+    rawBody: text,
+    headers: { 'content-type': 'application/json' },
+  });
   expectError(r, status, code);
   expect(await state(p)).toEqual(before);
 }
@@ -94,11 +98,40 @@ describe('POST content/insert', () => {
 
     it.each<[string, Record<string, unknown>, string, number, Record<string, unknown>]>([
       ['into an array inside an array', { m: [[1, 2], [3]] }, 'm.0', 1, { m: [[1, 'x', 2], [3]] }],
-      ['into an array addressed by a negative index', { m: [[1, 2], [3]] }, 'm.-1', 0, { m: [[1, 2], ['x', 3]] }],
-      ['at the end of an array inside an object inside an array', { m: [{ l: [1] }] }, 'm.0.l', 1, { m: [{ l: [1, 'x'] }] }],
+      [
+        'into an array addressed by a negative index',
+        { m: [[1, 2], [3]] },
+        'm.-1',
+        0,
+        {
+          m: [
+            [1, 2],
+            ['x', 3],
+          ],
+        },
+      ],
+      [
+        'at the end of an array inside an object inside an array',
+        { m: [{ l: [1] }] },
+        'm.0.l',
+        1,
+        { m: [{ l: [1, 'x'] }] },
+      ],
       ['into an array under an integer key of an object', { o: { '0': [1] } }, 'o.0', 0, { o: { '0': ['x', 1] } }],
-      ['at the end of an array under an integer key of an object', { o: { '0': [1] } }, 'o.0', 1, { o: { '0': [1, 'x'] } }],
-      ['in the middle of an array under an integer key of an object', { o: { '1': [1, 2] } }, 'o.1', 1, { o: { '1': [1, 'x', 2] } }],
+      [
+        'at the end of an array under an integer key of an object',
+        { o: { '0': [1] } },
+        'o.0',
+        1,
+        { o: { '0': [1, 'x'] } },
+      ],
+      [
+        'in the middle of an array under an integer key of an object',
+        { o: { '1': [1, 2] } },
+        'o.1',
+        1,
+        { o: { '1': [1, 'x', 2] } },
+      ],
       ['into an array under an escaped key', { 'a.b': [1] }, 'a\\.b', -1, { 'a.b': ['x', 1] }],
     ])('%s', async (_name, initial, path, index, expected) => {
       const p = await project(initial);
@@ -119,7 +152,13 @@ describe('POST content/insert', () => {
 
     it('successive inserts keep their relative order', async () => {
       const p = await project({ l: [] });
-      for (const [value, index] of [['c', 0], ['a', 0], ['b', 1], ['d', 3], ['e', -1]] as const) {
+      for (const [value, index] of [
+        ['c', 0],
+        ['a', 0],
+        ['b', 1],
+        ['d', 3],
+        ['e', -1],
+      ] as const) {
         await insert(p, { path: 'l', value, index });
       }
       expect((await state(p)).value).toEqual({ l: ['a', 'b', 'c', 'e', 'd'] });
@@ -149,10 +188,20 @@ describe('POST content/insert', () => {
       ['target a boolean', { l: false }, { path: 'l', value: 'x', index: 0 }, 'NOT_AN_ARRAY'],
       ['target a scalar array element', { l: [1] }, { path: 'l.0', value: 'x', index: 0 }, 'NOT_AN_ARRAY'],
       ['target an object, at a non-zero index', { l: { a: 1 } }, { path: 'l', value: 'x', index: 1 }, 'NOT_AN_ARRAY'],
-      ['target the root-level object of an array element', { m: [{ a: 1 }] }, { path: 'm.-1', value: 'x', index: 0 }, 'NOT_AN_ARRAY'],
+      [
+        'target the root-level object of an array element',
+        { m: [{ a: 1 }] },
+        { path: 'm.-1', value: 'x', index: 0 },
+        'NOT_AN_ARRAY',
+      ],
       ['walking through a scalar', { a: 1 }, { path: 'a.b', value: 'x', index: 0 }, 'NOT_A_CONTAINER'],
       ['walking through a string', { a: 's' }, { path: 'a.b.c', value: 'x', index: 0 }, 'NOT_A_CONTAINER'],
-      ['a missing array element in the path', { m: [[1]] }, { path: 'm.5', value: 'x', index: 0 }, 'INDEX_OUT_OF_RANGE'],
+      [
+        'a missing array element in the path',
+        { m: [[1]] },
+        { path: 'm.5', value: 'x', index: 0 },
+        'INDEX_OUT_OF_RANGE',
+      ],
     ])('%s', async (_name, initial, body, code) => {
       const p = await project(initial);
       await rejected(p, body, 400, code);

@@ -21,12 +21,14 @@ async function ok(p: Project, op: string, body: unknown): Promise<Reply> {
   return r;
 }
 
-const bodyFor = (op: ValueOp, path: string, value: unknown) => (op === 'insert' ? { path, value, index: 0 } : { path, value });
+const bodyFor = (op: ValueOp, path: string, value: unknown) =>
+  op === 'insert' ? { path, value, index: 0 } : { path, value };
 /** What the content holds at the path after the operation on a missing target. */
 const storedFor = (op: ValueOp, value: unknown) => (op === 'set' ? value : [value]);
 
 const segments = (n: number) => Array.from({ length: n }, (_, i) => `k${i}`);
-const nestKeys = (keys: string[], leaf: unknown): unknown => keys.reduceRight<unknown>((inner, key) => ({ [key]: inner }), leaf);
+const nestKeys = (keys: string[], leaf: unknown): unknown =>
+  keys.reduceRight<unknown>((inner, key) => ({ [key]: inner }), leaf);
 /** n objects nested in one another: depth n ({} is depth 1). */
 const objects = (n: number, leaf: unknown = 1): unknown => (n === 0 ? leaf : { d: objects(n - 1, leaf) });
 /** n arrays nested in one another: depth n. */
@@ -55,13 +57,16 @@ describe('depth of values: objects and arrays nest at most 31 deep counting the 
     }
   });
 
-  it.each(cases)('%s at a %i-segment path: a value nesting %i + 1 deep is a 400 VALUE_TOO_DEEP', async (op, n, depth) => {
-    const p = await project({ keep: 1 });
-    const path = segments(n).join('.');
-    await rejected(p, op, bodyFor(op, path, objects(depth + 1)), 400, 'VALUE_TOO_DEEP');
-    await rejected(p, op, bodyFor(op, path, arrays(depth + 1)), 400, 'VALUE_TOO_DEEP');
-    await rejected(p, op, bodyFor(op, path, { a: 1, b: [2, objects(depth)] }), 400, 'VALUE_TOO_DEEP');
-  });
+  it.each(cases)(
+    '%s at a %i-segment path: a value nesting %i + 1 deep is a 400 VALUE_TOO_DEEP',
+    async (op, n, depth) => {
+      const p = await project({ keep: 1 });
+      const path = segments(n).join('.');
+      await rejected(p, op, bodyFor(op, path, objects(depth + 1)), 400, 'VALUE_TOO_DEEP');
+      await rejected(p, op, bodyFor(op, path, arrays(depth + 1)), 400, 'VALUE_TOO_DEEP');
+      await rejected(p, op, bodyFor(op, path, { a: 1, b: [2, objects(depth)] }), 400, 'VALUE_TOO_DEEP');
+    },
+  );
 
   it('set at a 31-segment path: a scalar is accepted, {} and [] are a 400 VALUE_TOO_DEEP', async () => {
     const p = await project();
@@ -199,7 +204,11 @@ describe('object keys', () => {
 
   it.each<[string, unknown, string]>([
     ['a path segment of 1025 characters', { path: 'k'.repeat(1025), value: 1 }, 'INVALID_PATH'],
-    ['a path of 2049 characters', { path: `${Array.from({ length: 20 }, () => 'p'.repeat(101)).join('.')}${'x'.repeat(10)}`, value: 1 }, 'INVALID_PATH'],
+    [
+      'a path of 2049 characters',
+      { path: `${Array.from({ length: 20 }, () => 'p'.repeat(101)).join('.')}${'x'.repeat(10)}`, value: 1 },
+      'INVALID_PATH',
+    ],
     ['a value key of 1025 characters', { path: 'v', value: { ['k'.repeat(1025)]: 1 } }, 'KEY_TOO_LONG'],
   ])('%s is a 400 %s', async (_name, body, code) => {
     const p = await project({ keep: 1 });
@@ -208,7 +217,9 @@ describe('object keys', () => {
 
   it('a path of 2048 characters is accepted', async () => {
     const p = await project();
-    const path = Array.from({ length: 31 }, (_, i) => `${String(i).padStart(2, '0')}${'z'.repeat(62)}`).join('.') + 'y'.repeat(2048 - 31 * 64 - 30);
+    const path =
+      Array.from({ length: 31 }, (_, i) => `${String(i).padStart(2, '0')}${'z'.repeat(62)}`).join('.') +
+      'y'.repeat(2048 - 31 * 64 - 30);
     expect(path).toHaveLength(2048);
     await ok(p, 'set', { path, value: 1 });
   });
@@ -263,16 +274,22 @@ describe('content size: at most 350 KiB (358400 bytes) as DynamoDB counts them; 
     ['a 420 KiB string', () => 'x'.repeat(420 * 1024)],
     ['59000 small objects', () => Array.from({ length: 59000 }, () => ({ a: 1 }))],
   ];
-  it.each((['set', 'push', 'insert', 'update'] as const).flatMap((op) => oversizedValues.map(([name, make]) => [op, name, make] as const)))(
-    '%s with %s (more than one item holds) is a 413 CONTENT_TOO_LARGE',
-    async (op, _name, make) => {
-      const p = await project({ keep: 1 });
-      const value = make();
-      const body = op === 'update' ? { content: { v: value } } : op === 'insert' ? { path: 'v', value, index: 0 } : { path: 'v', value };
-      expect(Buffer.byteLength(JSON.stringify(body))).toBeLessThanOrEqual(512 * 1024);
-      await rejected(p, op, body, 413, 'CONTENT_TOO_LARGE');
-    },
-  );
+  it.each(
+    (['set', 'push', 'insert', 'update'] as const).flatMap((op) =>
+      oversizedValues.map(([name, make]) => [op, name, make] as const),
+    ),
+  )('%s with %s (more than one item holds) is a 413 CONTENT_TOO_LARGE', async (op, _name, make) => {
+    const p = await project({ keep: 1 });
+    const value = make();
+    const body =
+      op === 'update'
+        ? { content: { v: value } }
+        : op === 'insert'
+          ? { path: 'v', value, index: 0 }
+          : { path: 'v', value };
+    expect(Buffer.byteLength(JSON.stringify(body))).toBeLessThanOrEqual(512 * 1024);
+    await rejected(p, op, body, 413, 'CONTENT_TOO_LARGE');
+  });
 
   it('replacing a large value again and again never counts the old copies', async () => {
     const p = await project();
@@ -309,7 +326,13 @@ describe('request body size: at most 512 KiB', () => {
 
   it('a 2 MiB body is a 413 PAYLOAD_TOO_LARGE', async () => {
     const p = await project({ keep: 1 });
-    await rejected(p, 'set', JSON.stringify({ path: 'a', value: 'z'.repeat(2 * 1024 * 1024) }), 413, 'PAYLOAD_TOO_LARGE');
+    await rejected(
+      p,
+      'set',
+      JSON.stringify({ path: 'a', value: 'z'.repeat(2 * 1024 * 1024) }),
+      413,
+      'PAYLOAD_TOO_LARGE',
+    );
   });
 
   it('the body size counts bytes: 512 KiB of characters that take 2 bytes each is too large', async () => {

@@ -31,11 +31,13 @@ async function ok(p: Project, op: PathOp, body: unknown): Promise<void> {
   expect({ status: r.status, body: r.body }).toEqual({ status: 200, body: { message: MESSAGE[op] } });
 }
 
-const get = (p: Project, path: string) => call('GET', `${p.content}?path=${encodeURIComponent(path)}`, { token: p.key });
+const get = (p: Project, path: string) =>
+  call('GET', `${p.content}?path=${encodeURIComponent(path)}`, { token: p.key });
 
 const segments = (n: number) => Array.from({ length: n }, (_, i) => `k${i}`);
 /** {k0: {k1: ... {k(n-1): leaf}}} */
-const nested = (keys: string[], leaf: unknown): unknown => keys.reduceRight<unknown>((inner, key) => ({ [key]: inner }), leaf);
+const nested = (keys: string[], leaf: unknown): unknown =>
+  keys.reduceRight<unknown>((inner, key) => ({ [key]: inner }), leaf);
 // -----------------------------------------------------------------------------------------------------------------
 
 const INITIAL = { a: { b: 1 }, l: [1, 2] };
@@ -166,17 +168,23 @@ describe('depth: at most 31 path segments (32 levels counting the root and the l
     expect((await state(p)).value).toEqual(nested(keys.slice(0, 30), {}));
   });
 
-  it.each(['insert', 'push'] as const)('%s: a 30-segment path is accepted (the array is the 31st container)', async (op) => {
-    const p = await project();
-    const keys = segments(30);
-    await ok(p, op, bodyFor(op, keys.join('.')));
-    expect((await state(p)).value).toEqual(nested(keys, [1]));
-  });
+  it.each(['insert', 'push'] as const)(
+    '%s: a 30-segment path is accepted (the array is the 31st container)',
+    async (op) => {
+      const p = await project();
+      const keys = segments(30);
+      await ok(p, op, bodyFor(op, keys.join('.')));
+      expect((await state(p)).value).toEqual(nested(keys, [1]));
+    },
+  );
 
-  it.each(['insert', 'push'] as const)('%s: a 31-segment path is a 400 VALUE_TOO_DEEP (the array would be a 32nd container)', async (op) => {
-    const p = await project();
-    await rejected(p, op, bodyFor(op, segments(31).join('.')), 400, 'VALUE_TOO_DEEP');
-  });
+  it.each(['insert', 'push'] as const)(
+    '%s: a 31-segment path is a 400 VALUE_TOO_DEEP (the array would be a 32nd container)',
+    async (op) => {
+      const p = await project();
+      await rejected(p, op, bodyFor(op, segments(31).join('.')), 400, 'VALUE_TOO_DEEP');
+    },
+  );
 
   it.each(PATH_OPS)('%s: a 32-segment path is a 400 PATH_TOO_DEEP', async (op) => {
     const p = await project({ k0: { k1: 1 } });
@@ -192,7 +200,12 @@ describe('depth: at most 31 path segments (32 levels counting the root and the l
     const p = await project();
     const keys = segments(31).map((k) => `${k}\\.x`);
     await ok(p, 'set', { path: keys.join('.'), value: 1 });
-    expect((await state(p)).value).toEqual(nested(segments(31).map((k) => `${k}.x`), 1));
+    expect((await state(p)).value).toEqual(
+      nested(
+        segments(31).map((k) => `${k}.x`),
+        1,
+      ),
+    );
   });
 
   it('GET with a 31-segment path reads the leaf', async () => {

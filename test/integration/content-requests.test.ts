@@ -58,9 +58,12 @@ describe('INVALID_JSON: a body that is not JSON is a 400 on every route', () => 
     ['NaN', '{"path":"a","value":NaN}'],
     ['a comment', '{"path":"a","value":1 /* c */}'],
   ];
-  it.each(OPS.flatMap((op) => texts.map(([name, text]) => [op, name, text] as const)))('%s: %s', async (op, _name, text) => {
-    await unchangedAfter(p, () => raw(p, op, text), 400, 'INVALID_JSON');
-  });
+  it.each(OPS.flatMap((op) => texts.map(([name, text]) => [op, name, text] as const)))(
+    '%s: %s',
+    async (op, _name, text) => {
+      await unchangedAfter(p, () => raw(p, op, text), 400, 'INVALID_JSON');
+    },
+  );
 });
 
 describe('INVALID_BODY: JSON that is not an object is a 400 on every route', () => {
@@ -186,12 +189,11 @@ describe('spec section 7: the 400 rows', () => {
   });
 
   // Row: "target value at path is not a number" for decrement (and increment).
-  it.each((['decrement', 'increment'] as const).flatMap((op) => ['a', 'l', 's', 'o'].map((path) => [op, path] as const)))(
-    '%s: target %s is not a number: 400 NOT_A_NUMBER',
-    async (op, path) => {
-      await unchangedAfter(p, () => post(p, op, { path }), 400, 'NOT_A_NUMBER');
-    },
-  );
+  it.each(
+    (['decrement', 'increment'] as const).flatMap((op) => ['a', 'l', 's', 'o'].map((path) => [op, path] as const)),
+  )('%s: target %s is not a number: 400 NOT_A_NUMBER', async (op, path) => {
+    await unchangedAfter(p, () => post(p, op, { path }), 400, 'NOT_A_NUMBER');
+  });
 
   it('after all the rejections above, the content is still the initial one', async () => {
     expect((await state(p)).value).toEqual(INITIAL);

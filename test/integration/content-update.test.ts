@@ -27,9 +27,15 @@ describe('POST content/update', () => {
     ['an empty object', {}],
     ['a flat object', { a: 1, b: 'two', c: null, d: true }],
     ['nested objects and arrays', { a: { b: [1, { c: [] }], d: {} }, e: [[[]]] }],
-    ['keys with dots, backslashes, integers and prototype names', { 'a.b': 1, 'c\\d': 2, '0': 3, '-1': 4, constructor: 5, prototype: { toString: 6 } }],
-    ['unicode keys and values', { 'clé': 'valeur ✓', 日本: ['🚀'] }],
-    ['numbers at the edges of the storable range', { big: 9.99e125, small: 1e-130, neg: -9.99e125, negSmall: -1e-130, zero: 0 }],
+    [
+      'keys with dots, backslashes, integers and prototype names',
+      { 'a.b': 1, 'c\\d': 2, '0': 3, '-1': 4, constructor: 5, prototype: { toString: 6 } },
+    ],
+    ['unicode keys and values', { clé: 'valeur ✓', 日本: ['🚀'] }],
+    [
+      'numbers at the edges of the storable range',
+      { big: 9.99e125, small: 1e-130, neg: -9.99e125, negSmall: -1e-130, zero: 0 },
+    ],
   ])('replaces the whole content with %s', async (_name, content) => {
     const p = await seeded();
     const before = await state(p);

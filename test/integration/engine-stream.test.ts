@@ -26,13 +26,19 @@ const item = (sk: string, n: number) => ({ ...key(sk), n: { N: String(n) } });
 
 /** The records seen since the last call, once `count` have arrived, and after a pause in which no more came. */
 async function take(count: number): Promise<ChangeRecord[]> {
-  for (let waited = 0; seen.length < count && waited < 10_000; waited += 20) await new Promise((r) => setTimeout(r, 20));
+  for (let waited = 0; seen.length < count && waited < 10_000; waited += 20)
+    await new Promise((r) => setTimeout(r, 20));
   await new Promise((r) => setTimeout(r, onDynamoDbLocal ? 500 : 100));
   return seen.splice(0, seen.length);
 }
 
 const summary = (records: ChangeRecord[]) =>
-  records.map((r) => [r.eventName, r.dynamodb?.Keys?.sk?.S, r.dynamodb?.OldImage?.n?.N ?? null, r.dynamodb?.NewImage?.n?.N ?? null]);
+  records.map((r) => [
+    r.eventName,
+    r.dynamodb?.Keys?.sk?.S,
+    r.dynamodb?.OldImage?.n?.N ?? null,
+    r.dynamodb?.NewImage?.n?.N ?? null,
+  ]);
 
 beforeAll(async () => {
   let endpoint = process.env.AWS_ENDPOINT_URL_DYNAMODB;
@@ -75,8 +81,22 @@ describe('the engine change stream', () => {
   it('records every write in commit order with both images', async () => {
     await client.send(new PutItemCommand({ TableName, Item: item('a', 1) }));
     await client.send(new PutItemCommand({ TableName, Item: item('b', 2) }));
-    await client.send(new UpdateItemCommand({ TableName, Key: key('b'), UpdateExpression: 'ADD n :d', ExpressionAttributeValues: { ':d': { N: '1' } } }));
-    await client.send(new UpdateItemCommand({ TableName, Key: key('a'), UpdateExpression: 'ADD n :d', ExpressionAttributeValues: { ':d': { N: '5' } } }));
+    await client.send(
+      new UpdateItemCommand({
+        TableName,
+        Key: key('b'),
+        UpdateExpression: 'ADD n :d',
+        ExpressionAttributeValues: { ':d': { N: '1' } },
+      }),
+    );
+    await client.send(
+      new UpdateItemCommand({
+        TableName,
+        Key: key('a'),
+        UpdateExpression: 'ADD n :d',
+        ExpressionAttributeValues: { ':d': { N: '5' } },
+      }),
+    );
     await client.send(new DeleteItemCommand({ TableName, Key: key('a') }));
     const records = await take(5);
     expect(summary(records)).toEqual([
@@ -89,13 +109,17 @@ describe('the engine change stream', () => {
     const sequence = records.map((r) => BigInt(r.dynamodb?.SequenceNumber ?? '0'));
     expect(sequence).toEqual([...sequence].sort((x, y) => (x < y ? -1 : 1)));
     expect(new Set(sequence).size).toBe(5);
-    expect(records.every((r) => r.dynamodb?.StreamViewType === 'NEW_AND_OLD_IMAGES' && r.eventSource === 'aws:dynamodb')).toBe(true);
+    expect(
+      records.every((r) => r.dynamodb?.StreamViewType === 'NEW_AND_OLD_IMAGES' && r.eventSource === 'aws:dynamodb'),
+    ).toBe(true);
     expect(records[0]?.dynamodb?.Keys).toEqual(key('a'));
   });
 
   it('records nothing for a write whose condition fails', async () => {
     await expect(
-      client.send(new PutItemCommand({ TableName, Item: item('b', 9), ConditionExpression: 'attribute_not_exists(pk)' })),
+      client.send(
+        new PutItemCommand({ TableName, Item: item('b', 9), ConditionExpression: 'attribute_not_exists(pk)' }),
+      ),
     ).rejects.toBeInstanceOf(ConditionalCheckFailedException);
     expect(await take(0)).toEqual([]);
   });
@@ -105,7 +129,14 @@ describe('the engine change stream', () => {
       new TransactWriteItemsCommand({
         TransactItems: [
           { Put: { TableName, Item: item('c', 1) } },
-          { Update: { TableName, Key: key('b'), UpdateExpression: 'ADD n :d', ExpressionAttributeValues: { ':d': { N: '10' } } } },
+          {
+            Update: {
+              TableName,
+              Key: key('b'),
+              UpdateExpression: 'ADD n :d',
+              ExpressionAttributeValues: { ':d': { N: '10' } },
+            },
+          },
         ],
       }),
     );
@@ -118,7 +149,14 @@ describe('the engine change stream', () => {
         new TransactWriteItemsCommand({
           TransactItems: [
             { Put: { TableName, Item: item('d', 1) } },
-            { ConditionCheck: { TableName, Key: key('b'), ConditionExpression: 'n = :zero', ExpressionAttributeValues: { ':zero': { N: '0' } } } },
+            {
+              ConditionCheck: {
+                TableName,
+                Key: key('b'),
+                ConditionExpression: 'n = :zero',
+                ExpressionAttributeValues: { ':zero': { N: '0' } },
+              },
+            },
           ],
         }),
       ),
@@ -128,7 +166,14 @@ describe('the engine change stream', () => {
         new TransactWriteItemsCommand({
           TransactItems: [
             { Put: { TableName, Item: item('e', 1) } },
-            { Update: { TableName, Key: key('b'), UpdateExpression: 'SET n.x = :v', ExpressionAttributeValues: { ':v': { N: '1' } } } },
+            {
+              Update: {
+                TableName,
+                Key: key('b'),
+                UpdateExpression: 'SET n.x = :v',
+                ExpressionAttributeValues: { ':v': { N: '1' } },
+              },
+            },
           ],
         }),
       ),

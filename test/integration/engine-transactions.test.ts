@@ -20,10 +20,24 @@ let pk: string;
 
 const key = (sk: string) => ({ pk: { S: pk }, sk: { S: sk } });
 const put = (sk: string, n: number, condition?: string): TransactWriteItem => ({
-  Put: { TableName, Item: { ...key(sk), n: { N: String(n) } }, ...(condition ? { ConditionExpression: condition } : {}) },
+  Put: {
+    TableName,
+    Item: { ...key(sk), n: { N: String(n) } },
+    ...(condition ? { ConditionExpression: condition } : {}),
+  },
 });
-const add = (sk: string, n: number, extra: Partial<NonNullable<TransactWriteItem['Update']>> = {}): TransactWriteItem => ({
-  Update: { TableName, Key: key(sk), UpdateExpression: 'ADD n :d', ExpressionAttributeValues: { ':d': { N: String(n) } }, ...extra },
+const add = (
+  sk: string,
+  n: number,
+  extra: Partial<NonNullable<TransactWriteItem['Update']>> = {},
+): TransactWriteItem => ({
+  Update: {
+    TableName,
+    Key: key(sk),
+    UpdateExpression: 'ADD n :d',
+    ExpressionAttributeValues: { ':d': { N: String(n) } },
+    ...extra,
+  },
 });
 const check = (sk: string, expression: string, values?: Record<string, { N: string }>): TransactWriteItem => ({
   ConditionCheck: {
@@ -85,7 +99,12 @@ describe('TransactWriteItems on the engine', () => {
         ],
       }),
     );
-    expect([await numberAt('a'), await numberAt('b'), await numberAt('gone'), await numberAt('c')]).toEqual([11, 2, undefined, 7]);
+    expect([await numberAt('a'), await numberAt('b'), await numberAt('gone'), await numberAt('c')]).toEqual([
+      11,
+      2,
+      undefined,
+      7,
+    ]);
   });
 
   it('changes nothing when one condition fails, and names every failing item with its old image', async () => {
@@ -100,24 +119,35 @@ describe('TransactWriteItems on the engine', () => {
     expect(reasons[1]?.Item).toEqual({ ...key('b'), n: { N: '2' } });
     // No old image for an item that does not exist.
     expect(reasons[3]?.Item).toBeUndefined();
-    expect([await numberAt('a'), await numberAt('b'), await numberAt('c'), await numberAt('d')]).toEqual([1, 2, undefined, undefined]);
+    expect([await numberAt('a'), await numberAt('b'), await numberAt('c'), await numberAt('d')]).toEqual([
+      1,
+      2,
+      undefined,
+      undefined,
+    ]);
   });
 
   it('refuses two actions on one item', async () => {
     // DynamoDB: ValidationException. DynamoDB Local evaluates both actions and cancels; either way nothing applies.
-    const refused = await client.send(new TransactWriteItemsCommand({ TransactItems: [add('a', 1), check('a', 'attribute_not_exists(n)')] })).catch((e: Error) => e);
+    const refused = await client
+      .send(new TransactWriteItemsCommand({ TransactItems: [add('a', 1), check('a', 'attribute_not_exists(n)')] }))
+      .catch((e: Error) => e);
     expect(['ValidationException', 'TransactionCanceledException']).toContain((refused as Error).name);
     expect(await numberAt('a')).toBeUndefined();
   });
 
   it('refuses more than 100 actions', async () => {
     const items = Array.from({ length: 101 }, (_, i) => put(`i${i}`, i));
-    await expect(client.send(new TransactWriteItemsCommand({ TransactItems: items }))).rejects.toMatchObject({ name: 'ValidationException' });
+    await expect(client.send(new TransactWriteItemsCommand({ TransactItems: items }))).rejects.toMatchObject({
+      name: 'ValidationException',
+    });
     expect(await numberAt('i0')).toBeUndefined();
   });
 
   it('applies 100 actions', async () => {
-    await client.send(new TransactWriteItemsCommand({ TransactItems: Array.from({ length: 100 }, (_, i) => put(`i${i}`, i)) }));
+    await client.send(
+      new TransactWriteItemsCommand({ TransactItems: Array.from({ length: 100 }, (_, i) => put(`i${i}`, i)) }),
+    );
     expect([await numberAt('i0'), await numberAt('i99')]).toEqual([0, 99]);
   });
 
@@ -128,7 +158,17 @@ describe('TransactWriteItems on the engine', () => {
     try {
       await client.send(
         new TransactWriteItemsCommand({
-          TransactItems: [add('a', 5), { Update: { TableName, Key: key('b'), UpdateExpression: 'SET n.x = :v', ExpressionAttributeValues: { ':v': { N: '1' } } } }],
+          TransactItems: [
+            add('a', 5),
+            {
+              Update: {
+                TableName,
+                Key: key('b'),
+                UpdateExpression: 'SET n.x = :v',
+                ExpressionAttributeValues: { ':v': { N: '1' } },
+              },
+            },
+          ],
         }),
       );
     } catch (error) {
@@ -136,7 +176,8 @@ describe('TransactWriteItems on the engine', () => {
     }
     // DynamoDB cancels with a ValidationError reason for the item; DynamoDB Local answers a ValidationException.
     expect(['TransactionCanceledException', 'ValidationException']).toContain((caught as Error).name);
-    if (caught instanceof TransactionCanceledException) expect(caught.CancellationReasons?.map((r) => r.Code)).toEqual(['None', 'ValidationError']);
+    if (caught instanceof TransactionCanceledException)
+      expect(caught.CancellationReasons?.map((r) => r.Code)).toEqual(['None', 'ValidationError']);
     expect([await numberAt('a'), await numberAt('b')]).toEqual([1, 2]);
   });
 
@@ -163,7 +204,9 @@ describe('TransactWriteItems on the engine', () => {
             break;
           } catch (error) {
             // DynamoDB refuses a transaction that overlaps another on the same item; the caller retries.
-            const conflict = error instanceof TransactionCanceledException && error.CancellationReasons?.some((r) => r.Code === 'TransactionConflict');
+            const conflict =
+              error instanceof TransactionCanceledException &&
+              error.CancellationReasons?.some((r) => r.Code === 'TransactionConflict');
             if (!conflict || attempt > 50) throw error;
             await new Promise((resolve) => setTimeout(resolve, Math.random() * 20));
           }
@@ -174,7 +217,11 @@ describe('TransactWriteItems on the engine', () => {
     const reader = (async () => {
       for (let i = 0; i < 30; i++) {
         try {
-          const { Responses } = await client.send(new TransactGetItemsCommand({ TransactItems: [{ Get: { TableName, Key: key('a') } }, { Get: { TableName, Key: key('b') } }] }));
+          const { Responses } = await client.send(
+            new TransactGetItemsCommand({
+              TransactItems: [{ Get: { TableName, Key: key('a') } }, { Get: { TableName, Key: key('b') } }],
+            }),
+          );
           sums.push(Number(Responses?.[0]?.Item?.n?.N) + Number(Responses?.[1]?.Item?.n?.N));
         } catch (error) {
           if (!(error instanceof TransactionCanceledException)) throw error;
@@ -190,7 +237,15 @@ describe('TransactWriteItems on the engine', () => {
   it('answers a plain conditional write beside transactions with its own result', async () => {
     await client.send(new TransactWriteItemsCommand({ TransactItems: [put('a', 1)] }));
     await expect(
-      client.send(new UpdateItemCommand({ TableName, Key: key('a'), UpdateExpression: 'ADD n :d', ConditionExpression: 'n = :five', ExpressionAttributeValues: { ':d': { N: '1' }, ':five': { N: '5' } } })),
+      client.send(
+        new UpdateItemCommand({
+          TableName,
+          Key: key('a'),
+          UpdateExpression: 'ADD n :d',
+          ConditionExpression: 'n = :five',
+          ExpressionAttributeValues: { ':d': { N: '1' }, ':five': { N: '5' } },
+        }),
+      ),
     ).rejects.toMatchObject({ name: 'ConditionalCheckFailedException' });
     expect(await numberAt('a')).toBe(1);
   });
@@ -200,7 +255,9 @@ describe('TransactGetItems on the engine', () => {
   it('reads several items at once, with an empty answer for a missing one', async () => {
     await client.send(new TransactWriteItemsCommand({ TransactItems: [put('a', 1)] }));
     const { Responses } = await client.send(
-      new TransactGetItemsCommand({ TransactItems: [{ Get: { TableName, Key: key('a') } }, { Get: { TableName, Key: key('missing') } }] }),
+      new TransactGetItemsCommand({
+        TransactItems: [{ Get: { TableName, Key: key('a') } }, { Get: { TableName, Key: key('missing') } }],
+      }),
     );
     expect(Responses?.[0]?.Item).toEqual({ ...key('a'), n: { N: '1' } });
     expect(Responses?.[1]?.Item).toBeUndefined();

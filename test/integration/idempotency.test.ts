@@ -1,4 +1,15 @@
-import { type Project, call, content, expectError, newProject, newUser, post, project, signJwt, unique } from '../support/api';
+import {
+  type Project,
+  call,
+  content,
+  expectError,
+  newProject,
+  newUser,
+  post,
+  project,
+  signJwt,
+  unique,
+} from '../support/api';
 
 const withKey = (key: string, extra: Record<string, string> = {}) => ({ 'idempotency-key': key, ...extra });
 
@@ -88,15 +99,21 @@ describe('Idempotency-Key', () => {
     expect(await content(project, 'list')).toEqual([1, 1]);
   });
 
-  it.each([['a'.repeat(256)], ['has space'], ['tab\tkey']])('rejects a malformed key %j with 400 after access checks', async (bad) => {
-    const project = await newProject();
-    const reply = await post(project, 'push', { path: 'list', value: 1 }, project.key, withKey(bad));
-    expect(reply.status).toBe(400);
-    expect(reply.body.code).toBe('INVALID_IDEMPOTENCY_KEY');
-    const anonymous = await call('POST', `${project.content}/push`, { body: { path: 'list', value: 1 }, headers: withKey(bad) });
-    expect(anonymous.status).toBe(401);
-    expect(await content(project, 'list')).toBeUndefined();
-  });
+  it.each([['a'.repeat(256)], ['has space'], ['tab\tkey']])(
+    'rejects a malformed key %j with 400 after access checks',
+    async (bad) => {
+      const project = await newProject();
+      const reply = await post(project, 'push', { path: 'list', value: 1 }, project.key, withKey(bad));
+      expect(reply.status).toBe(400);
+      expect(reply.body.code).toBe('INVALID_IDEMPOTENCY_KEY');
+      const anonymous = await call('POST', `${project.content}/push`, {
+        body: { path: 'list', value: 1 },
+        headers: withKey(bad),
+      });
+      expect(anonymous.status).toBe(401);
+      expect(await content(project, 'list')).toBeUndefined();
+    },
+  );
 });
 
 describe('a replay is answered only after the credential is checked as a new request would be', () => {
@@ -111,7 +128,12 @@ describe('a replay is answered only after the credential is checked as a new req
         TableName: process.env.TABLE_NAME,
         Key: { pk: `P#${p.username}/${p.slug}` },
         UpdateExpression: update,
-        ExpressionAttributeNames: { '#keys': 'keys', '#id': keyId, ...(update.includes('#f') ? { '#f': 'e' } : {}), ...(update.includes('#w') ? { '#w': 'w', '#p': 'p' } : {}) },
+        ExpressionAttributeNames: {
+          '#keys': 'keys',
+          '#id': keyId,
+          ...(update.includes('#f') ? { '#f': 'e' } : {}),
+          ...(update.includes('#w') ? { '#w': 'w', '#p': 'p' } : {}),
+        },
         ...(values ? { ExpressionAttributeValues: values } : {}),
       }),
     );
@@ -125,28 +147,88 @@ describe('a replay is answered only after the credential is checked as a new req
   }
 
   /** Every way a credential can lose access after its first request: [name, the credential, how it loses access, the answer]. */
-  const LOSSES: Array<[string, (p: Project) => Promise<{ token: string; lose: () => Promise<unknown> }>, number, string]> = [
-    ['a revoked key', async (p) => ({ token: p.key, lose: () => call('DELETE', api(p, `/keys/${p.keyId}`), { token: p.owner }) }), 401, 'UNAUTHORIZED'],
-    ['an expired key', async (p) => ({ token: p.key, lose: () => editKeyEntry(p, p.keyId, 'SET #keys.#id.#f = :past', { ':past': now() - 10 }) }), 401, 'UNAUTHORIZED'],
-    ['a key that lost content:write', async (p) => ({ token: p.key, lose: () => editKeyEntry(p, p.keyId, 'SET #keys.#id.#p = :read REMOVE #keys.#id.#w', { ':read': ['content:read'] }) }), 403, 'FORBIDDEN'],
-    ['a key of a deleted project', async (p) => ({ token: p.key, lose: () => call('DELETE', api(p), { token: p.owner }) }), 401, 'UNAUTHORIZED'],
-    ['the owner of a deleted project (session)', async (p) => ({ token: p.owner, lose: () => call('DELETE', api(p), { token: p.owner }) }), 404, 'PROJECT_NOT_FOUND'],
-    ['a removed member (session)', async (p) => {
-      const m = await newUser(p, 'editor');
-      return { token: m.token, lose: () => call('DELETE', api(p, `/members/${m.username}`), { token: p.owner }) };
-    }, 403, 'FORBIDDEN'],
-    ['a member demoted to viewer (session)', async (p) => {
-      const m = await newUser(p, 'editor');
-      return { token: m.token, lose: () => call('PUT', api(p, `/members/${m.username}`), { token: p.owner, body: { role: 'viewer' } }) };
-    }, 403, 'FORBIDDEN'],
-    ['a removed member (JWT)', async (p) => {
-      const m = await memberJwt(p, 'editor');
-      return { token: m.token, lose: () => call('DELETE', api(p, `/members/${m.username}`), { token: p.owner }) };
-    }, 403, 'FORBIDDEN'],
-    ['a member demoted to viewer (JWT)', async (p) => {
-      const m = await memberJwt(p, 'editor');
-      return { token: m.token, lose: () => call('PUT', api(p, `/members/${m.username}`), { token: p.owner, body: { role: 'viewer' } }) };
-    }, 403, 'FORBIDDEN'],
+  const LOSSES: Array<
+    [string, (p: Project) => Promise<{ token: string; lose: () => Promise<unknown> }>, number, string]
+  > = [
+    [
+      'a revoked key',
+      async (p) => ({ token: p.key, lose: () => call('DELETE', api(p, `/keys/${p.keyId}`), { token: p.owner }) }),
+      401,
+      'UNAUTHORIZED',
+    ],
+    [
+      'an expired key',
+      async (p) => ({
+        token: p.key,
+        lose: () => editKeyEntry(p, p.keyId, 'SET #keys.#id.#f = :past', { ':past': now() - 10 }),
+      }),
+      401,
+      'UNAUTHORIZED',
+    ],
+    [
+      'a key that lost content:write',
+      async (p) => ({
+        token: p.key,
+        lose: () =>
+          editKeyEntry(p, p.keyId, 'SET #keys.#id.#p = :read REMOVE #keys.#id.#w', { ':read': ['content:read'] }),
+      }),
+      403,
+      'FORBIDDEN',
+    ],
+    [
+      'a key of a deleted project',
+      async (p) => ({ token: p.key, lose: () => call('DELETE', api(p), { token: p.owner }) }),
+      401,
+      'UNAUTHORIZED',
+    ],
+    [
+      'the owner of a deleted project (session)',
+      async (p) => ({ token: p.owner, lose: () => call('DELETE', api(p), { token: p.owner }) }),
+      404,
+      'PROJECT_NOT_FOUND',
+    ],
+    [
+      'a removed member (session)',
+      async (p) => {
+        const m = await newUser(p, 'editor');
+        return { token: m.token, lose: () => call('DELETE', api(p, `/members/${m.username}`), { token: p.owner }) };
+      },
+      403,
+      'FORBIDDEN',
+    ],
+    [
+      'a member demoted to viewer (session)',
+      async (p) => {
+        const m = await newUser(p, 'editor');
+        return {
+          token: m.token,
+          lose: () => call('PUT', api(p, `/members/${m.username}`), { token: p.owner, body: { role: 'viewer' } }),
+        };
+      },
+      403,
+      'FORBIDDEN',
+    ],
+    [
+      'a removed member (JWT)',
+      async (p) => {
+        const m = await memberJwt(p, 'editor');
+        return { token: m.token, lose: () => call('DELETE', api(p, `/members/${m.username}`), { token: p.owner }) };
+      },
+      403,
+      'FORBIDDEN',
+    ],
+    [
+      'a member demoted to viewer (JWT)',
+      async (p) => {
+        const m = await memberJwt(p, 'editor');
+        return {
+          token: m.token,
+          lose: () => call('PUT', api(p, `/members/${m.username}`), { token: p.owner, body: { role: 'viewer' } }),
+        };
+      },
+      403,
+      'FORBIDDEN',
+    ],
   ];
   const ROUTES: Array<[string, Record<string, unknown>, Record<string, unknown>]> = [
     ['increment', { path: 'n' }, { path: 'n', value: 5 }],
@@ -154,7 +236,11 @@ describe('a replay is answered only after the credential is checked as a new req
     ['update', { content: { n: 7 } }, { content: { n: 8 } }],
   ];
 
-  it.each(LOSSES.flatMap(([name, make, status, code]) => ROUTES.map(([op, body, other]) => [name, op, status, code, make, body, other] as const)))(
+  it.each(
+    LOSSES.flatMap(([name, make, status, code]) =>
+      ROUTES.map(([op, body, other]) => [name, op, status, code, make, body, other] as const),
+    ),
+  )(
     '%s replaying %s: %i %s (not the first answer, not a 422), nothing applied',
     async (_, op, status, code, make, body, other) => {
       const p = await project({ n: 0 });
@@ -163,54 +249,75 @@ describe('a replay is answered only after the credential is checked as a new req
       const first = await post(p, op, body, token, withKey(key));
       expect(first.status).toBe(200);
       const before = await call('GET', p.content, { token: p.owner });
-      expect((await lose() as { status?: number } | undefined)?.status ?? 200).toBe(200);
+      expect(((await lose()) as { status?: number } | undefined)?.status ?? 200).toBe(200);
       expectError(await post(p, op, body, token, withKey(key)), status, code);
       expectError(await post(p, op, other, token, withKey(key)), status, code);
       const after = await call('GET', p.content, { token: p.owner });
       expect({ status: after.status, body: after.body, etag: after.headers.get('etag') }).toEqual(
-        after.status === 404 ? { status: 404, body: expect.anything(), etag: null } : { status: 200, body: before.body, etag: before.headers.get('etag') },
+        after.status === 404
+          ? { status: 404, body: expect.anything(), etag: null }
+          : { status: 200, body: before.body, etag: before.headers.get('etag') },
       );
     },
   );
 
   const OWNERS: Array<[string, () => Promise<{ p: Project; token: string }>]> = [
-    ['a session', async () => {
-      const p = await newProject();
-      return { p, token: p.owner };
-    }],
-    ['a JWT', async () => {
-      const name = unique('o');
-      const token = await signJwt({ preferred_username: name });
-      const slug = unique('s');
-      expect((await call('POST', `/api/@${name}/${slug}`, { token })).status).toBe(201);
-      return { p: { username: `@${name}`, slug, content: `/api/@${name}/${slug}/content`, owner: token, key: token, keyId: '' }, token };
-    }],
+    [
+      'a session',
+      async () => {
+        const p = await newProject();
+        return { p, token: p.owner };
+      },
+    ],
+    [
+      'a JWT',
+      async () => {
+        const name = unique('o');
+        const token = await signJwt({ preferred_username: name });
+        const slug = unique('s');
+        expect((await call('POST', `/api/@${name}/${slug}`, { token })).status).toBe(201);
+        return {
+          p: {
+            username: `@${name}`,
+            slug,
+            content: `/api/@${name}/${slug}/content`,
+            owner: token,
+            key: token,
+            keyId: '',
+          },
+          token,
+        };
+      },
+    ],
   ];
 
-  it.each(OWNERS)('a project deleted and re-created under its name never matches an old record (owner with %s)', async (_, make) => {
-    const { p, token } = await make();
-    const key = unique('rv');
-    const first = await post(p, 'push', { path: 'l', value: 1 }, token, withKey(key));
-    expect(first.status).toBe(200);
-    expect((await call('DELETE', api(p), { token })).status).toBe(200);
-    expect((await call('POST', api(p), { token })).status).toBe(201);
+  it.each(OWNERS)(
+    'a project deleted and re-created under its name never matches an old record (owner with %s)',
+    async (_, make) => {
+      const { p, token } = await make();
+      const key = unique('rv');
+      const first = await post(p, 'push', { path: 'l', value: 1 }, token, withKey(key));
+      expect(first.status).toBe(200);
+      expect((await call('DELETE', api(p), { token })).status).toBe(200);
+      expect((await call('POST', api(p), { token })).status).toBe(201);
 
-    // The same request again is a new request in the new project: applied, with the new project's ETag.
-    const again = await post(p, 'push', { path: 'l', value: 1 }, token, withKey(key));
-    expect(again.status).toBe(200);
-    expect(again.body).toEqual({ message: 'Object pushed successfully' });
-    expect(again.headers.get('etag')).not.toBe(first.headers.get('etag'));
-    const read = await call('GET', p.content, { token });
-    expect(read.body).toEqual({ value: { l: [1] } });
-    expect(read.headers.get('etag')).toBe(again.headers.get('etag'));
-    // ...and at most once there: its own replay is answered from the new record.
-    const replay = await post(p, 'push', { path: 'l', value: 1 }, token, withKey(key));
-    expect(replay.status).toBe(200);
-    expect(replay.headers.get('etag')).toBe(again.headers.get('etag'));
-    // Another body under the same key is a 422 against the new record, not the old one.
-    expectError(await post(p, 'push', { path: 'l', value: 2 }, token, withKey(key)), 422, 'IDEMPOTENCY_KEY_REUSED');
-    expect((await call('GET', p.content, { token })).body).toEqual({ value: { l: [1] } });
-  });
+      // The same request again is a new request in the new project: applied, with the new project's ETag.
+      const again = await post(p, 'push', { path: 'l', value: 1 }, token, withKey(key));
+      expect(again.status).toBe(200);
+      expect(again.body).toEqual({ message: 'Object pushed successfully' });
+      expect(again.headers.get('etag')).not.toBe(first.headers.get('etag'));
+      const read = await call('GET', p.content, { token });
+      expect(read.body).toEqual({ value: { l: [1] } });
+      expect(read.headers.get('etag')).toBe(again.headers.get('etag'));
+      // ...and at most once there: its own replay is answered from the new record.
+      const replay = await post(p, 'push', { path: 'l', value: 1 }, token, withKey(key));
+      expect(replay.status).toBe(200);
+      expect(replay.headers.get('etag')).toBe(again.headers.get('etag'));
+      // Another body under the same key is a 422 against the new record, not the old one.
+      expectError(await post(p, 'push', { path: 'l', value: 2 }, token, withKey(key)), 422, 'IDEMPOTENCY_KEY_REUSED');
+      expect((await call('GET', p.content, { token })).body).toEqual({ value: { l: [1] } });
+    },
+  );
 
   it('a credential that keeps its access still gets the first answer', async () => {
     const p = await project({ n: 0 });
@@ -221,7 +328,11 @@ describe('a replay is answered only after the credential is checked as a new req
     await call('PUT', api(p, `/members/${editor.username}`), { token: p.owner, body: { role: 'viewer' } });
     await call('PUT', api(p, `/members/${editor.username}`), { token: p.owner, body: { role: 'editor' } });
     const replay = await post(p, 'increment', { path: 'n' }, editor.token, withKey(key));
-    expect({ status: replay.status, body: replay.body, etag: replay.headers.get('etag') }).toEqual({ status: 200, body: first.body, etag: first.headers.get('etag') });
+    expect({ status: replay.status, body: replay.body, etag: replay.headers.get('etag') }).toEqual({
+      status: 200,
+      body: first.body,
+      etag: first.headers.get('etag'),
+    });
     expect(await content(p, 'n')).toBe(1);
   });
 });

@@ -31,7 +31,7 @@ describe('JWTs from an identity provider', () => {
     await projectFor(token, `@${name}`);
   });
 
-  it('is not the owner of somebody else\'s project', async () => {
+  it("is not the owner of somebody else's project", async () => {
     const owner = unique('own');
     const content = await projectFor(await signJwt({ preferred_username: owner }), `@${owner}`);
     const other = await signJwt({ preferred_username: unique('other') });
@@ -52,20 +52,32 @@ describe('JWTs from an identity provider', () => {
     ['signed by a key the provider does not publish', () => signJwt({ preferred_username: 'x' }, { key: 'stranger' })],
     ['without the username claim', () => signJwt({ sub: 'x' })],
     ['with an impossible username', () => signJwt({ preferred_username: 'has space' })],
-    ['with alg none', async () => `${b64({ alg: 'none', typ: 'JWT' })}.${b64({ preferred_username: 'x', iss: 'https://id.example.test/', aud: 'content-api', exp: now() + 600 })}.`],
+    [
+      'with alg none',
+      async () =>
+        `${b64({ alg: 'none', typ: 'JWT' })}.${b64({ preferred_username: 'x', iss: 'https://id.example.test/', aud: 'content-api', exp: now() + 600 })}.`,
+    ],
     [
       'signed with HMAC using the RSA public key (algorithm confusion)',
       async () => {
         const { SignJWT } = await import('jose');
-        return new SignJWT({ preferred_username: 'x', iss: 'https://id.example.test/', aud: 'content-api', exp: now() + 600 })
+        return new SignJWT({
+          preferred_username: 'x',
+          iss: 'https://id.example.test/',
+          aud: 'content-api',
+          exp: now() + 600,
+        })
           .setProtectedHeader({ alg: 'HS256', kid: 'rs-1' })
           .sign(new TextEncoder().encode(rsaPublicPem()));
       },
     ],
-    ['with a tampered payload', async () => {
-      const [header, , signature] = (await signJwt({ preferred_username: 'x' })).split('.');
-      return `${header}.${b64({ preferred_username: 'admin', iss: 'https://id.example.test/', aud: 'content-api', exp: now() + 600 })}.${signature}`;
-    }],
+    [
+      'with a tampered payload',
+      async () => {
+        const [header, , signature] = (await signJwt({ preferred_username: 'x' })).split('.');
+        return `${header}.${b64({ preferred_username: 'admin', iss: 'https://id.example.test/', aud: 'content-api', exp: now() + 600 })}.${signature}`;
+      },
+    ],
   ])('rejects a token %s with the uniform 401', async (_, make) => {
     const token = await make();
     const reply = await call('POST', `/api/@x/${unique('s')}`, { token });

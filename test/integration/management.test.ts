@@ -11,7 +11,11 @@ describe('projects', () => {
     const slug = unique('site');
     const created = await call('POST', api(user.username, slug), { token: user.token });
     expect(created.status).toBe(201);
-    expect(created.body).toEqual({ username: user.username, projectSlug: slug, createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) });
+    expect(created.body).toEqual({
+      username: user.username,
+      projectSlug: slug,
+      createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+    });
     const again = await call('POST', api(user.username, slug), { token: user.token });
     expect(again.status).toBe(409);
     expect(again.body.code).toBe('PROJECT_EXISTS');
@@ -20,8 +24,14 @@ describe('projects', () => {
   });
 
   it.each([
-    ['another user', async (u: { username: string }) => ({ path: api(`@${unique('x')}`, 'site'), status: 403, code: 'FORBIDDEN' })],
-    ['an invalid slug', async (u: { username: string }) => ({ path: api(u.username, '-bad'), status: 400, code: 'INVALID_PROJECT_NAME' })],
+    [
+      'another user',
+      async (u: { username: string }) => ({ path: api(`@${unique('x')}`, 'site'), status: 403, code: 'FORBIDDEN' }),
+    ],
+    [
+      'an invalid slug',
+      async (u: { username: string }) => ({ path: api(u.username, '-bad'), status: 400, code: 'INVALID_PROJECT_NAME' }),
+    ],
   ])('refuses to create a project for %s', async (_, make) => {
     const user = await newUser();
     const { path, status, code } = await make(user);
@@ -126,13 +136,17 @@ describe('API keys', () => {
     });
     expect(JSON.stringify(listed.body)).not.toContain('capi_');
 
-    const revoked = await call('DELETE', api(project.username, project.slug, `/keys/${created.body.id}`), { token: project.owner });
+    const revoked = await call('DELETE', api(project.username, project.slug, `/keys/${created.body.id}`), {
+      token: project.owner,
+    });
     expect(revoked.status).toBe(200);
     expect(revoked.body).toEqual({ message: 'API key revoked successfully' });
     const after = await post(project, 'set', { path: 'k', value: 2 }, created.body.key);
     expect(after.status).toBe(401);
     expect(after.body).toEqual({ message: 'A valid session token or API key is required', code: 'UNAUTHORIZED' });
-    const again = await call('DELETE', api(project.username, project.slug, `/keys/${created.body.id}`), { token: project.owner });
+    const again = await call('DELETE', api(project.username, project.slug, `/keys/${created.body.id}`), {
+      token: project.owner,
+    });
     expect(again.status).toBe(404);
     expect(again.body.code).toBe('KEY_NOT_FOUND');
     expect(await content(project, 'k')).toBe(1);
@@ -196,7 +210,10 @@ describe('members', () => {
     expect((await call('GET', project.content, { token: bob.token })).status).toBe(200);
     expect((await post(project, 'set', { path: 'a', value: 1 }, bob.token)).status).toBe(403);
 
-    expect((await call('PUT', path, { token: project.owner, body: { role: 'editor' } })).body).toEqual({ member: bob.username, role: 'editor' });
+    expect((await call('PUT', path, { token: project.owner, body: { role: 'editor' } })).body).toEqual({
+      member: bob.username,
+      role: 'editor',
+    });
     expect((await post(project, 'set', { path: 'a', value: 1 }, bob.token)).status).toBe(200);
 
     const listed = await call('GET', api(project.username, project.slug, '/members'), { token: project.owner });
@@ -219,7 +236,10 @@ describe('members', () => {
   ])('refuses %s', async (_, member, body, status, code) => {
     const project = await newProject();
     const target = member ? member() : (await newUser()).username;
-    const reply = await call('PUT', api(project.username, project.slug, `/members/${target}`), { token: project.owner, body });
+    const reply = await call('PUT', api(project.username, project.slug, `/members/${target}`), {
+      token: project.owner,
+      body,
+    });
     expect(reply.status).toBe(status);
     expect(reply.body.code).toBe(code);
     const listed = await call('GET', api(project.username, project.slug, '/members'), { token: project.owner });
@@ -228,14 +248,22 @@ describe('members', () => {
 
   it('refuses to make the owner a member, and non-owners cannot manage members', async () => {
     const project = await newProject();
-    const owner = await call('PUT', api(project.username, project.slug, `/members/${project.username}`), { token: project.owner, body: { role: 'viewer' } });
+    const owner = await call('PUT', api(project.username, project.slug, `/members/${project.username}`), {
+      token: project.owner,
+      body: { role: 'viewer' },
+    });
     expect(owner.status).toBe(400);
     expect(owner.body.code).toBe('INVALID_MEMBER');
     const editor = await newUser(project, 'editor');
     const other = await newUser();
-    const byEditor = await call('PUT', api(project.username, project.slug, `/members/${other.username}`), { token: editor.token, body: { role: 'editor' } });
+    const byEditor = await call('PUT', api(project.username, project.slug, `/members/${other.username}`), {
+      token: editor.token,
+      body: { role: 'editor' },
+    });
     expect(byEditor.status).toBe(403);
-    expect((await call('GET', api(project.username, project.slug, '/members'), { token: editor.token })).status).toBe(403);
+    expect((await call('GET', api(project.username, project.slug, '/members'), { token: editor.token })).status).toBe(
+      403,
+    );
   });
 });
 
@@ -245,7 +273,10 @@ describe('identity provider users', () => {
     const token = await signJwt({ preferred_username: name });
     expect((await call('POST', api(`@${name}`, 'site'), { token })).status).toBe(201);
     const project = await newProject();
-    const added = await call('PUT', api(project.username, project.slug, `/members/@${name}`), { token: project.owner, body: { role: 'viewer' } });
+    const added = await call('PUT', api(project.username, project.slug, `/members/@${name}`), {
+      token: project.owner,
+      body: { role: 'viewer' },
+    });
     expect(added.status).toBe(200);
     expect((await call('GET', project.content, { token })).status).toBe(200);
   });
@@ -256,10 +287,17 @@ describe('numeric fields of the management bodies: every out-of-range or edge va
   // numeric field added later is covered here (and needs its error code below).
   const CODES: Record<string, string> = { expiresInSeconds: 'INVALID_EXPIRY' };
   const numericFields = MANAGEMENT_ROUTES.flatMap((route) => {
-    const properties = (route.body?.schema as { properties?: Record<string, { type?: string; maximum?: number }> } | undefined)?.properties ?? {};
+    const properties =
+      (route.body?.schema as { properties?: Record<string, { type?: string; maximum?: number }> } | undefined)
+        ?.properties ?? {};
     return Object.entries(properties)
       .filter(([, schema]) => schema.type === 'integer' || schema.type === 'number')
-      .map(([field, schema]) => ({ route, field, maximum: schema.maximum, example: route.body!.example as Record<string, unknown> }));
+      .map(([field, schema]) => ({
+        route,
+        field,
+        maximum: schema.maximum,
+        example: route.body!.example as Record<string, unknown>,
+      }));
   });
   const path = (p: { username: string; slug: string }, route: string) =>
     route.replace('{username}', p.username).replace('{projectSlug}', p.slug);
@@ -295,33 +333,51 @@ describe('numeric fields of the management bodies: every out-of-range or edge va
     ['an array', '[3600]'],
     ['an object', '{"s":3600}'],
   ];
-  const cases = numericFields.flatMap((f) => BAD.map(([name, text]) => [`${f.route.operationId}.${f.field}`, name, text, f] as const));
+  const cases = numericFields.flatMap((f) =>
+    BAD.map(([name, text]) => [`${f.route.operationId}.${f.field}`, name, text, f] as const),
+  );
 
   it.each(cases)('%s: %s (%s) is a 400 and stores nothing', async (_, _name, text, { route, field, example }) => {
     const project = await newProject();
     const body = JSON.stringify({ ...example, [field]: '__N__' }).replace('"__N__"', text);
-    const reply = await call(route.method, path(project, route.path), { token: project.owner, rawBody: body, headers: { 'content-type': 'application/json' } });
+    const reply = await call(route.method, path(project, route.path), {
+      token: project.owner,
+      rawBody: body,
+      headers: { 'content-type': 'application/json' },
+    });
     expectError(reply, 400, CODES[field]!);
     const listed = await call('GET', api(project.username, project.slug, '/keys'), { token: project.owner });
     expect(listed.status).toBe(200);
     expect(listed.body.keys.map((k: { id: string }) => k.id)).toEqual([project.keyId]);
   });
 
-  it.each(numericFields.flatMap((f) => [['1', 1], ['1.0', 1], ['1e3', 1000], ['the maximum', MAX_EXPIRES_IN_SECONDS]].map(([name, n]) => [f.field, name, n, f] as const)))(
-    '%s: %s is accepted, and the list shows the same expiry',
-    async (_, name, seconds, { route, field, example }) => {
-      const project = await newProject();
-      const text = name === '1.0' || name === '1e3' ? name : String(seconds);
-      const body = JSON.stringify({ ...example, [field]: '__N__' }).replace('"__N__"', String(text));
-      const created = await call(route.method, path(project, route.path), { token: project.owner, rawBody: body, headers: { 'content-type': 'application/json' } });
-      expect(created.status).toBe(201);
-      const expected = Date.now() + (seconds as number) * 1000;
-      expect(Math.abs(Date.parse(created.body.expiresAt) - expected)).toBeLessThan(10_000);
-      const listed = await call('GET', api(project.username, project.slug, '/keys'), { token: project.owner });
-      expect(listed.status).toBe(200);
-      expect(listed.body.keys).toContainEqual(expect.objectContaining({ id: created.body.id, expiresAt: created.body.expiresAt }));
-    },
-  );
+  it.each(
+    numericFields.flatMap((f) =>
+      [
+        ['1', 1],
+        ['1.0', 1],
+        ['1e3', 1000],
+        ['the maximum', MAX_EXPIRES_IN_SECONDS],
+      ].map(([name, n]) => [f.field, name, n, f] as const),
+    ),
+  )('%s: %s is accepted, and the list shows the same expiry', async (_, name, seconds, { route, field, example }) => {
+    const project = await newProject();
+    const text = name === '1.0' || name === '1e3' ? name : String(seconds);
+    const body = JSON.stringify({ ...example, [field]: '__N__' }).replace('"__N__"', String(text));
+    const created = await call(route.method, path(project, route.path), {
+      token: project.owner,
+      rawBody: body,
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(created.status).toBe(201);
+    const expected = Date.now() + (seconds as number) * 1000;
+    expect(Math.abs(Date.parse(created.body.expiresAt) - expected)).toBeLessThan(10_000);
+    const listed = await call('GET', api(project.username, project.slug, '/keys'), { token: project.owner });
+    expect(listed.status).toBe(200);
+    expect(listed.body.keys).toContainEqual(
+      expect.objectContaining({ id: created.body.id, expiresAt: created.body.expiresAt }),
+    );
+  });
 });
 
 describe('a stored key entry the API would never write does not break the key routes', () => {
@@ -350,12 +406,20 @@ describe('a stored key entry the API would never write does not break the key ro
         Key: { pk: `P#${project.username}/${project.slug}` },
         UpdateExpression: 'SET #keys.#id = :entry',
         ExpressionAttributeNames: { '#keys': 'keys', '#id': id },
-        ExpressionAttributeValues: { ':entry': { h: 'x'.repeat(43), p: ['content:read'], n: 'odd', c: '2020-01-01T00:00:00.000Z', ...fields } },
+        ExpressionAttributeValues: {
+          ':entry': { h: 'x'.repeat(43), p: ['content:read'], n: 'odd', c: '2020-01-01T00:00:00.000Z', ...fields },
+        },
       }),
     );
     const listed = await call('GET', api(project.username, project.slug, '/keys'), { token: project.owner });
     expect(listed.status).toBe(200);
-    expect(listed.body.keys).toContainEqual({ id, name: 'odd', permissions: ['content:read'], createdAt: '2020-01-01T00:00:00.000Z', expiresAt });
+    expect(listed.body.keys).toContainEqual({
+      id,
+      name: 'odd',
+      permissions: ['content:read'],
+      createdAt: '2020-01-01T00:00:00.000Z',
+      expiresAt,
+    });
     expect((await call('GET', api(project.username, project.slug), { token: project.owner })).status).toBe(200);
     const revoked = await call('DELETE', api(project.username, project.slug, `/keys/${id}`), { token: project.owner });
     expect(revoked.status).toBe(200);
@@ -378,7 +442,19 @@ describe('a stored key entry the API would never write does not break the key ro
     );
     const listed = await call('GET', api(project.username, project.slug, '/keys'), { token: project.owner });
     expect(listed.status).toBe(200);
-    expect(listed.body.keys).toContainEqual({ id: 'aaaaaaaaaaaaaaaa', name: '', permissions: [], createdAt: null, expiresAt: null });
-    expect(listed.body.keys).toContainEqual({ id: 'bbbbbbbbbbbbbbbb', name: '', permissions: [], createdAt: null, expiresAt: null });
+    expect(listed.body.keys).toContainEqual({
+      id: 'aaaaaaaaaaaaaaaa',
+      name: '',
+      permissions: [],
+      createdAt: null,
+      expiresAt: null,
+    });
+    expect(listed.body.keys).toContainEqual({
+      id: 'bbbbbbbbbbbbbbbb',
+      name: '',
+      permissions: [],
+      createdAt: null,
+      expiresAt: null,
+    });
   });
 });

@@ -33,7 +33,10 @@ describe('case variants in the URL name the same project', () => {
 
   it('shows the canonical (lower-case) names, and the project is one project under every spelling', async () => {
     const p = await newProject();
-    for (const [username, slug] of [[p.username.toUpperCase(), p.slug.toUpperCase()], ...spellings(p.username).map((u) => [u, p.slug])]) {
+    for (const [username, slug] of [
+      [p.username.toUpperCase(), p.slug.toUpperCase()],
+      ...spellings(p.username).map((u) => [u, p.slug]),
+    ]) {
       const got = await call('GET', `/api/${username}/${slug}`, { token: p.owner });
       expect(got.status).toBe(200);
       expect(got.body).toMatchObject({ username: p.username, projectSlug: p.slug, owner: p.username, role: 'owner' });
@@ -49,14 +52,31 @@ describe('case variants in the URL name the same project', () => {
     const created = await call('POST', `/api/${user.username.toUpperCase()}/${slug}`, { token: user.token });
     expect(created.status).toBe(201);
     expect(created.body).toMatchObject({ username: user.username, projectSlug: slug.toLowerCase() });
-    expectError(await call('POST', `/api/${user.username}/${slug.toLowerCase()}`, { token: user.token }), 409, 'PROJECT_EXISTS');
-    expectError(await call('POST', `/api/${user.username}/${slug.toUpperCase()}`, { token: user.token }), 409, 'PROJECT_EXISTS');
-    const set = await call('POST', `/api/${user.username}/${slug.toLowerCase()}/content/set`, { token: user.token, body: { path: 'a', value: 1 } });
+    expectError(
+      await call('POST', `/api/${user.username}/${slug.toLowerCase()}`, { token: user.token }),
+      409,
+      'PROJECT_EXISTS',
+    );
+    expectError(
+      await call('POST', `/api/${user.username}/${slug.toUpperCase()}`, { token: user.token }),
+      409,
+      'PROJECT_EXISTS',
+    );
+    const set = await call('POST', `/api/${user.username}/${slug.toLowerCase()}/content/set`, {
+      token: user.token,
+      body: { path: 'a', value: 1 },
+    });
     expect(set.status).toBe(200);
-    expect((await call('GET', `/api/${user.username}/${slug.toUpperCase()}/content`, { token: user.token })).body).toEqual({ value: { a: 1 } });
+    expect(
+      (await call('GET', `/api/${user.username}/${slug.toUpperCase()}/content`, { token: user.token })).body,
+    ).toEqual({ value: { a: 1 } });
     // Another user cannot create under a case variant of this one's name.
     const other = await newUser();
-    expectError(await call('POST', `/api/${user.username.toUpperCase()}/${unique('x')}`, { token: other.token }), 403, 'FORBIDDEN');
+    expectError(
+      await call('POST', `/api/${user.username.toUpperCase()}/${unique('x')}`, { token: other.token }),
+      403,
+      'FORBIDDEN',
+    );
   });
 
   it('an Idempotency-Key retry under another spelling is the same request', async () => {
@@ -76,7 +96,10 @@ describe('case variants in the URL name the same project', () => {
   it('an API key of another project stays a 403 under every spelling', async () => {
     const p = await newProject();
     const other = await newProject();
-    for (const [username, slug] of [[p.username.toUpperCase(), p.slug], [p.username, p.slug.toUpperCase()]]) {
+    for (const [username, slug] of [
+      [p.username.toUpperCase(), p.slug],
+      [p.username, p.slug.toUpperCase()],
+    ]) {
       expectError(await call('GET', `/api/${username}/${slug}/content`, { token: other.key }), 403, 'FORBIDDEN');
     }
   });
@@ -91,7 +114,10 @@ describe('case variants of a member name the same user', () => {
     const added = await call('PUT', path(upper!), { token: p.owner, body: { role: 'viewer' } });
     expect(added.status).toBe(200);
     expect(added.body).toEqual({ member: bob.username, role: 'viewer' });
-    expect((await call('PUT', path(mixed!), { token: p.owner, body: { role: 'editor' } })).body).toEqual({ member: bob.username, role: 'editor' });
+    expect((await call('PUT', path(mixed!), { token: p.owner, body: { role: 'editor' } })).body).toEqual({
+      member: bob.username,
+      role: 'editor',
+    });
     const listed = await call('GET', `/api/${p.username}/${p.slug}/members`, { token: p.owner });
     expect(listed.body).toEqual({ owner: p.username, members: [{ username: bob.username, role: 'editor' }] });
     expect((await post(p, 'set', { path: 'by', value: 'bob' }, bob.token)).status).toBe(200);
@@ -104,7 +130,11 @@ describe('case variants of a member name the same user', () => {
   it('refuses the owner under any spelling as a member', async () => {
     const p = await newProject();
     for (const name of spellings(p.username)) {
-      expectError(await call('PUT', `/api/${p.username}/${p.slug}/members/${name}`, { token: p.owner, body: { role: 'viewer' } }), 400, 'INVALID_MEMBER');
+      expectError(
+        await call('PUT', `/api/${p.username}/${p.slug}/members/${name}`, { token: p.owner, body: { role: 'viewer' } }),
+        400,
+        'INVALID_MEMBER',
+      );
     }
     const listed = await call('GET', `/api/${p.username}/${p.slug}/members`, { token: p.owner });
     expect(listed.body.members).toEqual([]);
@@ -132,7 +162,10 @@ describe('case variants of a JWT username claim name the same user', () => {
     const name = unique('jm');
     const owner = await signJwt({ preferred_username: name.toUpperCase() });
     expect((await call('POST', `/api/@${name}/own`, { token: owner })).status).toBe(201);
-    expect((await call('PUT', `/api/${p.username}/${p.slug}/members/@${name}`, { token: p.owner, body: { role: 'editor' } })).status).toBe(200);
+    expect(
+      (await call('PUT', `/api/${p.username}/${p.slug}/members/@${name}`, { token: p.owner, body: { role: 'editor' } }))
+        .status,
+    ).toBe(200);
     expect((await post(p, 'set', { path: 'jwt', value: true }, owner)).status).toBe(200);
   });
 });

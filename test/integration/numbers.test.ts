@@ -44,7 +44,11 @@ async function storedText(project: Project, path: string): Promise<string> {
 }
 
 const raw = (project: Project, op: string, text: string) =>
-  call('POST', `${project.content}/${op}`, { token: project.key, rawBody: text, headers: { 'content-type': 'application/json' } });
+  call('POST', `${project.content}/${op}`, {
+    token: project.key,
+    rawBody: text,
+    headers: { 'content-type': 'application/json' },
+  });
 
 const digits38 = '12345678901234567890123456789012345678';
 
@@ -104,7 +108,15 @@ describe('numbers are exact: DynamoDB decimals of up to 38 significant digits, n
     expect((await call('GET', p.content, { token: p.key })).text).toBe('{"value":{"keep":1}}');
   });
 
-  it.each<[string]>([['1e-400'], ['-1e-131'], [`9.${'9'.repeat(37)}e-131`], ['1e126'], [`9.${'9'.repeat(38)}e125`], ['1e400'], ['-1e99999']])(
+  it.each<[string]>([
+    ['1e-400'],
+    ['-1e-131'],
+    [`9.${'9'.repeat(37)}e-131`],
+    ['1e126'],
+    [`9.${'9'.repeat(38)}e125`],
+    ['1e400'],
+    ['-1e99999'],
+  ])(
     '%s is a 400 NUMBER_OUT_OF_RANGE (never flushed to 0 or rounded into range), and nothing changes',
     async (literal) => {
       const p = await project({ keep: 1 });
@@ -125,27 +137,37 @@ describe('numbers are exact: DynamoDB decimals of up to 38 significant digits, n
     expect(await storedText(p, 'id')).toBe('22345678901234567891');
     expect((await raw(p, 'decrement', `{"path":"id","value":0.${'0'.repeat(16)}1}`)).status).toBe(200);
     expect(await storedText(p, 'id')).toBe(`22345678901234567890.${'9'.repeat(16)}9`);
-    expect((await raw(p, 'decrement', `{"path":"id","value":22345678901234567890.${'9'.repeat(16)}9}`)).status).toBe(200);
+    expect((await raw(p, 'decrement', `{"path":"id","value":22345678901234567890.${'9'.repeat(16)}9}`)).status).toBe(
+      200,
+    );
     expect(await storedText(p, 'id')).toBe('0');
     // Under a negative index (read, then a guarded write): the same exact sums.
     expect((await raw(p, 'update', `{"content":{"l":[${digits38}]}}`)).status).toBe(200);
-    expect((await raw(p, 'decrement', '{"path":"l.-1","value":12345678901234567890123456789012345677}')).status).toBe(200);
+    expect((await raw(p, 'decrement', '{"path":"l.-1","value":12345678901234567890123456789012345677}')).status).toBe(
+      200,
+    );
     expect(await storedText(p, 'l')).toBe('[1]');
   });
 
-  it.each(['increment', 'decrement'])('%s: a result of more than 38 digits is a 400 NUMBER_TOO_PRECISE, the value unchanged', async (op) => {
-    const p = await project({ keep: 1 });
-    expect((await raw(p, 'set', `{"path":"n","value":${digits38}}`)).status).toBe(200);
-    const reply = await raw(p, op, '{"path":"n","value":0.5}');
-    expect({ status: reply.status, code: reply.body.code }).toEqual({ status: 400, code: 'NUMBER_TOO_PRECISE' });
-    expect(await storedText(p, 'n')).toBe(`1.${digits38.slice(1)}e+37`);
-  });
+  it.each(['increment', 'decrement'])(
+    '%s: a result of more than 38 digits is a 400 NUMBER_TOO_PRECISE, the value unchanged',
+    async (op) => {
+      const p = await project({ keep: 1 });
+      expect((await raw(p, 'set', `{"path":"n","value":${digits38}}`)).status).toBe(200);
+      const reply = await raw(p, op, '{"path":"n","value":0.5}');
+      expect({ status: reply.status, code: reply.body.code }).toEqual({ status: 400, code: 'NUMBER_TOO_PRECISE' });
+      expect(await storedText(p, 'n')).toBe(`1.${digits38.slice(1)}e+37`);
+    },
+  );
 
-  it.each<[string]>([[`${digits38}9`], ['1e126'], ['1e-131'], ['1e400']])('an amount of %s is a 400 INVALID_AMOUNT', async (literal) => {
-    const p = await project({ n: 1 });
-    const reply = await raw(p, 'increment', `{"path":"n","value":${literal}}`);
-    expect({ status: reply.status, code: reply.body.code }).toEqual({ status: 400, code: 'INVALID_AMOUNT' });
-  });
+  it.each<[string]>([[`${digits38}9`], ['1e126'], ['1e-131'], ['1e400']])(
+    'an amount of %s is a 400 INVALID_AMOUNT',
+    async (literal) => {
+      const p = await project({ n: 1 });
+      const reply = await raw(p, 'increment', `{"path":"n","value":${literal}}`);
+      expect({ status: reply.status, code: reply.body.code }).toEqual({ status: 400, code: 'INVALID_AMOUNT' });
+    },
+  );
 
   it('an index no double holds is a 400 INVALID_INDEX', async () => {
     const p = await project({ l: [] });
@@ -155,7 +177,8 @@ describe('numbers are exact: DynamoDB decimals of up to 38 significant digits, n
 });
 
 describe('request bodies are UTF-8 and their strings well-formed', () => {
-  const bytes = (...parts: Array<string | number[]>) => Buffer.concat(parts.map((x) => (typeof x === 'string' ? Buffer.from(x) : Buffer.from(x))));
+  const bytes = (...parts: Array<string | number[]>) =>
+    Buffer.concat(parts.map((x) => (typeof x === 'string' ? Buffer.from(x) : Buffer.from(x))));
   // Not UTF-8: a truncated sequence, an overlong encoding, a lone continuation byte, a surrogate encoded in
   // UTF-8, a code point past U+10FFFF, bytes never used (C0, F5-FF), the reported C3 28.
   const invalid: Array<[string, number[]]> = [
@@ -187,7 +210,10 @@ describe('request bodies are UTF-8 and their strings well-formed', () => {
           headers: { authorization: `Bearer ${p.key}`, ...headers },
           body: body,
         });
-        expect({ status: res.status, code: ((await res.json()) as { code: string }).code }).toEqual({ status: 400, code: 'INVALID_JSON' });
+        expect({ status: res.status, code: ((await res.json()) as { code: string }).code }).toEqual({
+          status: 400,
+          code: 'INVALID_JSON',
+        });
       }
     }
     expect((await call('GET', p.content, { token: p.key })).text).toBe('{"value":{"keep":1}}');

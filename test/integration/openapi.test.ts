@@ -22,11 +22,16 @@ process.stdout.write(api.openapi);`;
 
 /** Validates a document with @apidevtools/swagger-parser: the OpenAPI version, or the validator's complaint. */
 function validate(doc: unknown): { ok: boolean; output: string } {
-  const run = spawnSync(process.execPath, ['--input-type=module', '-e', VALIDATE], { cwd: ROOT, input: JSON.stringify(doc), encoding: 'utf8' });
+  const run = spawnSync(process.execPath, ['--input-type=module', '-e', VALIDATE], {
+    cwd: ROOT,
+    input: JSON.stringify(doc),
+    encoding: 'utf8',
+  });
   return { ok: run.status === 0, output: run.status === 0 ? run.stdout : run.stderr };
 }
 
-const operationOf = (method: string, path: string) => document.paths[path]?.[method.toLowerCase()] as Record<string, any> | undefined;
+const operationOf = (method: string, path: string) =>
+  document.paths[path]?.[method.toLowerCase()] as Record<string, any> | undefined;
 
 describe('the OpenAPI document', () => {
   it('is valid OpenAPI 3.1 (swagger-parser, $refs resolved)', () => {
@@ -35,14 +40,18 @@ describe('the OpenAPI document', () => {
 
   it('would fail that validation if it were broken (the validator is real)', () => {
     const broken = structuredClone(document) as any;
-    broken.paths['/api/{username}/{projectSlug}/content'].get.parameters.push({ $ref: '#/components/parameters/missing' });
+    broken.paths['/api/{username}/{projectSlug}/content'].get.parameters.push({
+      $ref: '#/components/parameters/missing',
+    });
     const result = validate(broken);
     expect(result.ok).toBe(false);
     expect(result.output).toMatch(/Missing \$ref pointer/);
   });
 
   it('has exactly one operation per route in serverless.yml, same method and path', () => {
-    const served = loadRoutes().map((r) => `${r.method} ${r.path}`).sort();
+    const served = loadRoutes()
+      .map((r) => `${r.method} ${r.path}`)
+      .sort();
     const documented = Object.entries(document.paths)
       .flatMap(([path, item]) => Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`))
       .sort();
@@ -65,7 +74,10 @@ describe('the OpenAPI document', () => {
     const withBody = ROUTES.filter((r) => r.body);
     expect(withBody.length).toBeGreaterThan(Object.keys(requestSchemas).length);
     for (const route of withBody) {
-      expect({ route: route.operationId, fromSchemas: sources.includes(route.body?.schema as object) }).toEqual({ route: route.operationId, fromSchemas: true });
+      expect({ route: route.operationId, fromSchemas: sources.includes(route.body?.schema as object) }).toEqual({
+        route: route.operationId,
+        fromSchemas: true,
+      });
       const body = operationOf(route.method, route.path)?.requestBody;
       expect(body?.content['application/json'].schema).toEqual(route.body?.schema);
     }
@@ -95,10 +107,15 @@ describe('the OpenAPI document', () => {
     for (const name of Object.keys(requestSchemas)) {
       const op = operationOf('POST', `/api/{username}/{projectSlug}/content/${name}`);
       expect(op?.parameters).toEqual(
-        expect.arrayContaining([{ $ref: '#/components/parameters/If-Match' }, { $ref: '#/components/parameters/Idempotency-Key' }]),
+        expect.arrayContaining([
+          { $ref: '#/components/parameters/If-Match' },
+          { $ref: '#/components/parameters/Idempotency-Key' },
+        ]),
       );
       expect(op?.responses['200'].headers).toEqual({ ETag: { $ref: '#/components/headers/ETag' } });
-      expect(Object.keys(op?.responses ?? {})).toEqual(expect.arrayContaining(['400', '401', '403', '404', '409', '412', '413', '415', '422', '500']));
+      expect(Object.keys(op?.responses ?? {})).toEqual(
+        expect.arrayContaining(['400', '401', '403', '404', '409', '412', '413', '415', '422', '500']),
+      );
     }
     const get = operationOf('GET', '/api/{username}/{projectSlug}/content');
     expect(get?.parameters).toContainEqual(expect.objectContaining({ name: 'path', in: 'query', required: false }));
@@ -112,7 +129,9 @@ describe('the OpenAPI document', () => {
       .filter((p: any) => !p.required);
     expect(optional.map((p: any) => p.name)).toEqual(expect.arrayContaining(['If-Match', 'Idempotency-Key', 'path']));
     for (const p of optional) {
-      expect({ name: p.name, example: p.example, examples: p.examples, default: p.schema?.default }).toEqual({ name: p.name });
+      expect({ name: p.name, example: p.example, examples: p.examples, default: p.schema?.default }).toEqual({
+        name: p.name,
+      });
       expect(p.description).toEqual(expect.stringContaining('Example: `'));
     }
   });
@@ -142,7 +161,9 @@ describe('the OpenAPI document', () => {
   it('is committed as docs/openapi.json exactly as `npm run build` writes it', () => {
     const committed = readFileSync(join(ROOT, 'docs', 'openapi.json'), 'utf8');
     if (committed !== serializeDocument(document)) {
-      throw new Error('docs/openapi.json differs from what lib/openapi builds: run `npm run build` and commit docs/openapi.json');
+      throw new Error(
+        'docs/openapi.json differs from what lib/openapi builds: run `npm run build` and commit docs/openapi.json',
+      );
     }
   });
 });
@@ -162,11 +183,19 @@ describe('the local server', () => {
     expect(res.headers.get('content-security-policy')).toContain("script-src 'self'");
     const html = await res.text();
     expect(html).not.toMatch(/https?:\/\//);
-    const assets = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1] as string).filter((u) => u.startsWith('/docs/'));
+    const assets = [...html.matchAll(/(?:src|href)="([^"]+)"/g)]
+      .map((m) => m[1] as string)
+      .filter((u) => u.startsWith('/docs/'));
     expect(assets).toEqual(
-      expect.arrayContaining(['/docs/assets/swagger-ui.css', '/docs/assets/swagger-ui-bundle.js', '/docs/assets/init.js']),
+      expect.arrayContaining([
+        '/docs/assets/swagger-ui.css',
+        '/docs/assets/swagger-ui-bundle.js',
+        '/docs/assets/init.js',
+      ]),
     );
-    const types = await Promise.all(assets.map(async (a) => [a, (await fetch(`${baseUrl()}${a}`)).headers.get('content-type')]));
+    const types = await Promise.all(
+      assets.map(async (a) => [a, (await fetch(`${baseUrl()}${a}`)).headers.get('content-type')]),
+    );
     expect(Object.fromEntries(types)).toEqual({
       '/docs/assets/favicon-32x32.png': 'image/png',
       '/docs/assets/swagger-ui.css': 'text/css; charset=utf-8',

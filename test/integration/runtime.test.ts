@@ -19,8 +19,12 @@ function admin(args: string[], env: Record<string, string | undefined> = {}) {
 /** The CLI without blocking the event loop (HTTP keep-alive sockets of the same test stay serviced). */
 function adminAsync(args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', 'lib/local/admin.ts', ...args], { env: process.env, encoding: 'utf8' }, (error, stdout, stderr) =>
-      resolve({ status: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr }),
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', 'lib/local/admin.ts', ...args],
+      { env: process.env, encoding: 'utf8' },
+      (error, stdout, stderr) =>
+        resolve({ status: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr }),
     );
   });
 }
@@ -43,10 +47,18 @@ describe('admin CLI', () => {
     expect(adminJson(['user', 'create', alice])).toEqual({ username: alice });
     expect(adminJson(['user', 'create', bob])).toEqual({ username: bob });
     expect(adminJson(['project', 'create', `${alice}/site`])).toEqual({ username: alice, projectSlug: 'site' });
-    expect(adminJson(['session', 'create', alice, '--expires-in', '600'])).toEqual({ token: expect.stringMatching(/^csess_[\w-]{43}$/) });
+    expect(adminJson(['session', 'create', alice, '--expires-in', '600'])).toEqual({
+      token: expect.stringMatching(/^csess_[\w-]{43}$/),
+    });
     const key = adminJson(['key', 'create', `${alice}/site`, '--permissions', 'content:read,content:write']);
-    expect(key).toEqual({ id: expect.stringMatching(/^[0-9a-f]{16}$/), key: expect.stringMatching(/^capi_[0-9a-f]{16}_[\w-]{43}$/) });
-    expect(adminJson(['member', 'add', `${alice}/site`, bob, '--role', 'viewer'])).toEqual({ member: bob, role: 'viewer' });
+    expect(key).toEqual({
+      id: expect.stringMatching(/^[0-9a-f]{16}$/),
+      key: expect.stringMatching(/^capi_[0-9a-f]{16}_[\w-]{43}$/),
+    });
+    expect(adminJson(['member', 'add', `${alice}/site`, bob, '--role', 'viewer'])).toEqual({
+      member: bob,
+      role: 'viewer',
+    });
 
     const api = process.env.TEST_API_URL as string;
     const set = await fetch(`${api}/api/${alice}/site/content/set`, {
@@ -78,16 +90,22 @@ describe('admin CLI', () => {
     expect(result.stderr).toMatch(message);
   });
 
-  it.each([[['--help']], [['-h']], [['user', 'create', '--help']]])('%j prints the usage on stdout and exits 0', (args) => {
-    const result = admin(args);
-    expect({ status: result.status, stderr: result.stderr }).toEqual({ status: 0, stderr: '' });
-    expect(result.stdout).toMatch(/^usage: npm run -s admin -- <command>/);
-    expect(result.stdout).toContain('key create @alice/site --permissions');
-  });
+  it.each([[['--help']], [['-h']], [['user', 'create', '--help']]])(
+    '%j prints the usage on stdout and exits 0',
+    (args) => {
+      const result = admin(args);
+      expect({ status: result.status, stderr: result.stderr }).toEqual({ status: 0, stderr: '' });
+      expect(result.stdout).toMatch(/^usage: npm run -s admin -- <command>/);
+      expect(result.stdout).toContain('key create @alice/site --permissions');
+    },
+  );
 
   it('npm run -s admin -- --help: the usage, exit 0', () => {
     const result = spawnSync('npm', ['run', '-s', 'admin', '--', '--help'], { encoding: 'utf8', env: process.env });
-    expect({ status: result.status, usage: result.stdout.startsWith('usage: npm run -s admin') }).toEqual({ status: 0, usage: true });
+    expect({ status: result.status, usage: result.stdout.startsWith('usage: npm run -s admin') }).toEqual({
+      status: 0,
+      usage: true,
+    });
   });
 
   // The same bound as the API's expiresInSeconds (1 s to 10 years), for sessions and keys alike.
@@ -95,7 +113,10 @@ describe('admin CLI', () => {
   const session = ['session', 'create', alice];
   const key = ['key', 'create', `${alice}/site`, '--permissions', 'content:read'];
   const TOO_LONG = [String(MAX_EXPIRES_IN_SECONDS + 1), '9000000000000', '1e308'];
-  const BAD_LIFETIMES = [...['0', '-5', '1.5', '1e3', '', 'abc', ...TOO_LONG].map((value) => [value, session] as const), ...TOO_LONG.map((value) => [value, key] as const)];
+  const BAD_LIFETIMES = [
+    ...['0', '-5', '1.5', '1e3', '', 'abc', ...TOO_LONG].map((value) => [value, session] as const),
+    ...TOO_LONG.map((value) => [value, key] as const),
+  ];
   it.each(BAD_LIFETIMES)(
     'refuses --expires-in %j (%j) with exit 2 before touching the engine',
     async (value, command) => {
@@ -109,13 +130,20 @@ describe('admin CLI', () => {
 
   it('accepts --expires-in up to 10 years, and the key list shows the expiry', async () => {
     const lifetime = ['--expires-in', String(MAX_EXPIRES_IN_SECONDS)];
-    const [created, signedIn] = await Promise.all([adminAsync([...key, ...lifetime]), adminAsync([...session, ...lifetime])]);
+    const [created, signedIn] = await Promise.all([
+      adminAsync([...key, ...lifetime]),
+      adminAsync([...session, ...lifetime]),
+    ]);
     expect([created.status, created.stderr, signedIn.status, signedIn.stderr]).toEqual([0, '', 0, '']);
     const { id } = JSON.parse(created.stdout) as { id: string };
     const { token } = JSON.parse(signedIn.stdout) as { token: string };
-    const listed = await fetch(`${process.env.TEST_API_URL}/api/${alice}/site/keys`, { headers: { authorization: `Bearer ${token}` } });
+    const listed = await fetch(`${process.env.TEST_API_URL}/api/${alice}/site/keys`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
     expect(listed.status).toBe(200);
-    const entry = ((await listed.json()) as { keys: Array<{ id: string; expiresAt: string }> }).keys.find((k) => k.id === id);
+    const entry = ((await listed.json()) as { keys: Array<{ id: string; expiresAt: string }> }).keys.find(
+      (k) => k.id === id,
+    );
     expect(Math.abs(Date.parse(entry!.expiresAt) - (Date.now() + MAX_EXPIRES_IN_SECONDS * 1000))).toBeLessThan(60_000);
   });
 
@@ -132,10 +160,15 @@ describe('admin CLI', () => {
     expect([again.status, again.stdout]).toEqual([1, '']);
     expect(again.stderr).toMatch(/already exists/);
     expect(await json(['user', 'create', dave])).toEqual({ username: dave });
-    expect(await json(['project', 'create', `${carol.toUpperCase()}/Site`])).toEqual({ username: carol, projectSlug: 'site' });
+    expect(await json(['project', 'create', `${carol.toUpperCase()}/Site`])).toEqual({
+      username: carol,
+      projectSlug: 'site',
+    });
     const { token } = await json(['session', 'create', `${carol[0]}${carol[1]!.toUpperCase()}${carol.slice(2)}`]);
     const { key } = await json(['key', 'create', `${carol}/SITE`, '--permissions', 'content:read,content:write']);
-    expect(await json(['member', 'add', `${carol.toUpperCase()}/sItE`, dave.toUpperCase(), '--role', 'viewer'])).toEqual({ member: dave, role: 'viewer' });
+    expect(
+      await json(['member', 'add', `${carol.toUpperCase()}/sItE`, dave.toUpperCase(), '--role', 'viewer']),
+    ).toEqual({ member: dave, role: 'viewer' });
     const api = process.env.TEST_API_URL as string;
     const set = await fetch(`${api}/api/${carol}/site/content/set`, {
       method: 'POST',
@@ -156,7 +189,13 @@ describe('admin CLI', () => {
 
 /** Starts `npm start`'s entry point on free ports with its own data folder; resolves once it is serving. */
 async function startApi(dataDir: string, table: string) {
-  const env: Record<string, string | undefined> = { ...process.env, PORT: '0', LOCAL_DYNAMODB_PORT: '0', DATA_DIR: dataDir, TABLE_NAME: table };
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    PORT: '0',
+    LOCAL_DYNAMODB_PORT: '0',
+    DATA_DIR: dataDir,
+    TABLE_NAME: table,
+  };
   // On the embedded engine, test the embedded engine's own persistence; on DynamoDB Local, the same flow.
   if (process.env.DYNAMODB_ENGINE !== 'dynamodb-local') delete env.AWS_ENDPOINT_URL_DYNAMODB;
   return startLocalApi({ env });
@@ -174,18 +213,28 @@ describe('npm start', () => {
     const table = `content-api-${unique('t')}`;
     try {
       const first = await startApi(dataDir, table);
-      const demo = JSON.parse(readFileSync(join(dataDir, 'demo.json'), 'utf8')) as { username: string; projectSlug: string; key: string };
+      const demo = JSON.parse(readFileSync(join(dataDir, 'demo.json'), 'utf8')) as {
+        username: string;
+        projectSlug: string;
+        key: string;
+      };
       const base = `${first.url}/api/${demo.username}/${demo.projectSlug}/content`;
       const auth = { authorization: `Bearer ${demo.key}`, 'content-type': 'application/json' };
       for (let i = 0; i < 20; i++) {
-        const reply = await fetch(`${base}/push`, { method: 'POST', headers: auth, body: JSON.stringify({ path: 'log', value: i }) });
+        const reply = await fetch(`${base}/push`, {
+          method: 'POST',
+          headers: auth,
+          body: JSON.stringify({ path: 'log', value: i }),
+        });
         expect(reply.status).toBe(200);
       }
       await kill9(first.child);
 
       const second = await startApi(dataDir, table);
       try {
-        const read = await fetch(`${second.url}/api/${demo.username}/${demo.projectSlug}/content?path=log`, { headers: auth });
+        const read = await fetch(`${second.url}/api/${demo.username}/${demo.projectSlug}/content?path=log`, {
+          headers: auth,
+        });
         expect(read.status).toBe(200);
         expect(await read.json()).toEqual({ value: Array.from({ length: 20 }, (_, i) => i) });
         // The same demo key still works: the first start's demo is reused, not recreated.
@@ -215,33 +264,37 @@ const until = async (done: () => boolean, ms: number) => {
 
 describe('npm start under a process manager', () => {
   // npm runs the script through sh, which dies of a TERM without passing it on: the server has to be exec'd.
-  it.each(['SIGTERM', 'SIGINT'] as const)('%s to the npm process stops the server: its process ends and its port closes', async (signal) => {
-    const readyFile = join(tmpdir(), `content-api-ready-${unique('npm')}.json`);
-    const npm = spawn('npm', ['start'], {
-      env: { ...process.env, PORT: '0', LOCAL_DYNAMODB_PORT: '0', DATA_DIR: ':memory:', LOCAL_READY_FILE: readyFile },
-      stdio: 'ignore',
-    });
-    const exited = new Promise((resolve) => npm.once('exit', resolve));
-    expect(await until(() => existsSync(readyFile) || npm.exitCode !== null, 90_000)).toBe(true);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    const ready = JSON.parse(readFileSync(readyFile, 'utf8')) as { url: string; pid: number };
-    rmSync(readyFile, { force: true });
-    try {
-      expect((await fetch(`${ready.url}/openapi.json`)).status).toBe(200);
-      npm.kill(signal);
-      await exited;
-      expect(await until(() => !alive(ready.pid), 10_000)).toBe(true);
-      const { port } = new URL(ready.url);
-      const refused = await new Promise<boolean>((resolve) => {
-        const socket = connect(Number(port), '127.0.0.1');
-        socket.once('connect', () => (socket.destroy(), resolve(false)));
-        socket.once('error', () => resolve(true));
+  it.each(['SIGTERM', 'SIGINT'] as const)(
+    '%s to the npm process stops the server: its process ends and its port closes',
+    async (signal) => {
+      const readyFile = join(tmpdir(), `content-api-ready-${unique('npm')}.json`);
+      const npm = spawn('npm', ['start'], {
+        env: { ...process.env, PORT: '0', LOCAL_DYNAMODB_PORT: '0', DATA_DIR: ':memory:', LOCAL_READY_FILE: readyFile },
+        stdio: 'ignore',
       });
-      expect(refused).toBe(true);
-    } finally {
-      if (alive(ready.pid)) process.kill(ready.pid, 'SIGKILL');
-    }
-  }, 120_000);
+      const exited = new Promise((resolve) => npm.once('exit', resolve));
+      expect(await until(() => existsSync(readyFile) || npm.exitCode !== null, 90_000)).toBe(true);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const ready = JSON.parse(readFileSync(readyFile, 'utf8')) as { url: string; pid: number };
+      rmSync(readyFile, { force: true });
+      try {
+        expect((await fetch(`${ready.url}/openapi.json`)).status).toBe(200);
+        npm.kill(signal);
+        await exited;
+        expect(await until(() => !alive(ready.pid), 10_000)).toBe(true);
+        const { port } = new URL(ready.url);
+        const refused = await new Promise<boolean>((resolve) => {
+          const socket = connect(Number(port), '127.0.0.1');
+          socket.once('connect', () => (socket.destroy(), resolve(false)));
+          socket.once('error', () => resolve(true));
+        });
+        expect(refused).toBe(true);
+      } finally {
+        if (alive(ready.pid)) process.kill(ready.pid, 'SIGKILL');
+      }
+    },
+    120_000,
+  );
 });
 
 describe('the local server, for requests Node cannot hand to a route', () => {
@@ -256,15 +309,29 @@ describe('the local server, for requests Node cannot hand to a route', () => {
       socket.on('error', reject);
       socket.on('close', () => {
         const [head = '', body = ''] = text.split('\r\n\r\n');
-        resolve({ status: Number(head.split(' ')[1]), headers: head.toLowerCase(), body: body ? JSON.parse(body) : undefined });
+        resolve({
+          status: Number(head.split(' ')[1]),
+          headers: head.toLowerCase(),
+          body: body ? JSON.parse(body) : undefined,
+        });
       });
     });
   const SET = 'POST /api/@demo/site/content/set HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n';
 
   it.each([
-    ['headers over Node\'s limit', `GET /openapi.json HTTP/1.1\r\nHost: localhost\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431, 'HEADERS_TOO_LARGE'],
+    [
+      "headers over Node's limit",
+      `GET /openapi.json HTTP/1.1\r\nHost: localhost\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
+      431,
+      'HEADERS_TOO_LARGE',
+    ],
     ['a malformed chunk size', `${SET}Transfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n`, 400, 'BAD_REQUEST'],
-    ['Content-Length with Transfer-Encoding', `${SET}Content-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n`, 400, 'BAD_REQUEST'],
+    [
+      'Content-Length with Transfer-Encoding',
+      `${SET}Content-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n`,
+      400,
+      'BAD_REQUEST',
+    ],
     ['a request line that is not HTTP', 'HELLO\r\n\r\n', 400, 'BAD_REQUEST'],
   ])('%s: a JSON error with the security headers, then the connection closes', async (_, bytes, status, code) => {
     const reply = await raw(bytes);
@@ -277,7 +344,10 @@ describe('the local server, for requests Node cannot hand to a route', () => {
   it('a body that never arrives: a JSON 408 once the function timeout has passed', async () => {
     const started = Date.now();
     const reply = await raw(`${SET}Content-Length: 50\r\n\r\n{"path"`);
-    expect({ status: reply.status, body: reply.body }).toEqual({ status: 408, body: { message: expect.any(String), code: 'REQUEST_TIMEOUT' } });
+    expect({ status: reply.status, body: reply.body }).toEqual({
+      status: 408,
+      body: { message: expect.any(String), code: 'REQUEST_TIMEOUT' },
+    });
     expect(Date.now() - started).toBeGreaterThanOrEqual(9_000);
   }, 30_000);
 });

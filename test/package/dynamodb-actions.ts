@@ -6,7 +6,11 @@ export interface Metafile {
   inputs: Record<string, { bytes: number; imports: Array<{ path: string }> }>;
   outputs: Record<
     string,
-    { entryPoint?: string; inputs: Record<string, { bytesInOutput: number }>; imports?: Array<{ path: string; kind: string; external?: boolean }> }
+    {
+      entryPoint?: string;
+      inputs: Record<string, { bytesInOutput: number }>;
+      imports?: Array<{ path: string; kind: string; external?: boolean }>;
+    }
   >;
 }
 
@@ -47,14 +51,22 @@ export function lazyOutputsOf(metafile: Metafile, entryPoint: string): string[] 
   const lazy = (outputFor(metafile, entryPoint).imports ?? [])
     .filter((i) => i.external && i.kind === 'dynamic-import' && i.path.startsWith('./lazy/'))
     .map((i) => posix.join(posix.dirname(path), i.path));
-  for (const file of lazy) if (!metafile.outputs[file]) throw new Error(`${path} imports ${file}, which the build did not write`);
+  for (const file of lazy)
+    if (!metafile.outputs[file]) throw new Error(`${path} imports ${file}, which the build did not write`);
   return [...new Set(lazy)];
 }
 
 /** Source files that contributed code to the bundle or to a lazy module it loads (tree-shaken ones contribute 0 bytes). */
 export function bundledInputs(metafile: Metafile, entryPoint: string): string[] {
-  const outputs = [outputFor(metafile, entryPoint), ...lazyOutputsOf(metafile, entryPoint).map((file) => metafile.outputs[file]!)];
-  const files = outputs.flatMap((output) => Object.entries(output.inputs).filter(([, input]) => input.bytesInOutput > 0).map(([file]) => file));
+  const outputs = [
+    outputFor(metafile, entryPoint),
+    ...lazyOutputsOf(metafile, entryPoint).map((file) => metafile.outputs[file]!),
+  ];
+  const files = outputs.flatMap((output) =>
+    Object.entries(output.inputs)
+      .filter(([, input]) => input.bytesInOutput > 0)
+      .map(([file]) => file),
+  );
   return [...new Set(files)];
 }
 
@@ -77,7 +89,11 @@ export function dynamodbActionsOf(metafile: Metafile, entryPoint: string, root: 
     if (SDK_SOURCE.test(file) || file.startsWith('(disabled)') || /^[\w-]+:/.test(file)) continue;
     for (const [, names, pkg] of readFileSync(join(root, file), 'utf8').matchAll(SDK_IMPORT)) {
       for (const spec of (names as string).split(',')) {
-        const name = spec.trim().replace(/^type\s+/, '').split(/\s+as\s+/)[0] ?? '';
+        const name =
+          spec
+            .trim()
+            .replace(/^type\s+/, '')
+            .split(/\s+as\s+/)[0] ?? '';
         const command = /^(\w+)Command$/.exec(name)?.[1];
         if (command === undefined || !survivors.has(`${pkg}:${command}`)) continue;
         actions.add(`dynamodb:${pkg === 'lib' ? (DOCUMENT_COMMANDS[command] ?? command) : command}`);

@@ -16,7 +16,13 @@ const OUT = join(ROOT, '.serverless');
 const ZIP_BUDGET_BYTES = 200 * 1024;
 const CORS_ORIGINS = ['https://app.example.com', 'https://admin.example.com'];
 
-type Resource = { Type: string; Properties: Record<string, any>; DependsOn?: string | string[]; DeletionPolicy?: string; UpdateReplacePolicy?: string };
+type Resource = {
+  Type: string;
+  Properties: Record<string, any>;
+  DependsOn?: string | string[];
+  DeletionPolicy?: string;
+  UpdateReplacePolicy?: string;
+};
 let resources: Record<string, Resource>;
 let metafile: Metafile;
 const config = readServerlessConfig() as ReturnType<typeof readServerlessConfig> & {
@@ -33,19 +39,24 @@ const logical = (name: string) => {
 };
 const moduleOf = (name: string) => (config.functions[name] as { handler: string }).handler.replace(/\.[^.]+$/, '');
 const entryPointOf = (name: string) => {
-  const source = ['.ts', '.mts', '.js', '.mjs'].map((ext) => `${moduleOf(name)}${ext}`).find((file) => existsSync(join(ROOT, file)));
+  const source = ['.ts', '.mts', '.js', '.mjs']
+    .map((ext) => `${moduleOf(name)}${ext}`)
+    .find((file) => existsSync(join(ROOT, file)));
   if (!source) throw new Error(`no source for ${name}`);
   return source;
 };
 const ofType = (type: string) => Object.entries(resources).filter(([, r]) => r.Type === type);
 const getAtt = (id: string) => ({ 'Fn::GetAtt': [id, 'Arn'] });
 /** A bundle's lazy modules (scripts/bundle.mjs) as they sit in its zip: `functions/lazy/lib-auth-jose.mjs`. */
-const lazyInZip = (name: string) => lazyOutputsOf(metafile, entryPointOf(name)).map((output) => posix.relative('.serverless/build', output));
+const lazyInZip = (name: string) =>
+  lazyOutputsOf(metafile, entryPointOf(name)).map((output) => posix.relative('.serverless/build', output));
 
 beforeAll(() => {
   rmSync(OUT, { recursive: true, force: true });
   // No credentials anywhere: no AWS_* variables, no profile files.
-  const env: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('AWS_')));
+  const env: NodeJS.ProcessEnv = Object.fromEntries(
+    Object.entries(process.env).filter(([name]) => !name.startsWith('AWS_')),
+  );
   Object.assign(env, {
     AWS_CONFIG_FILE: join(OUT, 'no-config'),
     AWS_SHARED_CREDENTIALS_FILE: join(OUT, 'no-credentials'),
@@ -63,9 +74,17 @@ describe('routes', () => {
     const deployed = ofType('AWS::ApiGatewayV2::Route').map(([, route]) => {
       const integrationId = route.Properties.Target['Fn::Join'][1][1].Ref as string;
       const integration = resources[integrationId] as Resource;
-      return { key: route.Properties.RouteKey, fn: integration.Properties.IntegrationUri['Fn::GetAtt'][0], payload: integration.Properties.PayloadFormatVersion };
+      return {
+        key: route.Properties.RouteKey,
+        fn: integration.Properties.IntegrationUri['Fn::GetAtt'][0],
+        payload: integration.Properties.PayloadFormatVersion,
+      };
     });
-    const local = loadRoutes().map((r) => ({ key: `${r.method} ${r.path}`, fn: `${logical(r.functionName)}LambdaFunction`, payload: '2.0' }));
+    const local = loadRoutes().map((r) => ({
+      key: `${r.method} ${r.path}`,
+      fn: `${logical(r.functionName)}LambdaFunction`,
+      payload: '2.0',
+    }));
     expect(local.length).toBeGreaterThan(0);
     const byKey = (a: { key: string }, b: { key: string }) => a.key.localeCompare(b.key);
     expect(deployed.sort(byKey)).toEqual(local.sort(byKey));
@@ -73,44 +92,62 @@ describe('routes', () => {
 });
 
 describe('functions', () => {
-  it.each(functionNames)('%s: nodejs24.x on arm64, its handler, sized as configured, the table name from the table', (name) => {
-    const fn = resources[`${logical(name)}LambdaFunction`] as Resource;
-    expect(fn.Properties).toMatchObject({
-      Handler: (config.functions[name] as { handler: string }).handler,
-      Runtime: 'nodejs24.x',
-      Architectures: ['arm64'],
-      MemorySize: config.provider.memorySize,
-      Timeout: config.provider.timeout,
-      Environment: { Variables: { TABLE_NAME: { Ref: 'ContentTable' }, NODE_OPTIONS: '--enable-source-maps' } },
-      Role: getAtt(`${logical(name)}IamRoleLambdaExecution`),
-    });
-  });
+  it.each(functionNames)(
+    '%s: nodejs24.x on arm64, its handler, sized as configured, the table name from the table',
+    (name) => {
+      const fn = resources[`${logical(name)}LambdaFunction`] as Resource;
+      expect(fn.Properties).toMatchObject({
+        Handler: (config.functions[name] as { handler: string }).handler,
+        Runtime: 'nodejs24.x',
+        Architectures: ['arm64'],
+        MemorySize: config.provider.memorySize,
+        Timeout: config.provider.timeout,
+        Environment: { Variables: { TABLE_NAME: { Ref: 'ContentTable' }, NODE_OPTIONS: '--enable-source-maps' } },
+        Role: getAtt(`${logical(name)}IamRoleLambdaExecution`),
+      });
+    },
+  );
 
   it.each(functionNames)('%s: its log group keeps logs for the configured days', (name) => {
-    expect(resources[`${logical(name)}LogGroup`]?.Properties.RetentionInDays).toBe(config.params.default.logRetentionInDays);
+    expect(resources[`${logical(name)}LogGroup`]?.Properties.RetentionInDays).toBe(
+      config.params.default.logRetentionInDays,
+    );
   });
 });
 
 describe('IAM', () => {
   it('has one role per function and no shared role', () => {
-    expect(ofType('AWS::IAM::Role').map(([id]) => id).sort()).toEqual(functionNames.map((n) => `${logical(n)}IamRoleLambdaExecution`).sort());
+    expect(
+      ofType('AWS::IAM::Role')
+        .map(([id]) => id)
+        .sort(),
+    ).toEqual(functionNames.map((n) => `${logical(n)}IamRoleLambdaExecution`).sort());
     expect(ofType('AWS::IAM::Policy')).toEqual([]);
     expect(ofType('AWS::IAM::ManagedPolicy')).toEqual([]);
   });
 
-  it.each(functionNames)('%s: only its infra/iam.yml DynamoDB actions, only on the table, plus its own log group', (name) => {
-    const role = resources[`${logical(name)}IamRoleLambdaExecution`] as Resource;
-    expect(role.Properties.ManagedPolicyArns).toBeUndefined();
-    expect(role.Properties.AssumeRolePolicyDocument.Statement).toEqual([
-      { Effect: 'Allow', Principal: { Service: ['lambda.amazonaws.com'] }, Action: ['sts:AssumeRole'] },
-    ]);
-    const statements = role.Properties.Policies.flatMap((p: { PolicyDocument: { Statement: unknown[] } }) => p.PolicyDocument.Statement);
-    expect(statements).toEqual([
-      { Effect: 'Allow', Action: ['logs:CreateLogStream', 'logs:PutLogEvents'], Resource: [getAtt(`${logical(name)}LogGroup`)] },
-      { Effect: 'Allow', Action: permissions[name], Resource: [getAtt('ContentTable')] },
-    ]);
-    for (const action of statements.flatMap((s: { Action: string[] }) => s.Action)) expect(action).not.toContain('*');
-  });
+  it.each(functionNames)(
+    '%s: only its infra/iam.yml DynamoDB actions, only on the table, plus its own log group',
+    (name) => {
+      const role = resources[`${logical(name)}IamRoleLambdaExecution`] as Resource;
+      expect(role.Properties.ManagedPolicyArns).toBeUndefined();
+      expect(role.Properties.AssumeRolePolicyDocument.Statement).toEqual([
+        { Effect: 'Allow', Principal: { Service: ['lambda.amazonaws.com'] }, Action: ['sts:AssumeRole'] },
+      ]);
+      const statements = role.Properties.Policies.flatMap(
+        (p: { PolicyDocument: { Statement: unknown[] } }) => p.PolicyDocument.Statement,
+      );
+      expect(statements).toEqual([
+        {
+          Effect: 'Allow',
+          Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+          Resource: [getAtt(`${logical(name)}LogGroup`)],
+        },
+        { Effect: 'Allow', Action: permissions[name], Resource: [getAtt('ContentTable')] },
+      ]);
+      for (const action of statements.flatMap((s: { Action: string[] }) => s.Action)) expect(action).not.toContain('*');
+    },
+  );
 
   // The independent check: what the bundled code can send, read from the bundle, not from infra/iam.yml.
   it.each(functionNames)('%s: the actions are exactly the DynamoDB commands its bundle can send', (name) => {
@@ -164,18 +201,27 @@ describe('HTTP API', () => {
 });
 
 describe('bundles', () => {
-  it.each(functionNames)(`%s: a zip under ${ZIP_BUDGET_BYTES / 1024} KB holding only its bundle, its lazy modules and their source maps`, (name) => {
-    const zip = join(OUT, `${name}.zip`);
-    const entries = listZip(zip);
-    const files = [`${moduleOf(name)}.mjs`, ...lazyInZip(name)];
-    expect(entries.map((e) => e.name).sort()).toEqual(files.flatMap((file) => [file, `${file}.map`]).sort());
-    expect(readFileSync(zip).length).toBeLessThanOrEqual(ZIP_BUDGET_BYTES);
-  });
+  it.each(functionNames)(
+    `%s: a zip under ${ZIP_BUDGET_BYTES / 1024} KB holding only its bundle, its lazy modules and their source maps`,
+    (name) => {
+      const zip = join(OUT, `${name}.zip`);
+      const entries = listZip(zip);
+      const files = [`${moduleOf(name)}.mjs`, ...lazyInZip(name)];
+      expect(entries.map((e) => e.name).sort()).toEqual(files.flatMap((file) => [file, `${file}.map`]).sort());
+      expect(readFileSync(zip).length).toBeLessThanOrEqual(ZIP_BUDGET_BYTES);
+    },
+  );
 
   it('loads jose and Powertools idempotency as lazy modules, only in the functions that can reach them', () => {
-    const lazy = Object.fromEntries(functionNames.map((name) => [name, lazyInZip(name).map((file) => posix.basename(file))]));
+    const lazy = Object.fromEntries(
+      functionNames.map((name) => [name, lazyInZip(name).map((file) => posix.basename(file))]),
+    );
     for (const name of functionNames) expect(lazy[name]).toContain('lib-auth-jose.mjs');
-    const mutations = functionNames.filter((name) => (config.functions[name] as { handler: string }).handler.match(/functions\/(set|insert|push|increment|decrement|delete|update)\./));
+    const mutations = functionNames.filter((name) =>
+      (config.functions[name] as { handler: string }).handler.match(
+        /functions\/(set|insert|push|increment|decrement|delete|update)\./,
+      ),
+    );
     expect(mutations).toHaveLength(7);
     for (const name of functionNames) {
       expect(lazy[name]?.includes('lib-http-idempotency-powertools.mjs')).toBe(mutations.includes(name));
@@ -183,36 +229,50 @@ describe('bundles', () => {
     // Nothing of them in the bundle a cold start loads.
     for (const name of functionNames) {
       const inputs = Object.keys(outputFor(metafile, entryPointOf(name)).inputs);
-      expect(inputs.filter((file) => /node_modules\/(jose|@aws-lambda-powertools\/(idempotency|jmespath))\//.test(file))).toEqual([]);
+      expect(
+        inputs.filter((file) => /node_modules\/(jose|@aws-lambda-powertools\/(idempotency|jmespath))\//.test(file)),
+      ).toEqual([]);
     }
   });
 
-  it.each(functionNames)('%s: only what the function imports; nothing from lib/local or from other handlers', (name) => {
-    const inputs = bundledInputs(metafile, entryPointOf(name));
-    expect(inputs).toContain(entryPointOf(name));
-    expect(inputs.filter((file) => file.startsWith('lib/local/'))).toEqual([]);
-    expect(inputs.filter((file) => file.startsWith('functions/') && file !== entryPointOf(name))).toEqual([]);
-    expect(inputs.filter((file) => /node_modules\/(dynalite|yaml|esbuild|osls|tsx|swagger-ui-dist)\//.test(file))).toEqual([]);
-  });
+  it.each(functionNames)(
+    '%s: only what the function imports; nothing from lib/local or from other handlers',
+    (name) => {
+      const inputs = bundledInputs(metafile, entryPointOf(name));
+      expect(inputs).toContain(entryPointOf(name));
+      expect(inputs.filter((file) => file.startsWith('lib/local/'))).toEqual([]);
+      expect(inputs.filter((file) => file.startsWith('functions/') && file !== entryPointOf(name))).toEqual([]);
+      expect(
+        inputs.filter((file) => /node_modules\/(dynalite|yaml|esbuild|osls|tsx|swagger-ui-dist)\//.test(file)),
+      ).toEqual([]);
+    },
+  );
 
-  it.each(functionNames)('%s: its source maps cover our code only, and map the handler back to its .ts file', (name) => {
-    const bundle = join(OUT, 'build', `${moduleOf(name)}.mjs`);
-    for (const file of [bundle, ...lazyInZip(name).map((lazy) => join(OUT, 'build', lazy))]) {
-      const { sources } = JSON.parse(readFileSync(`${file}.map`, 'utf8')) as { sources: string[] };
-      expect(sources.filter((source) => source.includes('node_modules'))).toEqual([]);
-    }
-    // `export{x as handler}`: where x is defined must map to the function's own source.
-    const code = readFileSync(bundle, 'utf8');
-    const local = /export\{(?:[\w$]+ as [\w$]+,)*([\w$]+) as handler[,}]/.exec(code)?.[1] as string;
-    const at = new RegExp(`[;,\\s{}](?:var |let |const )?${local.replace(/\$/g, '\\$')}=(?!=)`).exec(code);
-    expect(at).not.toBeNull();
-    const offset = (at?.index ?? 0) + 1;
-    const lines = code.slice(0, offset).split('\n');
-    const entry = new SourceMap(JSON.parse(readFileSync(`${bundle}.map`, 'utf8'))).findEntry(lines.length - 1, (lines.at(-1) as string).length);
-    // Sources are relative to the bundle's folder in the zip, as the .ts files sit relative to the .mjs one.
-    const source = 'originalSource' in entry ? resolve(ROOT, dirname(moduleOf(name)), entry.originalSource) : undefined;
-    expect(source).toBe(join(ROOT, entryPointOf(name)));
-  });
+  it.each(functionNames)(
+    '%s: its source maps cover our code only, and map the handler back to its .ts file',
+    (name) => {
+      const bundle = join(OUT, 'build', `${moduleOf(name)}.mjs`);
+      for (const file of [bundle, ...lazyInZip(name).map((lazy) => join(OUT, 'build', lazy))]) {
+        const { sources } = JSON.parse(readFileSync(`${file}.map`, 'utf8')) as { sources: string[] };
+        expect(sources.filter((source) => source.includes('node_modules'))).toEqual([]);
+      }
+      // `export{x as handler}`: where x is defined must map to the function's own source.
+      const code = readFileSync(bundle, 'utf8');
+      const local = /export\{(?:[\w$]+ as [\w$]+,)*([\w$]+) as handler[,}]/.exec(code)?.[1] as string;
+      const at = new RegExp(`[;,\\s{}](?:var |let |const )?${local.replace(/\$/g, '\\$')}=(?!=)`).exec(code);
+      expect(at).not.toBeNull();
+      const offset = (at?.index ?? 0) + 1;
+      const lines = code.slice(0, offset).split('\n');
+      const entry = new SourceMap(JSON.parse(readFileSync(`${bundle}.map`, 'utf8'))).findEntry(
+        lines.length - 1,
+        (lines.at(-1) as string).length,
+      );
+      // Sources are relative to the bundle's folder in the zip, as the .ts files sit relative to the .mjs one.
+      const source =
+        'originalSource' in entry ? resolve(ROOT, dirname(moduleOf(name)), entry.originalSource) : undefined;
+      expect(source).toBe(join(ROOT, entryPointOf(name)));
+    },
+  );
 
   it('every bundle loads in a fresh Node process and answers a request without credentials, and one with a JWT', () => {
     // Catches what only shows at run time in Lambda: a CommonJS require the ESM bundle cannot serve, a failing import.
@@ -229,7 +289,9 @@ describe('bundles', () => {
         }
       }
       console.log(JSON.stringify(results));`;
-    const bundles = Object.fromEntries(functionNames.map((name) => [name, join(OUT, 'build', `${moduleOf(name)}.mjs`)]));
+    const bundles = Object.fromEntries(
+      functionNames.map((name) => [name, join(OUT, 'build', `${moduleOf(name)}.mjs`)]),
+    );
     const output = execFileSync(process.execPath, ['--input-type=module', '-e', script, JSON.stringify(bundles)], {
       cwd: OUT,
       env: {
@@ -244,7 +306,9 @@ describe('bundles', () => {
       encoding: 'utf8',
     });
     const statuses = JSON.parse(output.trim().split('\n').pop() as string) as Record<string, number>;
-    expect(Object.keys(statuses).sort()).toEqual(functionNames.flatMap((name) => [`${name} jwt`, `${name} none`]).sort());
+    expect(Object.keys(statuses).sort()).toEqual(
+      functionNames.flatMap((name) => [`${name} jwt`, `${name} none`]).sort(),
+    );
     // 401 for every route today; anything under 500 shows the bundle ran its middy chain to a deliberate answer.
     for (const status of Object.values(statuses)) expect(status).toBeLessThan(500);
     for (const name of functionNames) expect(statuses[`${name} jwt`]).toBe(401);
@@ -282,19 +346,23 @@ describe('bundles', () => {
         const other = await send({ path: 'list', value: 3 }, 'k-2');
         console.log(JSON.stringify({ first, retry, reused, other, content: await content() }));`;
       const bundle = (name: string) => join(OUT, 'build', `${moduleOf(name)}.mjs`);
-      const output = execFileSync(process.execPath, ['--input-type=module', '-e', script, bundle('push'), bundle('get'), engine.key], {
-        cwd: OUT,
-        env: {
-          PATH: process.env.PATH,
-          TABLE_NAME: PACKAGE_TABLE,
-          AWS_REGION: 'us-east-1',
-          AWS_ACCESS_KEY_ID: 'local',
-          AWS_SECRET_ACCESS_KEY: 'local',
-          AWS_ENDPOINT_URL_DYNAMODB: engine.endpoint,
-          AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+      const output = execFileSync(
+        process.execPath,
+        ['--input-type=module', '-e', script, bundle('push'), bundle('get'), engine.key],
+        {
+          cwd: OUT,
+          env: {
+            PATH: process.env.PATH,
+            TABLE_NAME: PACKAGE_TABLE,
+            AWS_REGION: 'us-east-1',
+            AWS_ACCESS_KEY_ID: 'local',
+            AWS_SECRET_ACCESS_KEY: 'local',
+            AWS_ENDPOINT_URL_DYNAMODB: engine.endpoint,
+            AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+          },
+          encoding: 'utf8',
         },
-        encoding: 'utf8',
-      });
+      );
       const { first, retry, reused, other, content } = JSON.parse(output.trim().split('\n').pop() as string);
       expect(first).toMatchObject({ status: 200 });
       expect(retry).toEqual(first);
@@ -320,10 +388,18 @@ async function startEngine(): Promise<{ child: ChildProcess; endpoint: string; k
     await accounts.createProject({ username: '@pkg', slug: 'site' });
     const { key } = await accounts.createApiKey({ username: '@pkg', slug: 'site' }, { name: 'package', permissions: ['content:read', 'content:write'] });
     console.log(JSON.stringify({ endpoint: process.env.AWS_ENDPOINT_URL_DYNAMODB, key }));`;
-  const env: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('AWS_')));
+  const env: NodeJS.ProcessEnv = Object.fromEntries(
+    Object.entries(process.env).filter(([name]) => !name.startsWith('AWS_')),
+  );
   const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], {
     cwd: ROOT,
-    env: { ...env, TABLE_NAME: PACKAGE_TABLE, AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local' },
+    env: {
+      ...env,
+      TABLE_NAME: PACKAGE_TABLE,
+      AWS_REGION: 'us-east-1',
+      AWS_ACCESS_KEY_ID: 'local',
+      AWS_SECRET_ACCESS_KEY: 'local',
+    },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const line = await new Promise<string>((resolveLine, reject) => {

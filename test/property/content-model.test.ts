@@ -14,9 +14,9 @@ const RUNS = Number(process.env.PROPERTY_RUNS ?? 40);
 const MAX_COMMANDS = Number(process.env.PROPERTY_MAX_COMMANDS ?? 30);
 const SEED = process.env.PROPERTY_SEED === undefined ? undefined : Number(process.env.PROPERTY_SEED);
 /** The error codes README documents. */
-const DOCUMENTED_CODES = new Set([...readFileSync('README.md', 'utf8').matchAll(/`([A-Z][A-Z_]{3,})`/g)].map((m) => m[1] as string));
-
-
+const DOCUMENTED_CODES = new Set(
+  [...readFileSync('README.md', 'utf8').matchAll(/`([A-Z][A-Z_]{3,})`/g)].map((m) => m[1] as string),
+);
 
 interface Model {
   content: JsonObject;
@@ -43,7 +43,11 @@ function expectErrorShape(reply: Reply): void {
 
 /** A mutation whose body carries exact decimals as their digits (lossless-json writes a LosslessNumber as a number). */
 const send = (project: Project, route: Route, body: unknown) =>
-  call('POST', `${project.content}/${route}`, { token: project.key, rawBody: stringify(body), headers: { 'content-type': 'application/json' } });
+  call('POST', `${project.content}/${route}`, {
+    token: project.key,
+    rawBody: stringify(body),
+    headers: { 'content-type': 'application/json' },
+  });
 /** A reply's body with every number as written (GET writes numbers exactly; JSON.parse would round them). */
 const exactly = (reply: Reply) => parse(reply.text) as { value: unknown };
 
@@ -65,25 +69,34 @@ class Step implements fc.AsyncCommand<Model, Real> {
     for (const rule of expected.tags) stats.rules[rule] = (stats.rules[rule] ?? 0) + 1;
     const reply =
       this.route === 'get'
-        ? await call('GET', `${real.project.content}${body.path === undefined ? '' : `?path=${encodeURIComponent(String(body.path))}`}`, {
-            token: real.project.key,
-          })
+        ? await call(
+            'GET',
+            `${real.project.content}${body.path === undefined ? '' : `?path=${encodeURIComponent(String(body.path))}`}`,
+            {
+              token: real.project.key,
+            },
+          )
         : await send(real.project, this.route, body);
     stats.byStatus[reply.status] = (stats.byStatus[reply.status] ?? 0) + 1;
     const context = `${this.route} ${stringify(body)} on ${stringify(model.content)}: expected ${expected.status}, got ${reply.status} ${JSON.stringify(reply.body)}`;
     if (reply.status !== expected.status) throw new Error(context);
     if (expected.status !== 200) expectErrorShape(reply);
     else if (this.route === 'get') {
-      if (!sameJson(exactly(reply).value, expected.value)) throw new Error(`${context}; value ${reply.text} != ${stringify(expected.value)}`);
+      if (!sameJson(exactly(reply).value, expected.value))
+        throw new Error(`${context}; value ${reply.text} != ${stringify(expected.value)}`);
     } else expect(reply.body).toEqual({ message: MESSAGES[this.route] });
 
     // A successful write read back through its own path: GET resolves a path in the engine (a projection), not
     // only in the service, and the whole-content GET below would never walk it.
     if (this.route !== 'get' && this.route !== 'update' && reply.status === 200) {
       const read = reference('get', { path: body.path }, expected.content);
-      const back = await call('GET', `${real.project.content}?path=${encodeURIComponent(String(body.path))}`, { token: real.project.key });
+      const back = await call('GET', `${real.project.content}?path=${encodeURIComponent(String(body.path))}`, {
+        token: real.project.key,
+      });
       if (back.status !== read.status || (read.status === 200 && !sameJson(exactly(back).value, read.value))) {
-        throw new Error(`${context}; reading ${JSON.stringify(body.path)} back: ${back.status} ${back.text}, model ${read.status} ${stringify(read.value)}`);
+        throw new Error(
+          `${context}; reading ${JSON.stringify(body.path)} back: ${back.status} ${back.text}, model ${read.status} ${stringify(read.value)}`,
+        );
       }
     }
 
@@ -91,7 +104,9 @@ class Step implements fc.AsyncCommand<Model, Real> {
     const after = await call('GET', real.project.content, { token: real.project.key });
     expect(after.status).toBe(200);
     if (!sameJson(exactly(after).value, expected.content)) {
-      throw new Error(`${this.route} ${stringify(body)} on ${stringify(model.content)}: content ${after.text}, model ${stringify(expected.content)}`);
+      throw new Error(
+        `${this.route} ${stringify(body)} on ${stringify(model.content)}: content ${after.text}, model ${stringify(expected.content)}`,
+      );
     }
     const etag = after.headers.get('etag');
     if (this.route !== 'get' && reply.status === 200) {
@@ -121,19 +136,30 @@ describe('the service against the reference model', () => {
     );
   });
 
-  it('agrees with the model on status, body, content and version after every step', async () => {
-    await fc.assert(
-      fc.asyncProperty(initialContent, fc.commands(commands, { maxCommands: MAX_COMMANDS, size: 'max' }), async (initial, cmds) => {
-        stats.runs++;
-        const project = await newProject();
-        const start = await send(project, 'update', { content: initial });
-        expect(start.status).toBe(200);
-        const content = reference('update', { content: initial }, {}).content;
-        await fc.asyncModelRun(async () => ({ model: { content }, real: { project, etag: start.headers.get('etag') } }), cmds);
-      }),
-      { numRuns: RUNS, seed: SEED, verbose: 1 },
-    );
-  }, 60_000 + RUNS * 15_000);
+  it(
+    'agrees with the model on status, body, content and version after every step',
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          initialContent,
+          fc.commands(commands, { maxCommands: MAX_COMMANDS, size: 'max' }),
+          async (initial, cmds) => {
+            stats.runs++;
+            const project = await newProject();
+            const start = await send(project, 'update', { content: initial });
+            expect(start.status).toBe(200);
+            const content = reference('update', { content: initial }, {}).content;
+            await fc.asyncModelRun(
+              async () => ({ model: { content }, real: { project, etag: start.headers.get('etag') } }),
+              cmds,
+            );
+          },
+        ),
+        { numRuns: RUNS, seed: SEED, verbose: 1 },
+      );
+    },
+    60_000 + RUNS * 15_000,
+  );
 });
 
 describe('the reference model itself, on examples written from decisions.md', () => {
@@ -147,22 +173,173 @@ describe('the reference model itself, on examples written from decisions.md', ()
     );
 
   it.each<[string, JsonObject, Array<[Route, Body]>, JsonObject, number[]]>([
-    ['set creates missing parents as objects', {}, [['set', { path: 'data.item.name', value: 'Lamp' }]], { data: { item: { name: 'Lamp' } } }, [200]],
-    ['set on an array: replace, append at length, 400 beyond', { l: [1] }, [['set', { path: 'l.0', value: 2 }], ['set', { path: 'l.1', value: 3 }], ['set', { path: 'l.3', value: 4 }]], { l: [2, 3] }, [200, 200, 400]],
-    ['negative indexes count from the end', { l: [1, 2, 3] }, [['set', { path: 'l.-1', value: 9 }], ['set', { path: 'l.-4', value: 0 }]], { l: [1, 2, 9] }, [200, 400]],
-    ['an integer segment is a key on an object', { o: {} }, [['set', { path: 'o.0', value: 1 }]], { o: { '0': 1 } }, [200]],
+    [
+      'set creates missing parents as objects',
+      {},
+      [['set', { path: 'data.item.name', value: 'Lamp' }]],
+      { data: { item: { name: 'Lamp' } } },
+      [200],
+    ],
+    [
+      'set on an array: replace, append at length, 400 beyond',
+      { l: [1] },
+      [
+        ['set', { path: 'l.0', value: 2 }],
+        ['set', { path: 'l.1', value: 3 }],
+        ['set', { path: 'l.3', value: 4 }],
+      ],
+      { l: [2, 3] },
+      [200, 200, 400],
+    ],
+    [
+      'negative indexes count from the end',
+      { l: [1, 2, 3] },
+      [
+        ['set', { path: 'l.-1', value: 9 }],
+        ['set', { path: 'l.-4', value: 0 }],
+      ],
+      { l: [1, 2, 9] },
+      [200, 400],
+    ],
+    [
+      'an integer segment is a key on an object',
+      { o: {} },
+      [['set', { path: 'o.0', value: 1 }]],
+      { o: { '0': 1 } },
+      [200],
+    ],
     ['the first segment is a key', {}, [['set', { path: '-1', value: 1 }]], { '-1': 1 }, [200]],
-    ['walking through a scalar is a 400', { a: 5 }, [['set', { path: 'a.b', value: 1 }], ['push', { path: 'a.b', value: 1 }]], { a: 5 }, [400, 400]],
-    ['escaped dots and backslashes', {}, [['set', { path: 'files.readme\\.md', value: 1 }], ['set', { path: 'a\\\\b', value: 2 }], ['set', { path: 'x\\y', value: 3 }]], { files: { 'readme.md': 1 }, 'a\\b': 2 }, [200, 200, 400]],
-    ['empty paths and segments are 400s', {}, [['set', { path: '', value: 1 }], ['set', { path: 'a..b', value: 1 }], ['set', { path: '.a', value: 1 }], ['set', { path: 'a.', value: 1 }]], {}, [400, 400, 400, 400]],
-    ['insert: -len..len, a missing target only at 0', { l: ['b'] }, [['insert', { path: 'l', value: 'a', index: 0 }], ['insert', { path: 'l', value: 'c', index: 2 }], ['insert', { path: 'l', value: 'x', index: -1 }], ['insert', { path: 'l', value: 'z', index: 5 }], ['insert', { path: 'm', value: 1, index: 1 }], ['insert', { path: 'm', value: 1, index: 0 }], ['insert', { path: 'l', value: 1, index: 0.5 }]], { l: ['a', 'b', 'x', 'c'], m: [1] }, [200, 200, 200, 400, 400, 200, 400]],
-    ['push: a missing target becomes [value], a non-array is a 400', { n: 1 }, [['push', { path: 'p.q', value: null }], ['push', { path: 'n', value: 1 }], ['push', { path: 'p.q', value: 2 }]], { n: 1, p: { q: [null, 2] } }, [200, 400, 200]],
-    ['increment/decrement: missing counts as 0, default 1, non-number 400', { s: 'x' }, [['increment', { path: 'c' }], ['decrement', { path: 'd.e', value: 5 }], ['increment', { path: 's' }], ['increment', { path: 'c', value: '2' }]], { s: 'x', c: 1, d: { e: -5 } }, [200, 200, 400, 400]],
-    ['delete: removes (elements shift); a missing path is a 200', { l: [1, 2, 3], a: 1 }, [['delete', { path: 'l.0' }], ['delete', { path: 'zz.y' }], ['delete', { path: 'a.b' }], ['delete', { path: 'a' }]], { l: [2, 3] }, [200, 200, 200, 200]],
-    ['get: a missing path is a 404, an invalid one a 400', { a: { b: 1 } }, [['get', { path: 'a.b' }], ['get', { path: 'a.c' }], ['get', { path: 'a.b.c' }], ['get', { path: 'a..b' }], ['get', {}]], { a: { b: 1 } }, [200, 404, 404, 400, 200]],
-    ['value is required (null is a value); unknown fields are 400s', {}, [['set', { path: 'a' }], ['set', { path: 'a', value: null }], ['set', { path: 'b', value: 1, x: 1 }]], { a: null }, [400, 200, 400]],
-    ['values: no empty keys, no __proto__, numbers in range, at most 32 levels', {}, [['set', { path: 'a', value: { '': 1 } }], ['set', { path: '__proto__', value: 1 }], ['set', { path: 'a', value: 1e126 }], ['set', { path: 'a', value: 1e-131 }], ['set', { path: 'a', value: JSON.parse(`${'['.repeat(30)}${']'.repeat(30)}`) }], ['set', { path: 'b', value: JSON.parse(`${'['.repeat(31)}${']'.repeat(31)}`) }]], { a: JSON.parse(`${'['.repeat(30)}${']'.repeat(30)}`) }, [400, 400, 400, 400, 200, 400]],
-    ['update replaces the whole content with an object', { a: 1 }, [['update', { content: { b: 2 } }], ['update', { content: [1] }]], { b: 2 }, [200, 400]],
+    [
+      'walking through a scalar is a 400',
+      { a: 5 },
+      [
+        ['set', { path: 'a.b', value: 1 }],
+        ['push', { path: 'a.b', value: 1 }],
+      ],
+      { a: 5 },
+      [400, 400],
+    ],
+    [
+      'escaped dots and backslashes',
+      {},
+      [
+        ['set', { path: 'files.readme\\.md', value: 1 }],
+        ['set', { path: 'a\\\\b', value: 2 }],
+        ['set', { path: 'x\\y', value: 3 }],
+      ],
+      { files: { 'readme.md': 1 }, 'a\\b': 2 },
+      [200, 200, 400],
+    ],
+    [
+      'empty paths and segments are 400s',
+      {},
+      [
+        ['set', { path: '', value: 1 }],
+        ['set', { path: 'a..b', value: 1 }],
+        ['set', { path: '.a', value: 1 }],
+        ['set', { path: 'a.', value: 1 }],
+      ],
+      {},
+      [400, 400, 400, 400],
+    ],
+    [
+      'insert: -len..len, a missing target only at 0',
+      { l: ['b'] },
+      [
+        ['insert', { path: 'l', value: 'a', index: 0 }],
+        ['insert', { path: 'l', value: 'c', index: 2 }],
+        ['insert', { path: 'l', value: 'x', index: -1 }],
+        ['insert', { path: 'l', value: 'z', index: 5 }],
+        ['insert', { path: 'm', value: 1, index: 1 }],
+        ['insert', { path: 'm', value: 1, index: 0 }],
+        ['insert', { path: 'l', value: 1, index: 0.5 }],
+      ],
+      { l: ['a', 'b', 'x', 'c'], m: [1] },
+      [200, 200, 200, 400, 400, 200, 400],
+    ],
+    [
+      'push: a missing target becomes [value], a non-array is a 400',
+      { n: 1 },
+      [
+        ['push', { path: 'p.q', value: null }],
+        ['push', { path: 'n', value: 1 }],
+        ['push', { path: 'p.q', value: 2 }],
+      ],
+      { n: 1, p: { q: [null, 2] } },
+      [200, 400, 200],
+    ],
+    [
+      'increment/decrement: missing counts as 0, default 1, non-number 400',
+      { s: 'x' },
+      [
+        ['increment', { path: 'c' }],
+        ['decrement', { path: 'd.e', value: 5 }],
+        ['increment', { path: 's' }],
+        ['increment', { path: 'c', value: '2' }],
+      ],
+      { s: 'x', c: 1, d: { e: -5 } },
+      [200, 200, 400, 400],
+    ],
+    [
+      'delete: removes (elements shift); a missing path is a 200',
+      { l: [1, 2, 3], a: 1 },
+      [
+        ['delete', { path: 'l.0' }],
+        ['delete', { path: 'zz.y' }],
+        ['delete', { path: 'a.b' }],
+        ['delete', { path: 'a' }],
+      ],
+      { l: [2, 3] },
+      [200, 200, 200, 200],
+    ],
+    [
+      'get: a missing path is a 404, an invalid one a 400',
+      { a: { b: 1 } },
+      [
+        ['get', { path: 'a.b' }],
+        ['get', { path: 'a.c' }],
+        ['get', { path: 'a.b.c' }],
+        ['get', { path: 'a..b' }],
+        ['get', {}],
+      ],
+      { a: { b: 1 } },
+      [200, 404, 404, 400, 200],
+    ],
+    [
+      'value is required (null is a value); unknown fields are 400s',
+      {},
+      [
+        ['set', { path: 'a' }],
+        ['set', { path: 'a', value: null }],
+        ['set', { path: 'b', value: 1, x: 1 }],
+      ],
+      { a: null },
+      [400, 200, 400],
+    ],
+    [
+      'values: no empty keys, no __proto__, numbers in range, at most 32 levels',
+      {},
+      [
+        ['set', { path: 'a', value: { '': 1 } }],
+        ['set', { path: '__proto__', value: 1 }],
+        ['set', { path: 'a', value: 1e126 }],
+        ['set', { path: 'a', value: 1e-131 }],
+        ['set', { path: 'a', value: JSON.parse(`${'['.repeat(30)}${']'.repeat(30)}`) }],
+        ['set', { path: 'b', value: JSON.parse(`${'['.repeat(31)}${']'.repeat(31)}`) }],
+      ],
+      { a: JSON.parse(`${'['.repeat(30)}${']'.repeat(30)}`) },
+      [400, 400, 400, 400, 200, 400],
+    ],
+    [
+      'update replaces the whole content with an object',
+      { a: 1 },
+      [
+        ['update', { content: { b: 2 } }],
+        ['update', { content: [1] }],
+      ],
+      { b: 2 },
+      [200, 400],
+    ],
   ])('%s', (_, start, steps, content, statuses) => {
     const out = run(start, steps);
     expect(out.statuses).toEqual(statuses);

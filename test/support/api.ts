@@ -67,13 +67,19 @@ export async function newProject(): Promise<Project> {
   await accounts.createUser(username);
   await accounts.createProject({ username, slug });
   const { token } = await accounts.createSession(username, 3600);
-  const { id, key } = await accounts.createApiKey({ username, slug }, { name: 'test', permissions: ['content:read', 'content:write'] });
+  const { id, key } = await accounts.createApiKey(
+    { username, slug },
+    { name: 'test', permissions: ['content:read', 'content:write'] },
+  );
   return { username, slug, content: `/api/${username}/${slug}/content`, owner: token, key, keyId: id };
 }
 
 export async function newKey(project: Project, permissions: Permission[], expiresInSeconds?: number) {
   const accounts = await import('../../lib/store/accounts');
-  return accounts.createApiKey({ username: project.username, slug: project.slug }, { name: 'test', permissions, expiresInSeconds });
+  return accounts.createApiKey(
+    { username: project.username, slug: project.slug },
+    { name: 'test', permissions, expiresInSeconds },
+  );
 }
 
 /** A new user with a session, optionally a member of the project. */
@@ -86,8 +92,13 @@ export async function newUser(project?: Project, role?: Role): Promise<{ usernam
   return { username, token };
 }
 
-export const post = (project: Project, op: string, body: unknown, token = project.key, headers?: Record<string, string>) =>
-  call('POST', `${project.content}/${op}`, { token, body, headers });
+export const post = (
+  project: Project,
+  op: string,
+  body: unknown,
+  token = project.key,
+  headers?: Record<string, string>,
+) => call('POST', `${project.content}/${op}`, { token, body, headers });
 
 export async function content(project: Project, path?: string): Promise<any> {
   const q = path === undefined ? '' : `?path=${encodeURIComponent(path)}`;

@@ -1,6 +1,12 @@
 // A DynamoDB proxy for tests and benchmarks: counts every request by operation and can inject faults, either
 // before the engine sees a request or after it applied it (the answer is then lost). Loopback only.
-import { type IncomingMessage, type Server, type ServerResponse, createServer, request as httpRequest } from 'node:http';
+import {
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+  createServer,
+  request as httpRequest,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /** What to do to one request. `after` faults forward it first, so the engine applies it, then lose the answer. */
@@ -28,8 +34,16 @@ export interface DynamoProxy {
 }
 
 const ERRORS = {
-  throttle: { status: 400, type: 'com.amazonaws.dynamodb.v20120810#ThrottlingException', message: 'Rate of requests exceeds the allowed throughput.' },
-  internal: { status: 500, type: 'com.amazonaws.dynamodb.v20120810#InternalServerError', message: 'Internal server error' },
+  throttle: {
+    status: 400,
+    type: 'com.amazonaws.dynamodb.v20120810#ThrottlingException',
+    message: 'Rate of requests exceeds the allowed throughput.',
+  },
+  internal: {
+    status: 500,
+    type: 'com.amazonaws.dynamodb.v20120810#InternalServerError',
+    message: 'Internal server error',
+  },
 };
 
 function readAll(req: IncomingMessage): Promise<Buffer> {
@@ -44,7 +58,10 @@ function readAll(req: IncomingMessage): Promise<Buffer> {
 function sendError(res: ServerResponse, kind: 'throttle' | 'internal'): void {
   const error = ERRORS[kind];
   const body = JSON.stringify({ __type: error.type, message: error.message });
-  res.writeHead(error.status, { 'content-type': 'application/x-amz-json-1.0', 'content-length': Buffer.byteLength(body) });
+  res.writeHead(error.status, {
+    'content-type': 'application/x-amz-json-1.0',
+    'content-length': Buffer.byteLength(body),
+  });
   res.end(body);
 }
 
@@ -62,7 +79,10 @@ export async function startDynamoProxy(upstream: string, options: ProxyOptions =
   const server: Server = createServer((req, res) => {
     void (async () => {
       const body = await readAll(req);
-      const operation = String(req.headers['x-amz-target'] ?? '').split('.').pop() ?? 'unknown';
+      const operation =
+        String(req.headers['x-amz-target'] ?? '')
+          .split('.')
+          .pop() ?? 'unknown';
       counts[operation] = (counts[operation] ?? 0) + 1;
       const fault = decide?.({ operation, body });
       if (fault) faults[`${fault.when}:${fault.kind}`] = (faults[`${fault.when}:${fault.kind}`] ?? 0) + 1;

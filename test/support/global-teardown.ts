@@ -5,7 +5,9 @@ import { stopProcess } from './local-api';
 
 /** Stops what global-setup started: the JWKS server, its keys file and the API process. */
 export default async function globalTeardown(): Promise<void> {
-  const jwks = (globalThis as Record<string, unknown>).__contentApiJwks as { server: Server; keysFile: string } | undefined;
+  const jwks = (globalThis as Record<string, unknown>).__contentApiJwks as
+    | { server: Server; keysFile: string }
+    | undefined;
   if (jwks) {
     jwks.server.closeAllConnections();
     jwks.server.close();

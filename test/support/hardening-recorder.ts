@@ -49,7 +49,8 @@ export async function startRecorder(upstream: string): Promise<Recorder> {
     } catch {
       return;
     }
-    if (String(parsed.Key?.pk?.S ?? '').startsWith('P#')) writes.push({ seq: ++seq, applied: status === 200, status, ...tokenOf(parsed) });
+    if (String(parsed.Key?.pk?.S ?? '').startsWith('P#'))
+      writes.push({ seq: ++seq, applied: status === 200, status, ...tokenOf(parsed) });
   };
   const proxy = await startDynamoProxy(upstream, { observe });
   return {

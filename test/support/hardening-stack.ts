@@ -34,14 +34,17 @@ export interface Stack {
   bannerLines: number;
   accounts: typeof import('../../lib/store/accounts');
   newProject(): Promise<StackProject>;
-  newKey(project: StackProject, permissions: Permission[], expiresInSeconds?: number): Promise<{ id: string; key: string }>;
+  newKey(
+    project: StackProject,
+    permissions: Permission[],
+    expiresInSeconds?: number,
+  ): Promise<{ id: string; key: string }>;
   newUser(project?: StackProject, role?: Role, expiresInSeconds?: number): Promise<{ username: string; token: string }>;
   alive(): boolean;
   /** How the API process ended, if it did (exit code or signal, with the last lines it wrote to stderr). */
   exit(): string | undefined;
   stop(): Promise<void>;
 }
-
 
 function lineCollector(stream: NodeJS.ReadableStream | null, into: string[]): void {
   let partial = '';
@@ -65,7 +68,9 @@ export async function startStack(options: { env?: Record<string, string> } = {})
   const { ensureTable } = await import('../../lib/local/tables');
   // Under `npm run test:dynamodb-local` the stack fronts DynamoDB Local (a table of its own); else the embedded engine.
   const external = process.env.DYNAMODB_ENGINE === 'dynamodb-local' ? process.env.AWS_ENDPOINT_URL_DYNAMODB : undefined;
-  const engine: Engine = external ? { endpoint: external, close: async () => undefined } : await startEngine({ port: 0 });
+  const engine: Engine = external
+    ? { endpoint: external, close: async () => undefined }
+    : await startEngine({ port: 0 });
   const table = unique('content-api-hardening-');
   const admin = new DynamoDBClient({
     endpoint: engine.endpoint,
@@ -93,7 +98,14 @@ export async function startStack(options: { env?: Record<string, string> } = {})
   const stdout: string[] = [];
   const stderr: string[] = [];
   const { child, pid, url } = await startLocalApi({
-    env: { ...process.env, PORT: '0', DATA_DIR: ':memory:', TABLE_NAME: table, AWS_ENDPOINT_URL_DYNAMODB: proxy.url, ...options.env },
+    env: {
+      ...process.env,
+      PORT: '0',
+      DATA_DIR: ':memory:',
+      TABLE_NAME: table,
+      AWS_ENDPOINT_URL_DYNAMODB: proxy.url,
+      ...options.env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
     onSpawn: (spawned) => {
       lineCollector(spawned.stdout!, stdout);
@@ -130,11 +142,17 @@ export async function startStack(options: { env?: Record<string, string> } = {})
       await accounts.createUser(username);
       await accounts.createProject({ username, slug });
       const { token } = await accounts.createSession(username, 3600);
-      const { id, key } = await accounts.createApiKey({ username, slug }, { name: 'hardening', permissions: ['content:read', 'content:write'] });
+      const { id, key } = await accounts.createApiKey(
+        { username, slug },
+        { name: 'hardening', permissions: ['content:read', 'content:write'] },
+      );
       return { username, slug, content: `${url}/api/${username}/${slug}/content`, owner: token, key, keyId: id };
     },
     newKey: (project, permissions, expiresInSeconds) =>
-      accounts.createApiKey({ username: project.username, slug: project.slug }, { name: 'hardening', permissions, expiresInSeconds }),
+      accounts.createApiKey(
+        { username: project.username, slug: project.slug },
+        { name: 'hardening', permissions, expiresInSeconds },
+      ),
     async newUser(project, role, expiresInSeconds = 3600) {
       const username = `@${unique('m')}`;
       await accounts.createUser(username);
@@ -143,7 +161,8 @@ export async function startStack(options: { env?: Record<string, string> } = {})
       return { username, token };
     },
     alive: () => child.exitCode === null && child.signalCode === null,
-    exit: () => (exited === undefined ? undefined : `${exited}; last stderr:\n${stderr.slice(-15).join('\n').slice(-6000)}`),
+    exit: () =>
+      exited === undefined ? undefined : `${exited}; last stderr:\n${stderr.slice(-15).join('\n').slice(-6000)}`,
     async stop() {
       await stopProcess(child);
       client.dynamo.destroy();
@@ -168,7 +187,14 @@ export interface Answer {
 /** One HTTP request with its latency; a request that gets no answer within `timeoutMs` rejects. */
 export async function request(
   url: string,
-  options: { method?: string; token?: string; body?: unknown; rawBody?: string | Buffer; headers?: Record<string, string>; timeoutMs?: number } = {},
+  options: {
+    method?: string;
+    token?: string;
+    body?: unknown;
+    rawBody?: string | Buffer;
+    headers?: Record<string, string>;
+    timeoutMs?: number;
+  } = {},
 ): Promise<Answer> {
   const headers: Record<string, string> = { ...options.headers };
   if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;

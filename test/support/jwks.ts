@@ -17,7 +17,9 @@ export interface TestSigningKeys {
 
 function keyPair(type: 'rsa' | 'ec', kid: string, alg: string) {
   const { publicKey, privateKey } =
-    type === 'rsa' ? generateKeyPairSync('rsa', { modulusLength: 2048 }) : generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    type === 'rsa'
+      ? generateKeyPairSync('rsa', { modulusLength: 2048 })
+      : generateKeyPairSync('ec', { namedCurve: 'P-256' });
   return {
     public: { ...publicKey.export({ format: 'jwk' }), kid, alg, use: 'sig' },
     private: { ...privateKey.export({ format: 'jwk' }), kid, alg },

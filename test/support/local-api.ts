@@ -36,7 +36,8 @@ export async function startLocalApi(options: LocalApiOptions): Promise<LocalApi>
   options.onSpawn?.(child);
   const deadline = Date.now() + 60_000;
   while (!existsSync(readyFile)) {
-    if (child.exitCode !== null) throw new Error(`the local API exited with ${child.exitCode}. ${options.describeExit?.() ?? ''}`);
+    if (child.exitCode !== null)
+      throw new Error(`the local API exited with ${child.exitCode}. ${options.describeExit?.() ?? ''}`);
     if (Date.now() > deadline) throw new Error('the local API did not start within 60 s');
     await new Promise((resolve) => setTimeout(resolve, 25));
   }

@@ -28,9 +28,14 @@ export const key = fc.oneof(
   { weight: 16, arbitrary: fc.constantFrom(...HOT_KEYS) },
   { weight: 8, arbitrary: fc.constantFrom(...KEYS) },
   { weight: 6, arbitrary: fc.constantFrom(...PROTOTYPE_KEYS) },
-  { weight: 1, arbitrary: fc.string({ unit: 'grapheme', minLength: 1, maxLength: 6 }).filter((k) => k !== '__proto__') },
+  {
+    weight: 1,
+    arbitrary: fc.string({ unit: 'grapheme', minLength: 1, maxLength: 6 }).filter((k) => k !== '__proto__'),
+  },
 );
-const sym: fc.Arbitrary<Sym> = fc.constantFrom<Sym['sym']>('len', 'len+1', 'last', '-len', '-len-1').map((s) => ({ sym: s }));
+const sym: fc.Arbitrary<Sym> = fc
+  .constantFrom<Sym['sym']>('len', 'len+1', 'last', '-len', '-len-1')
+  .map((s) => ({ sym: s }));
 const indexSegment: fc.Arbitrary<Segment> = fc.oneof(
   { weight: 2, arbitrary: fc.constantFrom('0', '1', '2', '-1', '-2', '7') },
   { weight: 3, arbitrary: sym },
@@ -40,7 +45,12 @@ const segments = fc
   .map(([head, tail]): Segment[] => [head, ...tail]);
 /** Paths into a few hot places, mostly through array indexes: they hit what earlier requests created. */
 const hotSegments = fc
-  .tuple(fc.constantFrom(...HOT_KEYS), fc.array(fc.oneof({ weight: 3, arbitrary: indexSegment }, { weight: 1, arbitrary: fc.constantFrom(...HOT_KEYS) }), { maxLength: 2 }))
+  .tuple(
+    fc.constantFrom(...HOT_KEYS),
+    fc.array(fc.oneof({ weight: 3, arbitrary: indexSegment }, { weight: 1, arbitrary: fc.constantFrom(...HOT_KEYS) }), {
+      maxLength: 2,
+    }),
+  )
   .map(([head, tail]): Segment[] => [head, ...tail]);
 /** Mostly well-formed paths, sometimes malformed ones (sent as they are). */
 export const path: fc.Arbitrary<SymbolicPath | string> = fc.oneof(
@@ -48,7 +58,18 @@ export const path: fc.Arbitrary<SymbolicPath | string> = fc.oneof(
   { weight: 8, arbitrary: segments.map((s) => ({ segments: s })) },
   {
     weight: 1,
-    arbitrary: fc.constantFrom('', 'a..b', '.a', 'a.', 'a\\q', 'a\\', 'a\\n', '__proto__', 'list.__proto__', Array.from({ length: 32 }, () => 'd').join('.')),
+    arbitrary: fc.constantFrom(
+      '',
+      'a..b',
+      '.a',
+      'a.',
+      'a\\q',
+      'a\\',
+      'a\\n',
+      '__proto__',
+      'list.__proto__',
+      Array.from({ length: 32 }, () => 'd').join('.'),
+    ),
   },
 );
 
@@ -66,7 +87,10 @@ function decimalText(negative: boolean, digits: string, exponent: number, plain:
 }
 /** Significands of 1 to `max` digits, first digit non-zero; long ones (past a double's 17) often. */
 const significand = (max: number) =>
-  fc.oneof(fc.stringMatching(new RegExp(`^[1-9][0-9]{0,${Math.min(max, 17) - 1}}$`)), fc.stringMatching(new RegExp(`^[1-9][0-9]{15,${max - 1}}$`)));
+  fc.oneof(
+    fc.stringMatching(new RegExp(`^[1-9][0-9]{0,${Math.min(max, 17) - 1}}$`)),
+    fc.stringMatching(new RegExp(`^[1-9][0-9]{15,${max - 1}}$`)),
+  );
 /** Decimals DynamoDB stores: up to 38 significant digits, magnitudes across 1e-130 to below 1e126. */
 export const decimal: fc.Arbitrary<LosslessNumber> = fc
   .tuple(fc.boolean(), significand(38), fc.boolean(), fc.double({ min: 0, max: 1, noNaN: true }))
@@ -77,13 +101,28 @@ export const decimal: fc.Arbitrary<LosslessNumber> = fc
     return decimalText(negative, digits, exponent, plain && Math.abs(exponent) <= 40);
   });
 /** Numbers DynamoDB refuses: 39 to 45 significant digits, or a magnitude beyond the range (1e-400 is not 0). */
-export const unstorableDecimal: fc.Arbitrary<LosslessNumber> = fc.oneof(
-  fc.tuple(fc.boolean(), fc.stringMatching(/^[1-9][0-9]{37,43}[1-9]$/), fc.integer({ min: -60, max: 40 }), fc.boolean()).map(([n, d, e, plain]) => decimalText(n, d, e, plain)),
-  fc.tuple(fc.boolean(), significand(38), fc.oneof(fc.integer({ min: 126, max: 400 }), fc.integer({ min: -500, max: -170 }))).map(([n, d, e]) => decimalText(n, d, e, false)),
-).filter((n) => {
-  const d = new Big(n.value);
-  return d.c.length > 38 || d.abs().gte('1e126') || d.abs().lt('1e-130');
-});
+export const unstorableDecimal: fc.Arbitrary<LosslessNumber> = fc
+  .oneof(
+    fc
+      .tuple(
+        fc.boolean(),
+        fc.stringMatching(/^[1-9][0-9]{37,43}[1-9]$/),
+        fc.integer({ min: -60, max: 40 }),
+        fc.boolean(),
+      )
+      .map(([n, d, e, plain]) => decimalText(n, d, e, plain)),
+    fc
+      .tuple(
+        fc.boolean(),
+        significand(38),
+        fc.oneof(fc.integer({ min: 126, max: 400 }), fc.integer({ min: -500, max: -170 })),
+      )
+      .map(([n, d, e]) => decimalText(n, d, e, false)),
+  )
+  .filter((n) => {
+    const d = new Big(n.value);
+    return d.c.length > 38 || d.abs().gte('1e126') || d.abs().lt('1e-130');
+  });
 
 export const scalar: fc.Arbitrary<Json> = fc.oneof(
   { weight: 4, arbitrary: fc.integer({ min: -1000, max: 1000 }) },
@@ -107,7 +146,10 @@ export const object = fc.dictionary(key, value, { maxKeys: 4 }) as fc.Arbitrary<
 export const initialContent = fc.record(
   {
     list: fc.array(value, { maxLength: 5 }),
-    a: fc.oneof(fc.array(scalar, { maxLength: 4 }), fc.record({ list: fc.array(value, { maxLength: 4 }), '0': value }, { requiredKeys: [] })),
+    a: fc.oneof(
+      fc.array(scalar, { maxLength: 4 }),
+      fc.record({ list: fc.array(value, { maxLength: 4 }), '0': value }, { requiredKeys: [] }),
+    ),
     'x.y': fc.array(fc.array(scalar, { maxLength: 3 }), { maxLength: 3 }),
     '0': fc.oneof(fc.array(fc.record({ list: fc.array(scalar, { maxLength: 3 }) }), { maxLength: 3 }), value),
     constructor: fc.oneof(fc.record({ list: fc.array(scalar, { maxLength: 3 }) }), value),
@@ -117,7 +159,9 @@ export const initialContent = fc.record(
 /** Exact amounts that keep sums within 38 digits often: 20-digit integers, short fractions, small exponents. */
 const exactAmount = fc.oneof(
   fc.stringMatching(/^[1-9][0-9]{15,19}$/).map((d) => new LosslessNumber(d)),
-  fc.tuple(fc.boolean(), significand(20), fc.integer({ min: -20, max: 5 }), fc.boolean()).map(([n, d, e, plain]) => decimalText(n, d, e, plain)),
+  fc
+    .tuple(fc.boolean(), significand(20), fc.integer({ min: -20, max: 5 }), fc.boolean())
+    .map(([n, d, e, plain]) => decimalText(n, d, e, plain)),
 );
 const amount = fc.oneof(
   { weight: 6, arbitrary: fc.integer({ min: 1, max: 50 }) },
@@ -148,10 +192,12 @@ export const requests: Array<fc.Arbitrary<[Route, Body]>> = [
 export const rare: Array<fc.Arbitrary<[Route, Body]>> = [
   object.map((content) => ['update', { content }]),
   initialContent.map((content) => ['update', { content }]),
-  fc.tuple(fc.constantFrom('set', 'push', 'insert'), unstorableDecimal, fc.boolean()).map(([route, n, nested]): [Route, Body] => [
-    route as Route,
-    { path: 'a', value: nested ? { k: [1, n] } : n, ...(route === 'insert' ? { index: 0 } : {}) },
-  ]),
+  fc
+    .tuple(fc.constantFrom('set', 'push', 'insert'), unstorableDecimal, fc.boolean())
+    .map(([route, n, nested]): [Route, Body] => [
+      route as Route,
+      { path: 'a', value: nested ? { k: [1, n] } : n, ...(route === 'insert' ? { index: 0 } : {}) },
+    ]),
   unstorableDecimal.map((n): [Route, Body] => ['update', { content: { a: [n] } }]),
   fc.constantFrom<[Route, Body]>(
     ['update', { content: [1] }],
@@ -228,7 +274,9 @@ export function describeBody(body: Body): string {
   const show = (v: unknown): unknown => {
     if (isSym(v)) return `{${v.sym}}`;
     if (isObject(v) && Array.isArray((v as unknown as SymbolicPath).segments)) {
-      return (v as unknown as SymbolicPath).segments.map((s) => (typeof s === 'string' ? formatPath([s]) : `{${s.sym}}`)).join('.');
+      return (v as unknown as SymbolicPath).segments
+        .map((s) => (typeof s === 'string' ? formatPath([s]) : `{${s.sym}}`))
+        .join('.');
     }
     return v;
   };

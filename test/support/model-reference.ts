@@ -48,7 +48,10 @@ const FIELDS: Record<Exclude<Route, 'get'>, { allowed: string[]; required: strin
 };
 
 class ClientError extends Error {
-  constructor(readonly status: 400 | 404, message: string) {
+  constructor(
+    readonly status: 400 | 404,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -57,8 +60,10 @@ const bad = (why: string): never => {
   throw new ClientError(400, why);
 };
 
-const isObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof LosslessNumber);
-export const isNumber = (v: unknown): v is number | LosslessNumber => typeof v === 'number' || v instanceof LosslessNumber;
+const isObject = (v: unknown): v is JsonObject =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof LosslessNumber);
+export const isNumber = (v: unknown): v is number | LosslessNumber =>
+  typeof v === 'number' || v instanceof LosslessNumber;
 /** The exact decimal value of a number (a double: the decimal it prints as). */
 export const decimal = (n: number | LosslessNumber): Big => new Big(typeof n === 'number' ? String(n) : n.value);
 const own = (o: object, k: string) => Object.hasOwn(o, k);
@@ -140,7 +145,13 @@ export function clone<T extends Json>(v: T): T {
   if (Array.isArray(v)) return v.map((x) => clone(x)) as T;
   if (isObject(v)) {
     const out: JsonObject = {};
-    for (const k of Object.keys(v)) Object.defineProperty(out, k, { value: clone(v[k] as Json), enumerable: true, writable: true, configurable: true });
+    for (const k of Object.keys(v))
+      Object.defineProperty(out, k, {
+        value: clone(v[k] as Json),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
     return out as T;
   }
   return v;
@@ -208,7 +219,10 @@ function placeForWrite(root: JsonObject, segments: readonly string[]): Place {
 }
 
 /** Follows the path for a read or a delete: undefined when nothing is there (missing, out of range, wrong kind). */
-function placeForRead(root: JsonObject, segments: readonly string[]): { parent: JsonObject | Json[]; key: string | number; node: Json } | undefined {
+function placeForRead(
+  root: JsonObject,
+  segments: readonly string[],
+): { parent: JsonObject | Json[]; key: string | number; node: Json } | undefined {
   let parent: JsonObject | Json[] | undefined;
   let key: string | number = '';
   let node: Json = root;
@@ -332,7 +346,8 @@ export function reference(route: Route, body: unknown, content: JsonObject): Out
       const path = (body as { path?: unknown } | undefined)?.path;
       if (path === undefined) return { status: 200, content, value: content, tags };
       const segments = parsePath(path);
-      if (segments.slice(1).some((s) => integerSegment(s) !== undefined && integerSegment(s)! < 0)) tag('negative index');
+      if (segments.slice(1).some((s) => integerSegment(s) !== undefined && integerSegment(s)! < 0))
+        tag('negative index');
       const at = placeForRead(content, segments);
       if (at === undefined) throw new ClientError(404, 'nothing at the path');
       return { status: 200, content, value: at.node, tags };

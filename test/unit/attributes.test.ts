@@ -24,7 +24,9 @@ describe('toAttribute', () => {
   });
 
   it('keeps constructor, prototype and __proto__ keys as own map entries', () => {
-    const value = JSON.parse('{"constructor": 1, "prototype": {"constructor": "x"}, "__proto__": {"polluted": true}}') as JsonObject;
+    const value = JSON.parse(
+      '{"constructor": 1, "prototype": {"constructor": "x"}, "__proto__": {"polluted": true}}',
+    ) as JsonObject;
     const attribute = toAttribute(value);
     const map = attribute.M as Record<string, AttributeValue>;
     expect(Object.keys(map)).toEqual(['constructor', 'prototype', '__proto__']);
@@ -62,7 +64,12 @@ describe('fromAttribute', () => {
 
   it('keeps constructor, prototype and __proto__ keys as own data, never a prototype', () => {
     const map: Record<string, AttributeValue> = { constructor: { S: 'c' }, prototype: { M: {} } };
-    Object.defineProperty(map, '__proto__', { value: { M: { polluted: { BOOL: true } } }, enumerable: true, writable: true, configurable: true });
+    Object.defineProperty(map, '__proto__', {
+      value: { M: { polluted: { BOOL: true } } },
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
     const object = fromAttribute({ M: map }) as JsonObject;
     expect(Object.getPrototypeOf(object)).toBe(Object.prototype);
     expect(Object.keys(object)).toEqual(['constructor', 'prototype', '__proto__']);
@@ -79,7 +86,7 @@ describe('round trips', () => {
     ['null', null],
     ['a scalar', -0.25],
     ['the extremes of the number range', [1e-130, -9.999999999999998e125, 0]],
-    ['unicode', { 'ключ': 'значение', '😀': ['é'] }],
+    ['unicode', { ключ: 'значение', '😀': ['é'] }],
     ['a deep mix', { a: [1, { b: [null, true, 'x', { c: [] }] }], d: {} }],
     ['keys that look like indexes', { '0': [0], '-1': { '007': 7 } }],
     ['constructor and prototype keys', { constructor: { prototype: { constructor: 1 } } }],
@@ -121,7 +128,11 @@ describe('numbers in and out of DynamoDB exactly', () => {
     ['a normalised decimal', '1.5', 1.5],
     ['an exponent a double holds', '1E+2', 100],
     ['20 digits', '12345678901234567890', new LosslessNumber('12345678901234567890')],
-    ['38 digits', '12345678901234567890123456789012345678', new LosslessNumber('1.2345678901234567890123456789012345678e+37')],
+    [
+      '38 digits',
+      '12345678901234567890123456789012345678',
+      new LosslessNumber('1.2345678901234567890123456789012345678e+37'),
+    ],
     ['a tiny one', '1.23456789012345678901E-130', new LosslessNumber('1.23456789012345678901e-130')],
     ['trailing zeros', '12345678901234567890.000', new LosslessNumber('12345678901234567890')],
   ])('reads %s (%s) without Number()', (_, n, value) => {
@@ -136,11 +147,16 @@ describe('numbers in and out of DynamoDB exactly', () => {
 
   it('round-trips generated decimals of up to 38 digits across the whole range', () => {
     fc.assert(
-      fc.property(fc.stringMatching(/^[1-9][0-9]{0,37}$/), fc.integer({ min: -167, max: 88 }), fc.boolean(), (digits, exponent, negative) => {
-        const text = `${negative ? '-' : ''}${digits}e${exponent}`;
-        const back = fromAttribute(toAttribute(fromAttribute({ N: text })));
-        expect(new Big(typeof back === 'number' ? String(back) : (back as LosslessNumber).value).eq(text)).toBe(true);
-      }),
+      fc.property(
+        fc.stringMatching(/^[1-9][0-9]{0,37}$/),
+        fc.integer({ min: -167, max: 88 }),
+        fc.boolean(),
+        (digits, exponent, negative) => {
+          const text = `${negative ? '-' : ''}${digits}e${exponent}`;
+          const back = fromAttribute(toAttribute(fromAttribute({ N: text })));
+          expect(new Big(typeof back === 'number' ? String(back) : (back as LosslessNumber).value).eq(text)).toBe(true);
+        },
+      ),
       { numRuns: 500 },
     );
   });

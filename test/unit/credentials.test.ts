@@ -1,4 +1,12 @@
-import { API_KEY_PREFIX, SESSION_PREFIX, hashSecret, newApiKey, newSessionToken, parseAuthorization, sameHash } from '../../lib/auth/credentials';
+import {
+  API_KEY_PREFIX,
+  SESSION_PREFIX,
+  hashSecret,
+  newApiKey,
+  newSessionToken,
+  parseAuthorization,
+  sameHash,
+} from '../../lib/auth/credentials';
 import { thrownBy } from './helpers';
 
 const ID = '0123456789abcdef';
@@ -67,7 +75,11 @@ describe('parseAuthorization', () => {
   });
 
   it('gives the same message for every refused credential', () => {
-    const messages = new Set([undefined, 'Basic x', 'Bearer nope', `Bearer csess_${SECRET}x`].map((h) => thrownBy(() => parseAuthorization(h)).message));
+    const messages = new Set(
+      [undefined, 'Basic x', 'Bearer nope', `Bearer csess_${SECRET}x`].map(
+        (h) => thrownBy(() => parseAuthorization(h)).message,
+      ),
+    );
     expect(messages.size).toBe(1);
   });
 });

@@ -43,7 +43,9 @@ describe.each<[string, (m: DeadlineModule) => void]>([
 
   it('makes a DynamoDB call fail with TimeoutError once the deadline has passed, and lets it through before', async () => {
     const next = jest.fn(async () => 'answered');
-    await expect(m.withDeadline(Date.now() - 1, () => m.honourDeadline(next)({}))).rejects.toMatchObject({ name: 'TimeoutError' });
+    await expect(m.withDeadline(Date.now() - 1, () => m.honourDeadline(next)({}))).rejects.toMatchObject({
+      name: 'TimeoutError',
+    });
     expect(next).not.toHaveBeenCalled();
     await expect(m.withDeadline(Date.now() + 60_000, () => m.honourDeadline(next)({}))).resolves.toBe('answered');
     await expect(m.honourDeadline(next)({})).resolves.toBe('answered');

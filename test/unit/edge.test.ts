@@ -1,7 +1,14 @@
 import type { Context } from 'aws-lambda';
 
 import { type Event, SECURITY_HEADERS, errorReply, httpHandler, toResult } from '../../lib/http/edge';
-import { BadRequest, Conflict, HttpError, PreconditionFailed, ServiceUnavailable, Unauthorized } from '../../lib/config/errors';
+import {
+  BadRequest,
+  Conflict,
+  HttpError,
+  PreconditionFailed,
+  ServiceUnavailable,
+  Unauthorized,
+} from '../../lib/config/errors';
 import type { ErrorCode } from '../../lib/config/error-codes';
 import { logger } from '../../lib/http/logger';
 
@@ -36,7 +43,12 @@ describe('SECURITY_HEADERS', () => {
 
 describe('toResult', () => {
   it.each([
-    ['a message', { statusCode: 200, body: { message: 'Value set successfully' }, headers: { ETag: '"abc"' } }, '{"message":"Value set successfully"}', { ETag: '"abc"' }],
+    [
+      'a message',
+      { statusCode: 200, body: { message: 'Value set successfully' }, headers: { ETag: '"abc"' } },
+      '{"message":"Value set successfully"}',
+      { ETag: '"abc"' },
+    ],
     ['a value', { statusCode: 200, body: { value: { a: [1, null] } } }, '{"value":{"a":[1,null]}}', {}],
     ['a null value', { statusCode: 200, body: { value: null } }, '{"value":null}', {}],
     ['an error', { statusCode: 404, body: { message: 'm', code: 'C' } }, '{"message":"m","code":"C"}', {}],
@@ -49,7 +61,13 @@ describe('errorReply', () => {
   it.each<[string, HttpError, number, string, Record<string, string>]>([
     ['a 400', new BadRequest('INVALID_PATH', 'path must not be empty'), 400, 'INVALID_PATH', {}],
     ['a 401 with its challenge', new Unauthorized(), 401, 'UNAUTHORIZED', { 'WWW-Authenticate': 'Bearer' }],
-    ['a 409 with Retry-After', new Conflict('WRITE_CONFLICT', 'busy', { 'Retry-After': '1' }), 409, 'WRITE_CONFLICT', { 'Retry-After': '1' }],
+    [
+      'a 409 with Retry-After',
+      new Conflict('WRITE_CONFLICT', 'busy', { 'Retry-After': '1' }),
+      409,
+      'WRITE_CONFLICT',
+      { 'Retry-After': '1' },
+    ],
     ['a 412 with the current ETag', new PreconditionFailed('"v2"'), 412, 'PRECONDITION_FAILED', { ETag: '"v2"' }],
     ['a 412 without an ETag', new PreconditionFailed(undefined), 412, 'PRECONDITION_FAILED', {}],
   ])('keeps the message, code and headers of %s', (_, error, statusCode, code, headers) => {
@@ -59,23 +77,39 @@ describe('errorReply', () => {
 
   it('keeps a client error body to message and code, without its cause', () => {
     const error = new BadRequest('NUMBER_OUT_OF_RANGE', 'out of range', { cause: internal() });
-    expect(JSON.parse(toResult(errorReply(error, 'req-1')).body as string)).toEqual({ message: 'out of range', code: 'NUMBER_OUT_OF_RANGE' });
+    expect(JSON.parse(toResult(errorReply(error, 'req-1')).body as string)).toEqual({
+      message: 'out of range',
+      code: 'NUMBER_OUT_OF_RANGE',
+    });
   });
 
   it.each<[string, unknown]>([
     ['a plain Error', internal()],
     ['a TypeError', new TypeError("Cannot read properties of undefined (reading 'N')")],
     ['a thrown string', 'table content-api-prod is missing'],
-    ['a thrown object', { name: 'ValidationException', message: 'Invalid ConditionExpression', $metadata: { httpStatusCode: 400 } }],
+    [
+      'a thrown object',
+      { name: 'ValidationException', message: 'Invalid ConditionExpression', $metadata: { httpStatusCode: 400 } },
+    ],
     ['undefined', undefined],
   ])('turns %s into the plain 500 and logs it', (_, error) => {
     const result = toResult(errorReply(error, 'req-1'));
-    expect(result).toEqual({ statusCode: 500, headers: SECURITY, body: '{"message":"Internal server error","code":"INTERNAL_ERROR"}' });
+    expect(result).toEqual({
+      statusCode: 500,
+      headers: SECURITY,
+      body: '{"message":"Internal server error","code":"INTERNAL_ERROR"}',
+    });
     expect(errorLog).toHaveBeenCalledTimes(1);
   });
 
   it.each<[string, HttpError, number, string, Record<string, string>]>([
-    ['a 503', new ServiceUnavailable('table content-api-prod throttled', { cause: internal() }), 503, 'SERVICE_UNAVAILABLE', { 'Retry-After': '1' }],
+    [
+      'a 503',
+      new ServiceUnavailable('table content-api-prod throttled', { cause: internal() }),
+      503,
+      'SERVICE_UNAVAILABLE',
+      { 'Retry-After': '1' },
+    ],
     ['a 500', new HttpError(500, 'BROKEN' as ErrorCode, 'table content-api-prod: secret detail'), 500, 'BROKEN', {}],
   ])('hides the message of %s but keeps its status, code and headers', (_, error, statusCode, code, headers) => {
     const reply = errorReply(error, 'req-1');
@@ -97,7 +131,11 @@ describe('httpHandler', () => {
   } as unknown as Context;
 
   it('turns a reply into a result with the security headers', async () => {
-    const handler = httpHandler(async () => ({ statusCode: 200, body: { message: 'Value set successfully' }, headers: { ETag: '"t"' } }));
+    const handler = httpHandler(async () => ({
+      statusCode: 200,
+      body: { message: 'Value set successfully' },
+      headers: { ETag: '"t"' },
+    }));
     expect(await handler(event, context)).toEqual({
       statusCode: 200,
       headers: { ...SECURITY, ETag: '"t"' },
@@ -121,7 +159,12 @@ describe('httpHandler', () => {
       throw internal();
     });
     const result = await handler(event, context);
-    expect(result).toEqual({ statusCode: 500, headers: SECURITY, body: '{"message":"Internal server error","code":"INTERNAL_ERROR"}' });
-    for (const leak of ['content-api-prod', 'AKIA', 'stack', 'at ', '10.0.0.1', 'ResourceNotFound']) expect(result.body).not.toContain(leak);
+    expect(result).toEqual({
+      statusCode: 500,
+      headers: SECURITY,
+      body: '{"message":"Internal server error","code":"INTERNAL_ERROR"}',
+    });
+    for (const leak of ['content-api-prod', 'AKIA', 'stack', 'at ', '10.0.0.1', 'ResourceNotFound'])
+      expect(result.body).not.toContain(leak);
   });
 });

@@ -145,7 +145,12 @@ class Parser {
       const low = this.operand(item);
       this.take('AND');
       const high = this.operand(item);
-      return compare(left, low) !== undefined && compare(left, low)! >= 0 && compare(left, high) !== undefined && compare(left, high)! <= 0;
+      return (
+        compare(left, low) !== undefined &&
+        compare(left, low)! >= 0 &&
+        compare(left, high) !== undefined &&
+        compare(left, high)! <= 0
+      );
     }
     if (operator === 'IN') {
       this.take('(');
@@ -210,7 +215,8 @@ class Parser {
     }
     if (this.tokens[this.at]?.kind === 'value') return this.value(this.take().text);
     const found = get(item, this.path());
-    if (found === undefined) throw new InvalidExpression('the provided expression refers to an attribute that does not exist');
+    if (found === undefined)
+      throw new InvalidExpression('the provided expression refers to an attribute that does not exist');
     return found;
   }
 }
@@ -270,7 +276,11 @@ export interface Request {
 /** Whether the condition holds on the item. */
 export function conditionHolds(item: Item, request: Request): boolean {
   if (!request.ConditionExpression) return true;
-  const parser = new Parser(tokenize(request.ConditionExpression), request.ExpressionAttributeNames, request.ExpressionAttributeValues);
+  const parser = new Parser(
+    tokenize(request.ConditionExpression),
+    request.ExpressionAttributeNames,
+    request.ExpressionAttributeValues,
+  );
   const result = parser.condition(item);
   if (!parser.done()) throw new InvalidExpression('trailing tokens in the condition');
   return result;
@@ -280,7 +290,11 @@ export function conditionHolds(item: Item, request: Request): boolean {
 export function applyUpdate(item: Item, request: Request): Item {
   const before = structuredClone(item);
   const after = structuredClone(item);
-  const parser = new Parser(tokenize(request.UpdateExpression), request.ExpressionAttributeNames, request.ExpressionAttributeValues);
+  const parser = new Parser(
+    tokenize(request.UpdateExpression),
+    request.ExpressionAttributeNames,
+    request.ExpressionAttributeValues,
+  );
   const sets: Array<[Step[], AttributeValue]> = [];
   const removes: Step[][] = [];
   while (!parser.done()) {

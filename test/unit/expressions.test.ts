@@ -20,14 +20,25 @@ import { parseIfMatch } from '../../lib/http/request';
 import { parsePath } from '../../lib/paths';
 import { add, del, insert, push, replace, set } from './helpers';
 
-
 const N = (n: string): AttributeValue => ({ N: n });
 const S = (s: string): AttributeValue => ({ S: s });
 
 const USER_WRITE: AccessCheck = { kind: 'user', username: '@ann', role: 'write' };
 const USER_READ: AccessCheck = { kind: 'user', username: '@ann', role: 'read' };
-const KEY_WRITE: AccessCheck = { kind: 'key', keyId: '0123456789abcdef', keyHash: 'HASH', permission: 'content:write', now: 1700000000 };
-const KEY_READ: AccessCheck = { kind: 'key', keyId: '0123456789abcdef', keyHash: 'HASH', permission: 'content:read', now: 1700000000 };
+const KEY_WRITE: AccessCheck = {
+  kind: 'key',
+  keyId: '0123456789abcdef',
+  keyHash: 'HASH',
+  permission: 'content:write',
+  now: 1700000000,
+};
+const KEY_READ: AccessCheck = {
+  kind: 'key',
+  keyId: '0123456789abcdef',
+  keyHash: 'HASH',
+  permission: 'content:read',
+  now: 1700000000,
+};
 
 /** Everything a state accumulated, as plain data. */
 function contents(state: ExpressionState) {
@@ -43,14 +54,30 @@ function contents(state: ExpressionState) {
 describe('ExpressionState', () => {
   it('numbers names in first-use order and reuses the placeholder of a repeated name', () => {
     const state = new ExpressionState();
-    expect([state.name('a'), state.name('b'), state.name('a'), state.name('content'), state.name('b')]).toEqual(['#n0', '#n1', '#n0', '#n2', '#n1']);
+    expect([state.name('a'), state.name('b'), state.name('a'), state.name('content'), state.name('b')]).toEqual([
+      '#n0',
+      '#n1',
+      '#n0',
+      '#n2',
+      '#n1',
+    ]);
     expect(state.attributeNames()).toEqual({ '#n0': 'a', '#n1': 'b', '#n2': 'content' });
   });
 
   it('gives every value its own placeholder, equal values included', () => {
     const state = new ExpressionState();
-    expect([state.value(S('x')), state.value(S('x')), state.number(0), state.number(-2.5)]).toEqual([':v0', ':v1', ':v2', ':v3']);
-    expect(state.buildUpdate().ExpressionAttributeValues).toEqual({ ':v0': S('x'), ':v1': S('x'), ':v2': N('0'), ':v3': N('-2.5') });
+    expect([state.value(S('x')), state.value(S('x')), state.number(0), state.number(-2.5)]).toEqual([
+      ':v0',
+      ':v1',
+      ':v2',
+      ':v3',
+    ]);
+    expect(state.buildUpdate().ExpressionAttributeValues).toEqual({
+      ':v0': S('x'),
+      ':v1': S('x'),
+      ':v2': N('0'),
+      ':v3': N('-2.5'),
+    });
   });
 
   it.each<[string, (string | number)[], string, Record<string, string>]>([
@@ -61,7 +88,12 @@ describe('ExpressionState', () => {
     ['a repeated key', ['a', 'b', 'a'], '#n0.#n1.#n2.#n1', { '#n0': 'content', '#n1': 'a', '#n2': 'b' }],
     ['a key named content', ['content', 'content'], '#n0.#n0.#n0', { '#n0': 'content' }],
     ['a key that looks like an index', ['0', '-1'], '#n0.#n1.#n2', { '#n0': 'content', '#n1': '0', '#n2': '-1' }],
-    ['keys with expression syntax', ['a.b', 'c[0]', '#n0', ':v0'], '#n0.#n1.#n2.#n3.#n4', { '#n0': 'content', '#n1': 'a.b', '#n2': 'c[0]', '#n3': '#n0', '#n4': ':v0' }],
+    [
+      'keys with expression syntax',
+      ['a.b', 'c[0]', '#n0', ':v0'],
+      '#n0.#n1.#n2.#n3.#n4',
+      { '#n0': 'content', '#n1': 'a.b', '#n2': 'c[0]', '#n3': '#n0', '#n4': ':v0' },
+    ],
   ])('writes the path of %s', (_, steps, path, names) => {
     const state = new ExpressionState();
     expect(state.path(steps)).toBe(path);
@@ -235,7 +267,11 @@ describe('compileFastOperation', () => {
       {
         sets: ['#n0.#n1[0] = if_not_exists(#n0.#n1[0], :v1) + :v2'],
         removes: [],
-        conditions: ['attribute_type(#n0.#n1, :v0)', 'size(#n0.#n1) >= :v3', 'NOT #n0.#n1[0] < :v4 AND NOT #n0.#n1[0] > :v5'],
+        conditions: [
+          'attribute_type(#n0.#n1, :v0)',
+          'size(#n0.#n1) >= :v3',
+          'NOT #n0.#n1[0] < :v4 AND NOT #n0.#n1[0] > :v5',
+        ],
         names: { '#n0': 'content', '#n1': 'a' },
         values: {
           ':v0': S('L'),
@@ -307,32 +343,68 @@ describe('compileAction', () => {
     [
       'set below an index',
       { kind: 'set', steps: ['a', 0, 'b'], value: { x: [1] } },
-      { sets: ['#n0.#n1[0].#n2 = :v0'], removes: [], conditions: [], names: { '#n0': 'content', '#n1': 'a', '#n2': 'b' }, values: { ':v0': { M: { x: { L: [N('1')] } } } } },
+      {
+        sets: ['#n0.#n1[0].#n2 = :v0'],
+        removes: [],
+        conditions: [],
+        names: { '#n0': 'content', '#n1': 'a', '#n2': 'b' },
+        values: { ':v0': { M: { x: { L: [N('1')] } } } },
+      },
     ],
     [
       'set the whole content',
       { kind: 'set', steps: [], value: { x: 1 } },
-      { sets: ['#n0 = :v0'], removes: [], conditions: [], names: { '#n0': 'content' }, values: { ':v0': { M: { x: N('1') } } } },
+      {
+        sets: ['#n0 = :v0'],
+        removes: [],
+        conditions: [],
+        names: { '#n0': 'content' },
+        values: { ':v0': { M: { x: N('1') } } },
+      },
     ],
     [
       'append',
       { kind: 'append', steps: ['l'], value: 'x' },
-      { sets: ['#n0.#n1 = list_append(#n0.#n1, :v0)'], removes: [], conditions: [], names: { '#n0': 'content', '#n1': 'l' }, values: { ':v0': { L: [S('x')] } } },
+      {
+        sets: ['#n0.#n1 = list_append(#n0.#n1, :v0)'],
+        removes: [],
+        conditions: [],
+        names: { '#n0': 'content', '#n1': 'l' },
+        values: { ':v0': { L: [S('x')] } },
+      },
     ],
     [
       'prepend',
       { kind: 'prepend', steps: ['l', 2], value: 1 },
-      { sets: ['#n0.#n1[2] = list_append(:v0, #n0.#n1[2])'], removes: [], conditions: [], names: { '#n0': 'content', '#n1': 'l' }, values: { ':v0': { L: [N('1')] } } },
+      {
+        sets: ['#n0.#n1[2] = list_append(:v0, #n0.#n1[2])'],
+        removes: [],
+        conditions: [],
+        names: { '#n0': 'content', '#n1': 'l' },
+        values: { ':v0': { L: [N('1')] } },
+      },
     ],
     [
       'add',
       { kind: 'add', steps: ['n'], amount: 2.5 },
-      { sets: ['#n0.#n1 = #n0.#n1 + :v0'], removes: [], conditions: [], names: { '#n0': 'content', '#n1': 'n' }, values: { ':v0': N('2.5') } },
+      {
+        sets: ['#n0.#n1 = #n0.#n1 + :v0'],
+        removes: [],
+        conditions: [],
+        names: { '#n0': 'content', '#n1': 'n' },
+        values: { ':v0': N('2.5') },
+      },
     ],
     [
       'add a negative amount',
       { kind: 'add', steps: ['a', 1], amount: -3 },
-      { sets: ['#n0.#n1[1] = #n0.#n1[1] + :v0'], removes: [], conditions: [], names: { '#n0': 'content', '#n1': 'a' }, values: { ':v0': N('-3') } },
+      {
+        sets: ['#n0.#n1[1] = #n0.#n1[1] + :v0'],
+        removes: [],
+        conditions: [],
+        names: { '#n0': 'content', '#n1': 'a' },
+        values: { ':v0': N('-3') },
+      },
     ],
     [
       'remove, with a repeated key',
@@ -342,7 +414,13 @@ describe('compileAction', () => {
     [
       'remove a key that looks like an index',
       { kind: 'remove', steps: ['o', '0'] },
-      { sets: [], removes: ['#n0.#n1.#n2'], conditions: [], names: { '#n0': 'content', '#n1': 'o', '#n2': '0' }, values: {} },
+      {
+        sets: [],
+        removes: ['#n0.#n1.#n2'],
+        conditions: [],
+        names: { '#n0': 'content', '#n1': 'o', '#n2': '0' },
+        values: {},
+      },
     ],
   ])('%s', (_, action, expected) => {
     const state = new ExpressionState();
@@ -405,7 +483,9 @@ describe('compileAccess', () => {
   it('compileWrite uses the fast form for a fast write and the full form for a write after a read', () => {
     const envelope: WriteEnvelope = { access: KEY_WRITE, requestToken: 'tok', slot: 1, size: { growth: 10 } };
     expect(compileWrite({ op: set('a', 1) }, envelope)?.ConditionExpression).not.toContain('contains(');
-    expect(compileWrite({ action: { kind: 'set', steps: ['a'], value: 1 } }, envelope)?.ConditionExpression).toContain('contains(');
+    expect(compileWrite({ action: { kind: 'set', steps: ['a'], value: 1 } }, envelope)?.ConditionExpression).toContain(
+      'contains(',
+    );
   });
 });
 
@@ -433,16 +513,49 @@ describe('compileEnvelope', () => {
       { ...base, access: KEY_WRITE, ifMatch: ['abc'], size: { growth: 0 } },
       'SET #n0 = #n0 + :v4, #n1 = :v0, #n2 = :v0',
       '#n3.#n4.#n6 = :v1 AND contains(#n3.#n4.#n7, :v2) AND NOT #n3.#n4.#n5 <= :v3 AND #n2 <> :v0 AND #n1 IN (:v5)',
-      { '#n0': 'ver', '#n1': 'etag', '#n2': 'rq3', '#n3': 'keys', '#n4': '0123456789abcdef', '#n5': 'e', '#n6': 'h', '#n7': 'p' },
-      { ':v0': S('tok'), ':v1': S('HASH'), ':v2': S('content:write'), ':v3': N('1700000000'), ':v4': N('1'), ':v5': S('abc') },
+      {
+        '#n0': 'ver',
+        '#n1': 'etag',
+        '#n2': 'rq3',
+        '#n3': 'keys',
+        '#n4': '0123456789abcdef',
+        '#n5': 'e',
+        '#n6': 'h',
+        '#n7': 'p',
+      },
+      {
+        ':v0': S('tok'),
+        ':v1': S('HASH'),
+        ':v2': S('content:write'),
+        ':v3': N('1700000000'),
+        ':v4': N('1'),
+        ':v5': S('abc'),
+      },
     ],
     [
       'a user, If-Match with several tags, expected version, exact size',
-      { ...base, slot: 31, access: USER_WRITE, ifMatch: ['e1', 'e2', 'invalid:W/"e3"'], expectedVersion: 7, size: { exact: 120 } },
+      {
+        ...base,
+        slot: 31,
+        access: USER_WRITE,
+        ifMatch: ['e1', 'e2', 'invalid:W/"e3"'],
+        expectedVersion: 7,
+        size: { exact: 120 },
+      },
       'SET #n0 = #n0 + :v3, #n1 = :v0, #n2 = :v0, #n3 = :v8',
       '(#n4 = :v1 OR #n5.#n6 = :v2) AND #n2 <> :v0 AND #n1 IN (:v4, :v5, :v6) AND #n0 = :v7',
       { '#n0': 'ver', '#n1': 'etag', '#n2': 'rq31', '#n3': 'bytes', '#n4': 'owner', '#n5': 'members', '#n6': '@ann' },
-      { ':v0': S('tok'), ':v1': S('@ann'), ':v2': S('editor'), ':v3': N('1'), ':v4': S('e1'), ':v5': S('e2'), ':v6': S('invalid:W/"e3"'), ':v7': N('7'), ':v8': N('120') },
+      {
+        ':v0': S('tok'),
+        ':v1': S('@ann'),
+        ':v2': S('editor'),
+        ':v3': N('1'),
+        ':v4': S('e1'),
+        ':v5': S('e2'),
+        ':v6': S('invalid:W/"e3"'),
+        ':v7': N('7'),
+        ':v8': N('120'),
+      },
     ],
     [
       'expected version 0 and growth',
@@ -450,7 +563,15 @@ describe('compileEnvelope', () => {
       'SET #n0 = #n0 + :v3, #n1 = :v0, #n2 = :v0, #n3 = #n3 + :v5',
       '(#n4 = :v1 OR #n5.#n6 = :v2) AND #n2 <> :v0 AND #n0 = :v4 AND #n3 <= :v6',
       { '#n0': 'ver', '#n1': 'etag', '#n2': 'rq0', '#n3': 'bytes', '#n4': 'owner', '#n5': 'members', '#n6': '@ann' },
-      { ':v0': S('tok'), ':v1': S('@ann'), ':v2': S('editor'), ':v3': N('1'), ':v4': N('0'), ':v5': N('358400'), ':v6': N('0') },
+      {
+        ':v0': S('tok'),
+        ':v1': S('@ann'),
+        ':v2': S('editor'),
+        ':v3': N('1'),
+        ':v4': N('0'),
+        ':v5': N('358400'),
+        ':v6': N('0'),
+      },
     ],
   ])('%s', (_, envelope, update, condition, names, values) => {
     const state = new ExpressionState();
@@ -484,7 +605,12 @@ describe('compileEnvelope', () => {
 });
 
 describe('compileWrite', () => {
-  const envelope = (op: ContentOperation): WriteEnvelope => ({ access: USER_WRITE, requestToken: 'tok', slot: 5, size: { growth: growthBound(op) } });
+  const envelope = (op: ContentOperation): WriteEnvelope => ({
+    access: USER_WRITE,
+    requestToken: 'tok',
+    slot: 5,
+    size: { growth: growthBound(op) },
+  });
 
   it.each<[string, ContentOperation, string, string, Record<string, string>, Record<string, AttributeValue>]>([
     [
@@ -492,47 +618,154 @@ describe('compileWrite', () => {
       set('a.b', 'x'),
       'SET #n0.#n1.#n2 = :v0, #n3 = #n3 + :v5, #n4 = :v2, #n5 = :v2, #n6 = #n6 + :v6',
       '(#n7 = :v3 OR #n8.#n9 = :v4) AND size(#n0.#n1) >= :v1 AND #n5 <> :v2 AND #n6 <= :v7',
-      { '#n0': 'content', '#n1': 'a', '#n2': 'b', '#n3': 'ver', '#n4': 'etag', '#n5': 'rq5', '#n6': 'bytes', '#n7': 'owner', '#n8': 'members', '#n9': '@ann' },
-      { ':v0': S('x'), ':v1': N('0'), ':v2': S('tok'), ':v3': S('@ann'), ':v4': S('editor'), ':v5': N('1'), ':v6': N('3'), ':v7': N('358397') },
+      {
+        '#n0': 'content',
+        '#n1': 'a',
+        '#n2': 'b',
+        '#n3': 'ver',
+        '#n4': 'etag',
+        '#n5': 'rq5',
+        '#n6': 'bytes',
+        '#n7': 'owner',
+        '#n8': 'members',
+        '#n9': '@ann',
+      },
+      {
+        ':v0': S('x'),
+        ':v1': N('0'),
+        ':v2': S('tok'),
+        ':v3': S('@ann'),
+        ':v4': S('editor'),
+        ':v5': N('1'),
+        ':v6': N('3'),
+        ':v7': N('358397'),
+      },
     ],
     [
       'push',
       push('l', 1),
       'SET #n0.#n1 = list_append(if_not_exists(#n0.#n1, :v0), :v1), #n2 = #n2 + :v5, #n3 = :v2, #n4 = :v2, #n5 = #n5 + :v6',
       '(#n6 = :v3 OR #n7.#n8 = :v4) AND #n4 <> :v2 AND #n5 <= :v7',
-      { '#n0': 'content', '#n1': 'l', '#n2': 'ver', '#n3': 'etag', '#n4': 'rq5', '#n5': 'bytes', '#n6': 'owner', '#n7': 'members', '#n8': '@ann' },
-      { ':v0': { L: [] }, ':v1': { L: [N('1')] }, ':v2': S('tok'), ':v3': S('@ann'), ':v4': S('editor'), ':v5': N('1'), ':v6': N('8'), ':v7': N('358392') },
+      {
+        '#n0': 'content',
+        '#n1': 'l',
+        '#n2': 'ver',
+        '#n3': 'etag',
+        '#n4': 'rq5',
+        '#n5': 'bytes',
+        '#n6': 'owner',
+        '#n7': 'members',
+        '#n8': '@ann',
+      },
+      {
+        ':v0': { L: [] },
+        ':v1': { L: [N('1')] },
+        ':v2': S('tok'),
+        ':v3': S('@ann'),
+        ':v4': S('editor'),
+        ':v5': N('1'),
+        ':v6': N('8'),
+        ':v7': N('358392'),
+      },
     ],
     [
       'insert at 0',
       insert('l', 0, 1),
       'SET #n0.#n1 = list_append(:v0, if_not_exists(#n0.#n1, :v1)), #n2 = #n2 + :v5, #n3 = :v2, #n4 = :v2, #n5 = #n5 + :v6',
       '(#n6 = :v3 OR #n7.#n8 = :v4) AND #n4 <> :v2 AND #n5 <= :v7',
-      { '#n0': 'content', '#n1': 'l', '#n2': 'ver', '#n3': 'etag', '#n4': 'rq5', '#n5': 'bytes', '#n6': 'owner', '#n7': 'members', '#n8': '@ann' },
-      { ':v0': { L: [N('1')] }, ':v1': { L: [] }, ':v2': S('tok'), ':v3': S('@ann'), ':v4': S('editor'), ':v5': N('1'), ':v6': N('8'), ':v7': N('358392') },
+      {
+        '#n0': 'content',
+        '#n1': 'l',
+        '#n2': 'ver',
+        '#n3': 'etag',
+        '#n4': 'rq5',
+        '#n5': 'bytes',
+        '#n6': 'owner',
+        '#n7': 'members',
+        '#n8': '@ann',
+      },
+      {
+        ':v0': { L: [N('1')] },
+        ':v1': { L: [] },
+        ':v2': S('tok'),
+        ':v3': S('@ann'),
+        ':v4': S('editor'),
+        ':v5': N('1'),
+        ':v6': N('8'),
+        ':v7': N('358392'),
+      },
     ],
     [
       'insert at 2',
       insert('l', 2, 1),
       'SET #n0.#n1 = list_append(#n0.#n1, :v0), #n2 = #n2 + :v5, #n3 = :v2, #n4 = :v2, #n5 = #n5 + :v6',
       '(#n6 = :v3 OR #n7.#n8 = :v4) AND size(#n0.#n1) = :v1 AND #n4 <> :v2 AND #n5 <= :v7',
-      { '#n0': 'content', '#n1': 'l', '#n2': 'ver', '#n3': 'etag', '#n4': 'rq5', '#n5': 'bytes', '#n6': 'owner', '#n7': 'members', '#n8': '@ann' },
-      { ':v0': { L: [N('1')] }, ':v1': N('2'), ':v2': S('tok'), ':v3': S('@ann'), ':v4': S('editor'), ':v5': N('1'), ':v6': N('8'), ':v7': N('358392') },
+      {
+        '#n0': 'content',
+        '#n1': 'l',
+        '#n2': 'ver',
+        '#n3': 'etag',
+        '#n4': 'rq5',
+        '#n5': 'bytes',
+        '#n6': 'owner',
+        '#n7': 'members',
+        '#n8': '@ann',
+      },
+      {
+        ':v0': { L: [N('1')] },
+        ':v1': N('2'),
+        ':v2': S('tok'),
+        ':v3': S('@ann'),
+        ':v4': S('editor'),
+        ':v5': N('1'),
+        ':v6': N('8'),
+        ':v7': N('358392'),
+      },
     ],
     [
       'increment',
       add('n', 1),
       'SET #n0.#n1 = if_not_exists(#n0.#n1, :v0) + :v1, #n2 = #n2 + :v7, #n3 = :v4, #n4 = :v4, #n5 = #n5 + :v8',
       '(#n6 = :v5 OR #n7.#n8 = :v6) AND NOT #n0.#n1 < :v2 AND NOT #n0.#n1 > :v3 AND #n4 <> :v4 AND #n5 <= :v9',
-      { '#n0': 'content', '#n1': 'n', '#n2': 'ver', '#n3': 'etag', '#n4': 'rq5', '#n5': 'bytes', '#n6': 'owner', '#n7': 'members', '#n8': '@ann' },
-      { ':v0': N('0'), ':v1': N('1'), ':v2': N('-9e+125'), ':v3': N('9e+125'), ':v4': S('tok'), ':v5': S('@ann'), ':v6': S('editor'), ':v7': N('1'), ':v8': N('23'), ':v9': N('358377') },
+      {
+        '#n0': 'content',
+        '#n1': 'n',
+        '#n2': 'ver',
+        '#n3': 'etag',
+        '#n4': 'rq5',
+        '#n5': 'bytes',
+        '#n6': 'owner',
+        '#n7': 'members',
+        '#n8': '@ann',
+      },
+      {
+        ':v0': N('0'),
+        ':v1': N('1'),
+        ':v2': N('-9e+125'),
+        ':v3': N('9e+125'),
+        ':v4': S('tok'),
+        ':v5': S('@ann'),
+        ':v6': S('editor'),
+        ':v7': N('1'),
+        ':v8': N('23'),
+        ':v9': N('358377'),
+      },
     ],
     [
       'delete (it cannot grow the content: no size budget)',
       del('a.0'),
       'SET #n2 = #n2 + :v4, #n3 = :v1, #n4 = :v1 REMOVE #n0.#n1[0]',
       '(#n5 = :v2 OR #n6.#n7 = :v3) AND attribute_type(#n0.#n1, :v0) AND attribute_exists(#n0.#n1[0]) AND #n4 <> :v1',
-      { '#n0': 'content', '#n1': 'a', '#n2': 'ver', '#n3': 'etag', '#n4': 'rq5', '#n5': 'owner', '#n6': 'members', '#n7': '@ann' },
+      {
+        '#n0': 'content',
+        '#n1': 'a',
+        '#n2': 'ver',
+        '#n3': 'etag',
+        '#n4': 'rq5',
+        '#n5': 'owner',
+        '#n6': 'members',
+        '#n7': '@ann',
+      },
       { ':v0': S('L'), ':v1': S('tok'), ':v2': S('@ann'), ':v3': S('editor'), ':v4': N('1') },
     ],
     [
@@ -540,8 +773,27 @@ describe('compileWrite', () => {
       set('keys.ver', true),
       'SET #n0.#n1.#n2 = :v0, #n2 = #n2 + :v5, #n3 = :v2, #n4 = :v2, #n5 = #n5 + :v6',
       '(#n6 = :v3 OR #n7.#n8 = :v4) AND size(#n0.#n1) >= :v1 AND #n4 <> :v2 AND #n5 <= :v7',
-      { '#n0': 'content', '#n1': 'keys', '#n2': 'ver', '#n3': 'etag', '#n4': 'rq5', '#n5': 'bytes', '#n6': 'owner', '#n7': 'members', '#n8': '@ann' },
-      { ':v0': { BOOL: true }, ':v1': N('0'), ':v2': S('tok'), ':v3': S('@ann'), ':v4': S('editor'), ':v5': N('1'), ':v6': N('5'), ':v7': N('358395') },
+      {
+        '#n0': 'content',
+        '#n1': 'keys',
+        '#n2': 'ver',
+        '#n3': 'etag',
+        '#n4': 'rq5',
+        '#n5': 'bytes',
+        '#n6': 'owner',
+        '#n7': 'members',
+        '#n8': '@ann',
+      },
+      {
+        ':v0': { BOOL: true },
+        ':v1': N('0'),
+        ':v2': S('tok'),
+        ':v3': S('@ann'),
+        ':v4': S('editor'),
+        ':v5': N('1'),
+        ':v6': N('5'),
+        ':v7': N('358395'),
+      },
     ],
   ])('compiles a fast %s', (_, op, update, condition, names, values) => {
     expect(compileWrite({ op }, envelope(op))).toEqual({
@@ -553,11 +805,29 @@ describe('compileWrite', () => {
   });
 
   it('compiles a replace with its exact size', () => {
-    expect(compileWrite({ op: replace({ a: 1 }) }, { access: USER_WRITE, requestToken: 'tok', slot: 5, size: { exact: 7 } })).toEqual({
+    expect(
+      compileWrite({ op: replace({ a: 1 }) }, { access: USER_WRITE, requestToken: 'tok', slot: 5, size: { exact: 7 } }),
+    ).toEqual({
       UpdateExpression: 'SET #n0 = :v0, #n1 = #n1 + :v4, #n2 = :v1, #n3 = :v1, #n4 = :v5',
       ConditionExpression: '(#n5 = :v2 OR #n6.#n7 = :v3) AND #n3 <> :v1',
-      ExpressionAttributeNames: { '#n0': 'content', '#n1': 'ver', '#n2': 'etag', '#n3': 'rq5', '#n4': 'bytes', '#n5': 'owner', '#n6': 'members', '#n7': '@ann' },
-      ExpressionAttributeValues: { ':v0': { M: { a: N('1') } }, ':v1': S('tok'), ':v2': S('@ann'), ':v3': S('editor'), ':v4': N('1'), ':v5': N('7') },
+      ExpressionAttributeNames: {
+        '#n0': 'content',
+        '#n1': 'ver',
+        '#n2': 'etag',
+        '#n3': 'rq5',
+        '#n4': 'bytes',
+        '#n5': 'owner',
+        '#n6': 'members',
+        '#n7': '@ann',
+      },
+      ExpressionAttributeValues: {
+        ':v0': { M: { a: N('1') } },
+        ':v1': S('tok'),
+        ':v2': S('@ann'),
+        ':v3': S('editor'),
+        ':v4': N('1'),
+        ':v5': N('7'),
+      },
     });
   });
 
@@ -572,7 +842,17 @@ describe('compileWrite', () => {
   it('compiles a concrete action with an API key, If-Match and the version that was read', () => {
     const action: Action = { kind: 'remove', steps: ['a', 1] };
     expect(
-      compileWrite({ action }, { access: KEY_WRITE, requestToken: 'tok', slot: 9, ifMatch: ['e1', 'e2'], expectedVersion: 41, size: { exact: 120 } }),
+      compileWrite(
+        { action },
+        {
+          access: KEY_WRITE,
+          requestToken: 'tok',
+          slot: 9,
+          ifMatch: ['e1', 'e2'],
+          expectedVersion: 41,
+          size: { exact: 120 },
+        },
+      ),
     ).toEqual({
       UpdateExpression: 'SET #n2 = #n2 + :v4, #n3 = :v0, #n4 = :v0, #n5 = :v8 REMOVE #n0.#n1[1]',
       ConditionExpression:
@@ -606,10 +886,30 @@ describe('compileWrite', () => {
 
   const GUARD = '(#n6 = :v2 OR #n7.#n8 = :v3) AND #n4 <> :v1 AND #n2 = :v5';
   it.each<[string, Action, string, string]>([
-    ['set', { kind: 'set', steps: ['l'], value: [1, 9, 2] }, 'SET #n0.#n1 = :v0, #n2 = #n2 + :v4, #n3 = :v1, #n4 = :v1, #n5 = :v6', GUARD],
-    ['append', { kind: 'append', steps: ['l'], value: 1 }, 'SET #n0.#n1 = list_append(#n0.#n1, :v0), #n2 = #n2 + :v4, #n3 = :v1, #n4 = :v1, #n5 = :v6', GUARD],
-    ['prepend', { kind: 'prepend', steps: ['l'], value: 1 }, 'SET #n0.#n1 = list_append(:v0, #n0.#n1), #n2 = #n2 + :v4, #n3 = :v1, #n4 = :v1, #n5 = :v6', GUARD],
-    ['add', { kind: 'add', steps: ['l'], amount: -1 }, 'SET #n0.#n1 = #n0.#n1 + :v0, #n2 = #n2 + :v4, #n3 = :v1, #n4 = :v1, #n5 = :v6', GUARD],
+    [
+      'set',
+      { kind: 'set', steps: ['l'], value: [1, 9, 2] },
+      'SET #n0.#n1 = :v0, #n2 = #n2 + :v4, #n3 = :v1, #n4 = :v1, #n5 = :v6',
+      GUARD,
+    ],
+    [
+      'append',
+      { kind: 'append', steps: ['l'], value: 1 },
+      'SET #n0.#n1 = list_append(#n0.#n1, :v0), #n2 = #n2 + :v4, #n3 = :v1, #n4 = :v1, #n5 = :v6',
+      GUARD,
+    ],
+    [
+      'prepend',
+      { kind: 'prepend', steps: ['l'], value: 1 },
+      'SET #n0.#n1 = list_append(:v0, #n0.#n1), #n2 = #n2 + :v4, #n3 = :v1, #n4 = :v1, #n5 = :v6',
+      GUARD,
+    ],
+    [
+      'add',
+      { kind: 'add', steps: ['l'], amount: -1 },
+      'SET #n0.#n1 = #n0.#n1 + :v0, #n2 = #n2 + :v4, #n3 = :v1, #n4 = :v1, #n5 = :v6',
+      GUARD,
+    ],
     [
       'remove',
       { kind: 'remove', steps: ['l'] },
@@ -617,7 +917,10 @@ describe('compileWrite', () => {
       '(#n6 = :v1 OR #n7.#n8 = :v2) AND #n4 <> :v0 AND #n2 = :v4',
     ],
   ])('compiles a concrete %s guarded only by access, token and version', (_, action, update, condition) => {
-    const request = compileWrite({ action }, { access: USER_WRITE, requestToken: 'tok', slot: 1, expectedVersion: 3, size: { exact: 50 } });
+    const request = compileWrite(
+      { action },
+      { access: USER_WRITE, requestToken: 'tok', slot: 1, expectedVersion: 3, size: { exact: 50 } },
+    );
     expect(request?.UpdateExpression).toBe(update);
     expect(request?.ConditionExpression).toBe(condition);
   });
@@ -644,14 +947,33 @@ describe('compileRead', () => {
       parsePath('a.b.c'),
       USER_READ,
       'pk, #n0, #n1, #n2.#n3.#n4.#n5, #n6, #n7.#n8',
-      { '#n0': 'etag', '#n1': 'ver', '#n2': 'content', '#n3': 'a', '#n4': 'b', '#n5': 'c', '#n6': 'owner', '#n7': 'members', '#n8': '@ann' },
+      {
+        '#n0': 'etag',
+        '#n1': 'ver',
+        '#n2': 'content',
+        '#n3': 'a',
+        '#n4': 'b',
+        '#n5': 'c',
+        '#n6': 'owner',
+        '#n7': 'members',
+        '#n8': '@ann',
+      },
     ],
     [
       'a path cut at its first later integer segment',
       parsePath('a.b.2.c'),
       USER_READ,
       'pk, #n0, #n1, #n2.#n3.#n4, #n5, #n6.#n7',
-      { '#n0': 'etag', '#n1': 'ver', '#n2': 'content', '#n3': 'a', '#n4': 'b', '#n5': 'owner', '#n6': 'members', '#n7': '@ann' },
+      {
+        '#n0': 'etag',
+        '#n1': 'ver',
+        '#n2': 'content',
+        '#n3': 'a',
+        '#n4': 'b',
+        '#n5': 'owner',
+        '#n6': 'members',
+        '#n7': '@ann',
+      },
     ],
     [
       'a path cut at a negative index',
@@ -672,7 +994,16 @@ describe('compileRead', () => {
       parsePath('a.01'),
       USER_READ,
       'pk, #n0, #n1, #n2.#n3.#n4, #n5, #n6.#n7',
-      { '#n0': 'etag', '#n1': 'ver', '#n2': 'content', '#n3': 'a', '#n4': '01', '#n5': 'owner', '#n6': 'members', '#n7': '@ann' },
+      {
+        '#n0': 'etag',
+        '#n1': 'ver',
+        '#n2': 'content',
+        '#n3': 'a',
+        '#n4': '01',
+        '#n5': 'owner',
+        '#n6': 'members',
+        '#n7': '@ann',
+      },
     ],
     [
       'a path for an API key',
@@ -689,7 +1020,10 @@ describe('compileRead', () => {
       { '#n0': 'etag', '#n1': 'ver', '#n2': 'content', '#n3': 'members', '#n4': 'x', '#n5': 'owner', '#n6': '@ann' },
     ],
   ])('projects %s', (_, segments, access, projection, names) => {
-    expect(compileRead(segments, access)).toEqual({ ProjectionExpression: projection, ExpressionAttributeNames: names });
+    expect(compileRead(segments, access)).toEqual({
+      ProjectionExpression: projection,
+      ExpressionAttributeNames: names,
+    });
   });
 });
 
@@ -713,7 +1047,13 @@ describe('growthBound', () => {
   it('bounds the real growth of every operation the fast path can apply', () => {
     const key = fc.constantFrom('a', 'b', '0', '1', 'é');
     const { tree } = fc.letrec<{ tree: Json; scalar: Json }>((tie) => ({
-      scalar: fc.oneof(fc.constant(null), fc.boolean(), fc.integer({ min: -1e6, max: 1e6 }), fc.double({ noNaN: true, noDefaultInfinity: true, min: -1e20, max: 1e20 }), fc.string({ maxLength: 6 })),
+      scalar: fc.oneof(
+        fc.constant(null),
+        fc.boolean(),
+        fc.integer({ min: -1e6, max: 1e6 }),
+        fc.double({ noNaN: true, noDefaultInfinity: true, min: -1e20, max: 1e20 }),
+        fc.string({ maxLength: 6 }),
+      ),
       tree: fc.oneof(
         { depthSize: 'small', withCrossShrink: true },
         tie('scalar'),
@@ -744,7 +1084,10 @@ describe('growthBound', () => {
         if (JSON.stringify(action.steps) !== JSON.stringify(assumeSteps(operation.segments))) return;
         const after = applyAction(content as JsonObject, action);
         // A sum DynamoDB cannot store (out of range, or over 38 digits: 1e19 + 1e-20) is refused: nothing is written.
-        const sum = action.steps.reduce<Json>((node, step) => (node as Record<string | number, Json>)[step] as Json, after);
+        const sum = action.steps.reduce<Json>(
+          (node, step) => (node as Record<string | number, Json>)[step] as Json,
+          after,
+        );
         if (action.kind === 'add' && !isStorableNumber(sum as JsonNumber)) return;
         const growth = storedSize(after) - storedSize(content as JsonObject);
         expect(growth).toBeLessThanOrEqual(growthBound(operation));

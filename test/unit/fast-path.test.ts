@@ -10,7 +10,6 @@ import { type WriteEnvelope, compileWrite, growthBound, isAssumptionRefused } fr
 import { type Item, InvalidExpression, applyUpdate, conditionHolds } from './expression-evaluator';
 import { add, del, insert, push, set } from './helpers';
 
-
 const SLOT = 5;
 const envelope = (op: ContentOperation): WriteEnvelope => ({
   access: { kind: 'user', username: '@ann', role: 'write' },
@@ -138,11 +137,17 @@ describe('fast writes on the expression model', () => {
       ...envelope(op),
       access: { kind: 'key', keyId: 'k1', keyHash: HASH, permission: 'content:write', now: 1000 },
     });
-    const withKey = (entry: Record<string, AttributeValue>): Item => ({ ...itemOf(CONTENT), keys: { M: { k1: { M: entry } } } });
+    const withKey = (entry: Record<string, AttributeValue>): Item => ({
+      ...itemOf(CONTENT),
+      keys: { M: { k1: { M: entry } } },
+    });
     const rw = { h: { S: HASH }, p: { L: [{ S: 'content:read' }, { S: 'content:write' }] } };
     const op = set('a', 1);
     const fast = compileWrite({ op }, keyEnvelope(op))!;
-    const guarded = compileWrite({ action: { kind: 'set', steps: ['a'], value: 1 } }, { ...keyEnvelope(op), expectedVersion: 1 })!;
+    const guarded = compileWrite(
+      { action: { kind: 'set', steps: ['a'], value: 1 } },
+      { ...keyEnvelope(op), expectedVersion: 1 },
+    )!;
 
     it.each<[string, Record<string, AttributeValue>, boolean, boolean]>([
       ['with content:write (and its write hash)', { ...rw, w: { S: HASH } }, true, true],
@@ -177,7 +182,12 @@ describe('fast writes on the expression model', () => {
 
 describe('the fast path agrees with the content model', () => {
   const key = fc.constantFrom('a', 'b', '0', '1', '-1');
-  const scalar = fc.oneof(fc.constant(null), fc.boolean(), fc.integer({ min: -100, max: 100 }), fc.constantFrom('', 'x'));
+  const scalar = fc.oneof(
+    fc.constant(null),
+    fc.boolean(),
+    fc.integer({ min: -100, max: 100 }),
+    fc.constantFrom('', 'x'),
+  );
   const { tree } = fc.letrec<{ tree: Json }>((tie) => ({
     tree: fc.oneof(
       { depthSize: 'small', withCrossShrink: true },
@@ -187,7 +197,9 @@ describe('the fast path agrees with the content model', () => {
     ),
   }));
   const root = fc.dictionary(key, tree, { maxKeys: 4 }) as fc.Arbitrary<JsonObject>;
-  const path = fc.array(fc.constantFrom('a', 'b', '0', '1', '2', '3', '-1', '-2'), { minLength: 1, maxLength: 4 }).map((s) => s.join('.'));
+  const path = fc
+    .array(fc.constantFrom('a', 'b', '0', '1', '2', '3', '-1', '-2'), { minLength: 1, maxLength: 4 })
+    .map((s) => s.join('.'));
   const op = fc.oneof(
     fc.tuple(path, tree).map(([p, v]) => set(p, v)),
     fc.tuple(path, tree).map(([p, v]) => push(p, v)),
@@ -208,7 +220,6 @@ describe('the fast path agrees with the content model', () => {
       { numRuns: 3000 },
     );
     expect(applied).toBeGreaterThan(300); // the property is not vacuous
-
   });
 
   it('the concrete action compiled after a read makes the change the model makes', () => {
@@ -224,7 +235,10 @@ describe('the fast path agrees with the content model', () => {
         if (action === undefined) return;
         planned++;
         const expected = applyAction(content, action);
-        const request = compileWrite({ action }, { ...envelope(operation), expectedVersion: 1, size: { exact: storedSize(expected) } })!;
+        const request = compileWrite(
+          { action },
+          { ...envelope(operation), expectedVersion: 1, size: { exact: storedSize(expected) } },
+        )!;
         const item = itemOf(content);
         expect(conditionHolds(item, request)).toBe(true);
         expect(conditionHolds({ ...item, ver: { N: '2' } }, request)).toBe(false);

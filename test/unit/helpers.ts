@@ -25,8 +25,21 @@ export const badRequest = (code: string) => ({ statusCode: 400, code });
 
 /** Content operations as the routes build them, from a dot path. */
 export const set = (path: string, value: Json): ContentOperation => ({ kind: 'set', segments: parsePath(path), value });
-export const insert = (path: string, index: number, value: Json): ContentOperation => ({ kind: 'insert', segments: parsePath(path), value, index });
-export const push = (path: string, value: Json): ContentOperation => ({ kind: 'push', segments: parsePath(path), value });
-export const add = (path: string, amount: number): ContentOperation => ({ kind: 'add', segments: parsePath(path), amount });
+export const insert = (path: string, index: number, value: Json): ContentOperation => ({
+  kind: 'insert',
+  segments: parsePath(path),
+  value,
+  index,
+});
+export const push = (path: string, value: Json): ContentOperation => ({
+  kind: 'push',
+  segments: parsePath(path),
+  value,
+});
+export const add = (path: string, amount: number): ContentOperation => ({
+  kind: 'add',
+  segments: parsePath(path),
+  amount,
+});
 export const del = (path: string): ContentOperation => ({ kind: 'delete', segments: parsePath(path) });
 export const replace = (content: JsonObject): ContentOperation => ({ kind: 'replace', content });

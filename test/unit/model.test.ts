@@ -3,7 +3,6 @@ import { type Action, type ContentOperation, applyAction, plan, valueAt, walk } 
 import { parsePath } from '../../lib/paths';
 import { add, badRequest, del, failure, insert, push, replace, set } from './helpers';
 
-
 /** Plans and applies an operation, as the read-then-write path does. */
 function run(content: JsonObject, op: ContentOperation): JsonObject {
   const action = plan(content, op)?.action;
@@ -55,8 +54,18 @@ describe('plan', () => {
     // set
     ['set replaces a key', { a: 1 }, set('a', 2), { kind: 'set', steps: ['a'], value: 2 }],
     ['set adds a key', { a: 1 }, set('b', null), { kind: 'set', steps: ['b'], value: null }],
-    ['set creates missing parents as objects', {}, set('a.b.c', 1), { kind: 'set', steps: ['a'], value: { b: { c: 1 } } }],
-    ['set creates below the deepest existing key', { a: { x: 1 } }, set('a.b.0', 1), { kind: 'set', steps: ['a', 'b'], value: { '0': 1 } }],
+    [
+      'set creates missing parents as objects',
+      {},
+      set('a.b.c', 1),
+      { kind: 'set', steps: ['a'], value: { b: { c: 1 } } },
+    ],
+    [
+      'set creates below the deepest existing key',
+      { a: { x: 1 } },
+      set('a.b.0', 1),
+      { kind: 'set', steps: ['a', 'b'], value: { '0': 1 } },
+    ],
     ['set replaces an element', { l: [1, 2] }, set('l.1', 9), { kind: 'set', steps: ['l', 1], value: 9 }],
     ['set replaces an element from the end', { l: [1, 2] }, set('l.-2', 9), { kind: 'set', steps: ['l', 0], value: 9 }],
     ['set at index == length appends', { l: [1, 2] }, set('l.2', 9), { kind: 'set', steps: ['l', 2], value: 9 }],
@@ -65,14 +74,34 @@ describe('plan', () => {
     ['set an integer key on an object', { o: {} }, set('o.0', 1), { kind: 'set', steps: ['o', '0'], value: 1 }],
     ['set a first integer segment as a key', {}, set('0', 1), { kind: 'set', steps: ['0'], value: 1 }],
     ['set an escaped key', {}, set('a\\.b', 1), { kind: 'set', steps: ['a.b'], value: 1 }],
-    ['set a constructor key', {}, set('constructor.prototype', 1), { kind: 'set', steps: ['constructor'], value: { prototype: 1 } }],
-    ['set replaces a scalar with a container', { a: 1 }, set('a', { b: 1 }), { kind: 'set', steps: ['a'], value: { b: 1 } }],
+    [
+      'set a constructor key',
+      {},
+      set('constructor.prototype', 1),
+      { kind: 'set', steps: ['constructor'], value: { prototype: 1 } },
+    ],
+    [
+      'set replaces a scalar with a container',
+      { a: 1 },
+      set('a', { b: 1 }),
+      { kind: 'set', steps: ['a'], value: { b: 1 } },
+    ],
     // insert
     ['insert at 0 prepends', { l: [1, 2] }, insert('l', 0, 9), { kind: 'prepend', steps: ['l'], value: 9 }],
     ['insert at -length prepends', { l: [1, 2] }, insert('l', -2, 9), { kind: 'prepend', steps: ['l'], value: 9 }],
     ['insert at length appends', { l: [1, 2] }, insert('l', 2, 9), { kind: 'append', steps: ['l'], value: 9 }],
-    ['insert in the middle shifts the tail', { l: [1, 2] }, insert('l', 1, 9), { kind: 'insert', steps: ['l'], index: 1, value: 9, length: 2 }],
-    ['insert at -1 goes before the last', { l: [1, 2, 3] }, insert('l', -1, 9), { kind: 'insert', steps: ['l'], index: 2, value: 9, length: 3 }],
+    [
+      'insert in the middle shifts the tail',
+      { l: [1, 2] },
+      insert('l', 1, 9),
+      { kind: 'insert', steps: ['l'], index: 1, value: 9, length: 2 },
+    ],
+    [
+      'insert at -1 goes before the last',
+      { l: [1, 2, 3] },
+      insert('l', -1, 9),
+      { kind: 'insert', steps: ['l'], index: 2, value: 9, length: 3 },
+    ],
     [
       'insert moving more than 100 elements rewrites the list',
       { l: Array.from({ length: 102 }, (_, i) => i) },
@@ -80,11 +109,21 @@ describe('plan', () => {
       { kind: 'set', steps: ['l'], value: [0, 9, ...Array.from({ length: 101 }, (_, i) => i + 1)] },
     ],
     ['insert at 0 of an empty array', { l: [] }, insert('l', 0, 9), { kind: 'prepend', steps: ['l'], value: 9 }],
-    ['insert at 0 of a missing target creates it', {}, insert('a.l', 0, 9), { kind: 'set', steps: ['a'], value: { l: [9] } }],
+    [
+      'insert at 0 of a missing target creates it',
+      {},
+      insert('a.l', 0, 9),
+      { kind: 'set', steps: ['a'], value: { l: [9] } },
+    ],
     ['insert a null value', { l: [] }, insert('l', 0, null), { kind: 'prepend', steps: ['l'], value: null }],
     // push
     ['push appends', { l: [1] }, push('l', 2), { kind: 'append', steps: ['l'], value: 2 }],
-    ['push appends an array as one element', { l: [] }, push('l', [1, 2]), { kind: 'append', steps: ['l'], value: [1, 2] }],
+    [
+      'push appends an array as one element',
+      { l: [] },
+      push('l', [1, 2]),
+      { kind: 'append', steps: ['l'], value: [1, 2] },
+    ],
     ['push on a missing target creates [value]', {}, push('l', 1), { kind: 'set', steps: ['l'], value: [1] }],
     ['push creates missing parents', {}, push('a.b', 1), { kind: 'set', steps: ['a'], value: { b: [1] } }],
     ['push to an element', { l: [[1]] }, push('l.-1', 2), { kind: 'append', steps: ['l', 0], value: 2 }],
@@ -186,7 +225,8 @@ describe('plan then applyAction', () => {
   it('never changes the content it is given', () => {
     const content: JsonObject = { a: { b: [1, 2] }, n: 1 };
     const before = JSON.stringify(content);
-    for (const op of [set('a.b.0', 9), insert('a.b', 1, 9), push('a.b', 9), add('n', 1), del('a.b.1'), replace({})]) run(content, op);
+    for (const op of [set('a.b.0', 9), insert('a.b', 1, 9), push('a.b', 9), add('n', 1), del('a.b.1'), replace({})])
+      run(content, op);
     expect(JSON.stringify(content)).toBe(before);
   });
 
@@ -217,12 +257,19 @@ describe('valueAt', () => {
     expect(valueAt(CONTENT, parsePath(path))).toEqual(value);
   });
 
-  it.each([['missing'], ['obj.y'], ['list.3'], ['list.-4'], ['list.x'], ['n.x'], ['z.x'], ['constructor'], ['obj.hasOwnProperty']])(
-    '%s is a 404 PATH_NOT_FOUND',
-    (path) => {
-      expect(failure(() => valueAt(CONTENT, parsePath(path)))).toEqual({ statusCode: 404, code: 'PATH_NOT_FOUND' });
-    },
-  );
+  it.each([
+    ['missing'],
+    ['obj.y'],
+    ['list.3'],
+    ['list.-4'],
+    ['list.x'],
+    ['n.x'],
+    ['z.x'],
+    ['constructor'],
+    ['obj.hasOwnProperty'],
+  ])('%s is a 404 PATH_NOT_FOUND', (path) => {
+    expect(failure(() => valueAt(CONTENT, parsePath(path)))).toEqual({ statusCode: 404, code: 'PATH_NOT_FOUND' });
+  });
 });
 
 describe('applyAction', () => {

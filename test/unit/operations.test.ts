@@ -39,7 +39,11 @@ describe('operations', () => {
     ['set', { path: pathOf(31), value: 'leaf' }, { kind: 'set', segments: segmentsOf(31), value: 'leaf' }],
     ['push', { path: 'a', value: nested(29) }, { kind: 'push', segments: ['a'], value: nested(29) }],
     ['push', { path: pathOf(30), value: 1 }, { kind: 'push', segments: segmentsOf(30), value: 1 }],
-    ['insert', { path: pathOf(30), value: 1, index: 0 }, { kind: 'insert', segments: segmentsOf(30), value: 1, index: 0 }],
+    [
+      'insert',
+      { path: pathOf(30), value: 1, index: 0 },
+      { kind: 'insert', segments: segmentsOf(30), value: 1, index: 0 },
+    ],
     ['update', { content: nested(31) }, { kind: 'replace', content: nested(31) }],
   ])('%s %j', (name, body, op) => {
     expect(operations[name](body)).toEqual(op);
@@ -51,7 +55,12 @@ describe('operations', () => {
     ['a bad escape', 'delete', { path: 'a\\b' }, 'INVALID_PATH'],
     ['a non-string path', 'increment', { path: 1 }, 'INVALID_PATH'],
     ['a __proto__ segment', 'set', { path: 'a.__proto__', value: 1 }, 'RESERVED_KEY'],
-    ['a __proto__ key in the value', 'set', { path: 'a', value: JSON.parse('{"__proto__": {"x": 1}}') }, 'RESERVED_KEY'],
+    [
+      'a __proto__ key in the value',
+      'set',
+      { path: 'a', value: JSON.parse('{"__proto__": {"x": 1}}') },
+      'RESERVED_KEY',
+    ],
     ['a __proto__ key in pushed value', 'push', { path: 'a', value: JSON.parse('[{"__proto__": 1}]') }, 'RESERVED_KEY'],
     ['a __proto__ key in content', 'update', { content: JSON.parse('{"a": {"__proto__": 1}}') }, 'RESERVED_KEY'],
     ['an empty key in the value', 'insert', { path: 'a', value: { '': 1 }, index: 0 }, 'EMPTY_KEY'],

@@ -64,12 +64,24 @@ describe('asIndex', () => {
     expect(asIndex(segment)).toBe(index);
   });
 
-  it.each([['-0'], ['007'], ['00'], ['01'], ['+1'], [' 1'], ['1 '], ['1.0'], ['1e3'], ['0x1'], ['a'], [''], ['-'], ['1234567890123456']])(
-    'reads %j as a key, not an index',
-    (segment) => {
-      expect(asIndex(segment)).toBeUndefined();
-    },
-  );
+  it.each([
+    ['-0'],
+    ['007'],
+    ['00'],
+    ['01'],
+    ['+1'],
+    [' 1'],
+    ['1 '],
+    ['1.0'],
+    ['1e3'],
+    ['0x1'],
+    ['a'],
+    [''],
+    ['-'],
+    ['1234567890123456'],
+  ])('reads %j as a key, not an index', (segment) => {
+    expect(asIndex(segment)).toBeUndefined();
+  });
 });
 
 describe('escapeSegment and formatPath', () => {
@@ -102,7 +114,6 @@ describe('escapeSegment and formatPath', () => {
 });
 
 describe('formatPath property', () => {
-
   it('parsePath reads back any segments formatPath writes', () => {
     const segment = fc.string({ unit: fc.constantFrom('a', '.', '\\', '0', '-', 'é'), minLength: 1, maxLength: 8 });
     fc.assert(

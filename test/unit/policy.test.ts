@@ -21,7 +21,11 @@ describe('roleAllows', () => {
   });
 
   it('gives the compiler the member roles per need (all of them for read, editors for write, none to manage)', () => {
-    expect([memberRolesFor('read'), memberRolesFor('write'), memberRolesFor('manage')]).toEqual([['editor', 'viewer'], ['editor'], []]);
+    expect([memberRolesFor('read'), memberRolesFor('write'), memberRolesFor('manage')]).toEqual([
+      ['editor', 'viewer'],
+      ['editor'],
+      [],
+    ]);
   });
 });
 

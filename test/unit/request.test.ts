@@ -8,7 +8,11 @@ const KiB = 1024;
 const LIMIT = 512 * KiB;
 
 /** An HTTP API (payload v2) event: header names arrive in lower case. */
-function event(fields: { body?: string; isBase64Encoded?: boolean; headers?: Record<string, string> }): APIGatewayProxyEventV2 {
+function event(fields: {
+  body?: string;
+  isBase64Encoded?: boolean;
+  headers?: Record<string, string>;
+}): APIGatewayProxyEventV2 {
   return { headers: {}, isBase64Encoded: false, ...fields } as unknown as APIGatewayProxyEventV2;
 }
 const typed = (contentType: string | undefined, body = '{}') =>
@@ -50,7 +54,11 @@ describe('bodyText', () => {
     ['a UTF-8 body', event({ body: '{"v":"é€😀"}' }), '{"v":"é€😀"}'],
     ['a base64 body', event({ body: Buffer.from('{"v":"é"}').toString('base64'), isBase64Encoded: true }), '{"v":"é"}'],
     ['a body of exactly 512 KiB', event({ body: 'a'.repeat(LIMIT) }), 'a'.repeat(LIMIT)],
-    ['a base64 body of exactly 512 KiB decoded', event({ body: Buffer.alloc(LIMIT, 'a').toString('base64'), isBase64Encoded: true }), 'a'.repeat(LIMIT)],
+    [
+      'a base64 body of exactly 512 KiB decoded',
+      event({ body: Buffer.alloc(LIMIT, 'a').toString('base64'), isBase64Encoded: true }),
+      'a'.repeat(LIMIT),
+    ],
   ])('reads %s', (_, e, text) => {
     expect(bodyText(e)).toBe(text);
   });
@@ -58,8 +66,14 @@ describe('bodyText', () => {
   it.each<[string, APIGatewayProxyEventV2]>([
     ['one byte over 512 KiB', event({ body: 'a'.repeat(LIMIT + 1) })],
     ['512 KiB of characters that take two bytes each', event({ body: 'é'.repeat(LIMIT / 2 + 1) })],
-    ['a base64 body one byte over 512 KiB decoded', event({ body: Buffer.alloc(LIMIT + 1, 'a').toString('base64'), isBase64Encoded: true })],
-    ['a large body with a non-JSON type (size first)', event({ body: 'a'.repeat(LIMIT + 1), headers: { 'content-type': 'text/plain' } })],
+    [
+      'a base64 body one byte over 512 KiB decoded',
+      event({ body: Buffer.alloc(LIMIT + 1, 'a').toString('base64'), isBase64Encoded: true }),
+    ],
+    [
+      'a large body with a non-JSON type (size first)',
+      event({ body: 'a'.repeat(LIMIT + 1), headers: { 'content-type': 'text/plain' } }),
+    ],
   ])('refuses %s with 413', (_, e) => {
     expect(failure(() => bodyText(e))).toEqual({ statusCode: 413, code: 'PAYLOAD_TOO_LARGE' });
   });
@@ -109,7 +123,11 @@ describe('parseIfMatch', () => {
     ['a tag with base64url characters', '"Ab-_9"', ['Ab-_9']],
     ['several tags', '"a", "b","c"', ['a', 'b', 'c']],
     ['empty list items', '"a",, ,"b"', ['a', 'b']],
-    ['exactly 20 tags', Array.from({ length: 20 }, (_, i) => `"t${i}"`).join(','), Array.from({ length: 20 }, (_, i) => `t${i}`)],
+    [
+      'exactly 20 tags',
+      Array.from({ length: 20 }, (_, i) => `"t${i}"`).join(','),
+      Array.from({ length: 20 }, (_, i) => `t${i}`),
+    ],
   ])('reads %s', (_, value, tags) => {
     expect(parseIfMatch(ifMatch(value))).toEqual(tags);
   });
@@ -208,7 +226,11 @@ describe('parseJsonObject: numbers exactly as written', () => {
 
 describe('request bodies are UTF-8, every string well-formed', () => {
   const base64 = (bytes: number[]) =>
-    event({ body: Buffer.from(bytes).toString('base64'), isBase64Encoded: true, headers: { 'content-type': 'application/json' } });
+    event({
+      body: Buffer.from(bytes).toString('base64'),
+      isBase64Encoded: true,
+      headers: { 'content-type': 'application/json' },
+    });
   const wrap = (inner: number[]) => [...Buffer.from('{"value":"'), ...inner, ...Buffer.from('"}')];
 
   it.each<[string, number[]]>([

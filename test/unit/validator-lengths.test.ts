@@ -6,16 +6,25 @@ import { managementSchemas, requestSchemas } from '../../lib/http/schemas';
 import { schemaError, type Validator } from '../../lib/http/validation';
 import * as generated from '../../lib/http/validators.generated';
 
-type PropertySchema = { type?: string; enum?: unknown[]; items?: PropertySchema; minItems?: number; minLength?: number; maxLength?: number };
+type PropertySchema = {
+  type?: string;
+  enum?: unknown[];
+  items?: PropertySchema;
+  minItems?: number;
+  minLength?: number;
+  maxLength?: number;
+};
 type BodySchema = { properties: Record<string, PropertySchema>; required: readonly string[] };
 
 const SCHEMAS = { ...requestSchemas, ...managementSchemas } as unknown as Record<string, BodySchema>;
-const validatorOf = (name: string) => (generated as unknown as Record<string, Validator>)[`validate${name[0]!.toUpperCase()}${name.slice(1)}`]!;
+const validatorOf = (name: string) =>
+  (generated as unknown as Record<string, Validator>)[`validate${name[0]!.toUpperCase()}${name.slice(1)}`]!;
 
 /** A value the property accepts, so that only the field under test decides. */
 function sampleOf(property: PropertySchema): unknown {
   if (property.enum) return property.enum[0];
-  if (property.type === 'array') return Array.from({ length: property.minItems ?? 0 }, () => sampleOf(property.items ?? {}));
+  if (property.type === 'array')
+    return Array.from({ length: property.minItems ?? 0 }, () => sampleOf(property.items ?? {}));
   if (property.type === 'string') return 'x'.repeat(property.minLength ?? 1);
   if (property.type === 'number' || property.type === 'integer') return 1;
   if (property.type === 'object') return {};
@@ -31,11 +40,17 @@ const CHARACTERS: Array<[string, string]> = [
 
 const limited = Object.entries(SCHEMAS).flatMap(([schema, body]) =>
   Object.entries(body.properties)
-    .filter(([, property]) => property.type === 'string' && (property.maxLength !== undefined || property.minLength !== undefined))
+    .filter(
+      ([, property]) =>
+        property.type === 'string' && (property.maxLength !== undefined || property.minLength !== undefined),
+    )
     .map(([field, property]) => ({ schema, field, property, body })),
 );
 
-function verdict({ schema, field, body }: (typeof limited)[number], value: string): 'valid' | { statusCode: number; code: string } {
+function verdict(
+  { schema, field, body }: (typeof limited)[number],
+  value: string,
+): 'valid' | { statusCode: number; code: string } {
   const request = Object.fromEntries(body.required.map((name) => [name, sampleOf(body.properties[name]!)]));
   request[field] = value;
   const validate = validatorOf(schema);
@@ -52,16 +67,25 @@ describe('string lengths are counted in characters', () => {
   describe.each(limited.map((entry) => [`${entry.schema}.${entry.field}`, entry] as const))('%s', (_, entry) => {
     const { minLength, maxLength } = entry.property;
 
-    it.each(CHARACTERS)('%s: the limits hold in characters, and one character over is the field\'s 400', (__, character) => {
-      if (maxLength !== undefined) {
-        expect(verdict(entry, character.repeat(maxLength))).toBe('valid');
-        expect(verdict(entry, character.repeat(maxLength + 1))).toEqual({ statusCode: 400, code: expect.stringMatching(/^INVALID_[A-Z]+$/) });
-      }
-      if (minLength !== undefined && minLength > 0) {
-        expect(verdict(entry, character.repeat(minLength))).toBe('valid');
-        expect(verdict(entry, character.repeat(minLength - 1))).toEqual({ statusCode: 400, code: expect.stringMatching(/^INVALID_[A-Z]+$/) });
-      }
-    });
+    it.each(CHARACTERS)(
+      "%s: the limits hold in characters, and one character over is the field's 400",
+      (__, character) => {
+        if (maxLength !== undefined) {
+          expect(verdict(entry, character.repeat(maxLength))).toBe('valid');
+          expect(verdict(entry, character.repeat(maxLength + 1))).toEqual({
+            statusCode: 400,
+            code: expect.stringMatching(/^INVALID_[A-Z]+$/),
+          });
+        }
+        if (minLength !== undefined && minLength > 0) {
+          expect(verdict(entry, character.repeat(minLength))).toBe('valid');
+          expect(verdict(entry, character.repeat(minLength - 1))).toEqual({
+            statusCode: 400,
+            code: expect.stringMatching(/^INVALID_[A-Z]+$/),
+          });
+        }
+      },
+    );
   });
 });
 
