@@ -22,6 +22,6 @@ export function applyLocalDefaults(): void {
   process.env.AWS_ACCESS_KEY_ID ??= 'local';
   process.env.AWS_SECRET_ACCESS_KEY ??= 'local';
   process.env.TABLE_NAME ??= 'content-api';
-  // The SDK warns on every client about Node 20's support window; Lambda runs Node 22.
+  // The SDK warns on every client when it runs on a Node it will stop supporting; the scripts and Lambda run Node 24.
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 }

@@ -13,7 +13,7 @@ import { baseUrl } from '../support/api';
 
 const ROOT = process.cwd();
 const document = buildOpenApiDocument();
-// swagger-parser's dependencies are ESM-only, which jest's CommonJS runtime cannot load on Node 20: it runs in Node itself.
+// swagger-parser's dependencies are ESM-only, which jest's CommonJS runtime cannot load: it runs in Node itself.
 const VALIDATE = `import SwaggerParser from '@apidevtools/swagger-parser';
 let text = '';
 for await (const chunk of process.stdin) text += chunk;
