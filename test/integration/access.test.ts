@@ -83,6 +83,9 @@ const cred: Record<string, string> = {};
 beforeAll(async () => {
   const accounts = await import('../../lib/store/accounts');
   [p, other] = await Promise.all([newProject(), newProject()]);
+  // Long enough to be used once before expiring on a loaded machine; the setup then waits until both have expired.
+  const LIFETIME = 6;
+  const expiredBy = Date.now() + (LIFETIME + 1) * 1000;
   const [editor, viewer, stranger, readKey, writeKey, noPermKey, expiring, revoked] = await Promise.all([
     newUser(p, 'editor'),
     newUser(p, 'viewer'),
@@ -90,10 +93,10 @@ beforeAll(async () => {
     newKey(p, ['content:read']),
     newKey(p, ['content:write']),
     newKey(p, []),
-    newKey(p, ['content:read', 'content:write'], 2),
+    newKey(p, ['content:read', 'content:write'], LIFETIME),
     newKey(p, ['content:read', 'content:write']),
   ]);
-  const expiringSession = await accounts.createSession(p.username, 2);
+  const expiringSession = await accounts.createSession(p.username, LIFETIME);
   // Both work before they expire, so the 401s below come from expiry and nothing else.
   expect((await call('GET', p.content, { token: expiring.key })).status).toBe(200);
   expect((await call('GET', p.content, { token: expiringSession.token })).status).toBe(200);
@@ -118,7 +121,7 @@ beforeAll(async () => {
     // Same key id as a real key, wrong secret.
     forgedKey: `${p.key.slice(0, 'capi_'.length + 17)}${secret()}`,
   });
-  await sleep(3100);
+  await sleep(Math.max(0, expiredBy - Date.now()) + 100);
 });
 
 describe('access matrix: every principal on every route', () => {
