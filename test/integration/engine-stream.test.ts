@@ -4,7 +4,6 @@
 // DynamoDB Local's stream.
 import {
   ConditionalCheckFailedException,
-  CreateTableCommand,
   DeleteItemCommand,
   DeleteTableCommand,
   DynamoDBClient,
@@ -12,6 +11,7 @@ import {
   TransactWriteItemsCommand,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
+import { createKeyedTable } from '../support/engine-table';
 import { type ChangeRecord, listenDynamoDbLocal, listenEmbedded } from '../../lib/local/stream';
 
 const onDynamoDbLocal = process.env.DYNAMODB_ENGINE === 'dynamodb-local';
@@ -49,21 +49,7 @@ beforeAll(async () => {
     closeEngine = engine.close;
   }
   client = new DynamoDBClient({ endpoint, maxAttempts: 1 });
-  await client.send(
-    new CreateTableCommand({
-      TableName,
-      AttributeDefinitions: [
-        { AttributeName: 'pk', AttributeType: 'S' },
-        { AttributeName: 'sk', AttributeType: 'S' },
-      ],
-      KeySchema: [
-        { AttributeName: 'pk', KeyType: 'HASH' },
-        { AttributeName: 'sk', KeyType: 'RANGE' },
-      ],
-      BillingMode: 'PAY_PER_REQUEST',
-      StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_AND_OLD_IMAGES' },
-    }),
-  );
+  await createKeyedTable(client, TableName, { stream: true });
   const listener = (records: ChangeRecord[]) => {
     seen.push(...records.filter((r) => r.eventSourceARN?.includes(`table/${TableName}/`)));
   };

@@ -1,7 +1,6 @@
 // DynamoDB transactions as the engine answers them: the embedded engine (lib/local/transactions.ts) must give the
 // answers DynamoDB Local gives, so the same assertions run on both (`npm test`, `npm run test:dynamodb-local`).
 import {
-  CreateTableCommand,
   DeleteTableCommand,
   DynamoDBClient,
   GetItemCommand,
@@ -12,6 +11,7 @@ import {
   type TransactWriteItem,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
+import { createKeyedTable } from '../support/engine-table';
 import { randomUUID } from 'node:crypto';
 
 const client = new DynamoDBClient({ endpoint: process.env.AWS_ENDPOINT_URL_DYNAMODB, maxAttempts: 1 });
@@ -63,20 +63,7 @@ const cancellation = async (items: TransactWriteItem[]) => {
 };
 
 beforeAll(async () => {
-  await client.send(
-    new CreateTableCommand({
-      TableName,
-      AttributeDefinitions: [
-        { AttributeName: 'pk', AttributeType: 'S' },
-        { AttributeName: 'sk', AttributeType: 'S' },
-      ],
-      KeySchema: [
-        { AttributeName: 'pk', KeyType: 'HASH' },
-        { AttributeName: 'sk', KeyType: 'RANGE' },
-      ],
-      BillingMode: 'PAY_PER_REQUEST',
-    }),
-  );
+  await createKeyedTable(client, TableName);
 });
 beforeEach(() => {
   pk = randomUUID();
