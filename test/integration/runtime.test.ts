@@ -285,7 +285,10 @@ describe('npm start under a process manager', () => {
         const { port } = new URL(ready.url);
         const refused = await new Promise<boolean>((resolve) => {
           const socket = connect(Number(port), '127.0.0.1');
-          socket.once('connect', () => (socket.destroy(), resolve(false)));
+          socket.once('connect', () => {
+            socket.destroy();
+            resolve(false);
+          });
           socket.once('error', () => resolve(true));
         });
         expect(refused).toBe(true);
