@@ -431,6 +431,10 @@ function summarySection(report: BenchReport, out: string[]): void {
   } else if (report.coldstart) {
     out.push(`| 4. cold start | ≤ ${COLD_TARGET}× | not measured: ${report.coldstart.note} | — |`);
   }
+  if (report.memory)
+    out.push(
+      `| 5. local API peak RSS under contention | reported | ${fmt(report.memory.server.peakMb, 0)} MB (baseline ${fmt(report.memory.server.baselineMb, 0)} MB) | reported |`,
+    );
   if (report.cost) {
     const set = (label: string) => report.cost?.sizes.find((sz) => sz.label === label);
     const cells = (report.cost.sizes ?? []).map((sz) => {
@@ -443,10 +447,6 @@ function summarySection(report: BenchReport, out: string[]): void {
       `| 6. cost per operation by content size | reported | ${cells.join('; ')}${set('32 MiB')?.held ? '' : `; growth stopped at ${(report.cost.growth.reachedBytes / 1024).toFixed(0)} KiB after ${report.cost.growth.seconds.toFixed(1)} s`} | reported |`,
     );
   }
-  if (report.memory)
-    out.push(
-      `| 5. local API peak RSS under contention | reported | ${fmt(report.memory.server.peakMb, 0)} MB (baseline ${fmt(report.memory.server.baselineMb, 0)} MB) | reported |`,
-    );
   for (const [part, error] of Object.entries(report.errors))
     out.push(`| ${part} | | **error**: ${error.split('\n')[0]} | ❌ |`);
   out.push('');
