@@ -10,6 +10,7 @@ import { CREDS } from './requests';
 import { type LatencyReport, TARGETS } from './latency';
 import type { ContentionRow, MemoryReport } from './contention';
 import { type ColdReport, TARGET as COLD_TARGET } from './coldstart';
+import { type CostReport, costMarkdown, writesPerSecond } from './cost';
 
 export interface BenchReport {
   machine: Machine;
@@ -23,6 +24,29 @@ export interface BenchReport {
   contention?: ContentionRow[];
   memory?: MemoryReport;
   coldstart?: ColdReport;
+  cost?: CostReport;
+  /** Parts not run this time whose results come from the previous latest.json. */
+  carriedOver?: { date: string; parts: string[] };
+}
+
+const PART_FIELDS: Record<string, Array<keyof BenchReport>> = {
+  requests: ['requests'],
+  latency: ['latency'],
+  contention: ['contention', 'memory'],
+  coldstart: ['coldstart'],
+  cost: ['cost'],
+};
+
+/** Copies into `report` the results of the parts it did not run from `previous` (a partial run adds its sections). */
+export function carryOver(report: BenchReport, previous: BenchReport): void {
+  const carried: string[] = [];
+  for (const [part, fields] of Object.entries(PART_FIELDS)) {
+    if (report.parts.includes(part) || fields.every((f) => previous[f] === undefined)) continue;
+    for (const field of fields) (report as unknown as Record<string, unknown>)[field] = previous[field];
+    carried.push(part);
+  }
+  if (carried.length > 0)
+    report.carriedOver = { date: previous.carriedOver?.date ?? previous.machine.date, parts: carried };
 }
 
 const COLORS = { floor: '#222222', relay: '#2ca02c', replay: '#8c8c8c', inproc: '#1f77b4', http: '#d62728' };
@@ -411,6 +435,18 @@ function summarySection(report: BenchReport, out: string[]): void {
     out.push(
       `| 5. local API peak RSS under contention | reported | ${fmt(report.memory.server.peakMb, 0)} MB (baseline ${fmt(report.memory.server.baselineMb, 0)} MB) | reported |`,
     );
+  if (report.cost) {
+    const set = (label: string) => report.cost?.sizes.find((sz) => sz.label === label);
+    const cells = (report.cost.sizes ?? []).map((sz) => {
+      const w = sz.rows.find((r) => r.id === 'set');
+      return sz.held && w
+        ? `${sz.label}: set ${w.wcu} WCU, ${writesPerSecond(w.wcu)} writes/s`
+        : `${sz.label}: cannot hold (${sz.stoppedBy?.status} ${sz.stoppedBy?.code ?? ''})`;
+    });
+    out.push(
+      `| 6. cost per operation by content size | reported | ${cells.join('; ')}${set('32 MiB')?.held ? '' : `; growth stopped at ${(report.cost.growth.reachedBytes / 1024).toFixed(0)} KiB after ${report.cost.growth.seconds.toFixed(1)} s`} | reported |`,
+    );
+  }
   for (const [part, error] of Object.entries(report.errors))
     out.push(`| ${part} | | **error**: ${error.split('\n')[0]} | ❌ |`);
   out.push('');
@@ -436,6 +472,10 @@ function markdown(report: BenchReport): string {
       .map(([k, v]) => `${k}=${v}`)
       .join(', ')}; parts: ${report.parts.join(', ')}`,
   );
+  if (report.carriedOver)
+    out.push(
+      `- **Carried over:** ${report.carriedOver.parts.join(', ')} from the run of ${report.carriedOver.date} (this run: ${report.parts.join(', ')})`,
+    );
   out.push('');
   summarySection(report, out);
   if (report.requests) requestsSection(report, out);
@@ -443,13 +483,14 @@ function markdown(report: BenchReport): string {
   if (report.contention) contentionSection(report, out);
   if (report.coldstart) coldSection(report, out);
   if (report.memory) memorySection(report, out);
+  if (report.cost) out.push(...costMarkdown(report.cost));
   if (Object.keys(report.errors).length > 0) {
     out.push('## Errors', '');
     for (const [part, error] of Object.entries(report.errors)) out.push(`**${part}**`, '', '```', error, '```', '');
   }
   out.push('## Reproduce', '');
   out.push(
-    '`npm run bench` (all parts, a few minutes). Environment: `BENCH_PARTS=requests,latency,contention,coldstart`, `BENCH_ITERATIONS`, `BENCH_RUN_LENGTH`, `BENCH_BLOCKS`, `BENCH_WARMUP`, `BENCH_PROFILE_ITERATIONS` (0: no profile), `BENCH_REQUEST_REPEATS`, `BENCH_CLIENTS`, `BENCH_CONTENTION_OPS`, `BENCH_COLDSTART_RUNS`, `BENCH_COLDSTART_PROFILE_RUNS`, `BENCH_RSS_INTERVAL_MS`. See bench/README.md.',
+    '`npm run bench` (all parts, a few minutes). Environment: `BENCH_PARTS=requests,latency,contention,coldstart,cost`, `BENCH_ITERATIONS`, `BENCH_RUN_LENGTH`, `BENCH_BLOCKS`, `BENCH_WARMUP`, `BENCH_PROFILE_ITERATIONS` (0: no profile), `BENCH_REQUEST_REPEATS`, `BENCH_CLIENTS`, `BENCH_CONTENTION_OPS`, `BENCH_COLDSTART_RUNS`, `BENCH_COLDSTART_PROFILE_RUNS`, `BENCH_RSS_INTERVAL_MS`, `BENCH_COST_REPEATS`. See bench/README.md.',
     '',
   );
   return `${out.join('\n')}\n`;
@@ -457,7 +498,9 @@ function markdown(report: BenchReport): string {
 
 function charts(report: BenchReport, dir: string): string[] {
   const files: string[] = [];
-  if (report.latency) {
+  // A carried-over part keeps the chart its own run drew.
+  const drawn = (part: string) => !report.carriedOver?.parts.includes(part);
+  if (report.latency && drawn('latency')) {
     const panels = report.latency.rows.map((r) => ({
       title: `${r.op}  (in-proc ${x(r.ratio.inproc)}, HTTP ${x(r.ratio.http)})`,
       series: (['floor', 'relay', 'replay', 'inproc', 'http'] as const).map((mode) => ({
@@ -474,7 +517,7 @@ function charts(report: BenchReport, dir: string): string[] {
     );
     files.push('latency.svg');
   }
-  if (report.contention) {
+  if (report.contention && drawn('contention')) {
     const rows = report.contention.map((r) => ({
       label: r.label,
       series: [{ label: 'latency', color: r.path === 'fast' ? '#1f77b4' : '#ff7f0e', values: r.samples }],
@@ -487,7 +530,7 @@ function charts(report: BenchReport, dir: string): string[] {
     );
     files.push('contention.svg');
   }
-  if (report.coldstart?.available) {
+  if (report.coldstart?.available && drawn('coldstart')) {
     const rows = report.coldstart.rows.map((r) => ({
       label: r.name,
       series: [
@@ -507,7 +550,7 @@ function charts(report: BenchReport, dir: string): string[] {
     );
     files.push('coldstart.svg');
   }
-  if (report.memory) {
+  if (report.memory && drawn('contention')) {
     const s = report.memory.series;
     const phases: Array<{ label: string; from: number; to: number }> = [];
     for (const point of s) {

@@ -41,11 +41,13 @@ export const params = {
   coldProfileRuns: int('BENCH_COLDSTART_PROFILE_RUNS', 3),
   /** Part 5: RSS sampling interval, ms. */
   rssIntervalMs: int('BENCH_RSS_INTERVAL_MS', 20),
+  /** Part 6: repetitions of each operation per content size (the cells are medians). */
+  costRepeats: int('BENCH_COST_REPEATS', 3),
 };
 
-/** Which parts run: BENCH_PARTS=requests,latency,contention,coldstart (memory rides on contention). Default all. */
+/** Which parts run: BENCH_PARTS=requests,latency,contention,coldstart,cost (memory rides on contention). Default all. */
 export function partsToRun(): Set<string> {
-  const all = ['requests', 'latency', 'contention', 'coldstart'];
+  const all = ALL_PARTS;
   const raw = process.env.BENCH_PARTS;
   const chosen = raw
     ? raw
@@ -58,7 +60,20 @@ export function partsToRun(): Set<string> {
   return new Set(chosen);
 }
 
+export const ALL_PARTS = ['requests', 'latency', 'contention', 'coldstart', 'cost'];
+
 export const TABLE_NAME = 'content-api-bench';
+
+/**
+ * The engine under the bench: the embedded one (bench/engine.ts), or DynamoDB Local when the bench runs under
+ * `node scripts/dynamodb-local.mjs -- npm run bench` (which sets DYNAMODB_ENGINE and AWS_ENDPOINT_URL_DYNAMODB).
+ */
+export function engineChoice(): { slug: string; name: string; endpoint?: string } {
+  const endpoint = process.env.AWS_ENDPOINT_URL_DYNAMODB;
+  if (process.env.DYNAMODB_ENGINE === 'dynamodb-local' && endpoint)
+    return { slug: 'dynamodb-local', name: 'DynamoDB Local (scripts/dynamodb-local.mjs)', endpoint };
+  return { slug: 'dynalite', name: 'dynalite (embedded, in memory)' };
+}
 
 /** Region, dummy credentials, the table: what every child (server, engine, worker, cold start) needs. */
 export function baseEnv(extra: Record<string, string> = {}): Record<string, string> {

@@ -31,8 +31,12 @@ export async function spawnTs<T>(
   return { child, pid: child.pid as number, ready, stop: stopper(child) };
 }
 
-export async function startEngineProcess(): Promise<Child & { endpoint: string }> {
-  const started = await spawnTs<{ endpoint: string }>('bench/engine.ts', baseEnv());
+/** The engine process; with `external` (DynamoDB Local's endpoint) it only creates the table there. */
+export async function startEngineProcess(external?: string): Promise<Child & { endpoint: string }> {
+  const started = await spawnTs<{ endpoint: string }>(
+    'bench/engine.ts',
+    baseEnv(external ? { BENCH_ENGINE_ENDPOINT: external } : {}),
+  );
   return { ...started, endpoint: started.ready.endpoint };
 }
 
