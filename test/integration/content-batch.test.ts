@@ -65,6 +65,30 @@ describe('POST content/batch', () => {
       ],
       { n: 2, l: ['x'], o: { j: 2 }, m: -5 },
     ],
+    [
+      'a missing delete beside an increment (the one-request form fails its condition, then reads)',
+      { n: 1 },
+      [
+        { op: 'delete', path: 'gone' },
+        { op: 'increment', path: 'n' },
+      ],
+      { n: 2 },
+    ],
+    [
+      'a set under a missing parent (the one-request condition fails, then planned)',
+      { s: 'x', n: 1 },
+      [
+        { op: 'increment', path: 'n' },
+        { op: 'set', path: 't.u', value: 1 },
+      ],
+      { s: 'x', n: 2, t: { u: 1 } },
+    ],
+    [
+      '100 pushes to 100 lists (too long for one expression: read and plan)',
+      {},
+      Array.from({ length: 100 }, (_, i) => ({ op: 'push', path: `list${i}`, value: i })),
+      Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`list${i}`, [i]])),
+    ],
   ])('%s', async (_name, initial, operations, expected) => {
     const p = await project(initial);
     await applied(p, operations);
@@ -277,6 +301,16 @@ describe('POST content/batch', () => {
         'INDEX_OUT_OF_RANGE',
       ],
       ['a key on an array', { l: [] }, [{ op: 'set', path: 'l.k', value: 1 }], 0, 'INVALID_PATH'],
+      [
+        'a set below a string beside an increment (refused by the engine in one request, then planned)',
+        { s: 'x', n: 1 },
+        [
+          { op: 'increment', path: 'n' },
+          { op: 'set', path: 's.u', value: 1 },
+        ],
+        1,
+        'NOT_A_CONTAINER',
+      ],
     ])('%s', async (_name, initial, operations, index, code) => {
       await failsAt(initial, operations, index, code);
     });
