@@ -70,7 +70,7 @@ describe('planBatch', () => {
 
   it("an operation's error is the one plan gives it alone, on the content the ones before it left", () => {
     let content: JsonObject = { l: [1] };
-    for (const op of ops(push('l', 2), set('l.0', 'a'))) content = applyAction(content, plan(content, op)!.action);
+    for (const op of [push('l', 2), set('l.0', 'a')]) content = applyAction(content, plan(content, op)!.action);
     const alone = thrownBy(() => plan(content, insert('l', 5, 0)));
     const inBatch = thrownBy(() =>
       planBatch({ l: [1] }, ops(push('l', 2), set('l.0', 'a'), insert('l', 5, 0)), BUDGET),
