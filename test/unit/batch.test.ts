@@ -169,7 +169,7 @@ describe('compileBatchWrite', () => {
   });
 
   it("has none when the merged expression would pass DynamoDB's 4 KB limit", () => {
-    const many = Array.from({ length: 100 }, (_, i) => push(`list${i}`, i));
+    const many = ops(...Array.from({ length: 100 }, (_, i) => push(`list${i}`, i)));
     const within = compileBatchWrite(many.slice(0, 40), envelope);
     expect(within?.UpdateExpression.length).toBeLessThanOrEqual(MAX_EXPRESSION_LENGTH);
     expect(compileBatchWrite(many, envelope)).toBeUndefined();
