@@ -23,7 +23,13 @@ export interface TestOperation {
   exists?: boolean;
 }
 
-export type BatchOperation = Exclude<ContentOperation, { kind: 'replace' }> | TestOperation;
+/** An operation its route would refuse as sent (its 400): it fails the batch when its turn comes, like any other. */
+export interface InvalidOperation {
+  kind: 'invalid';
+  error: HttpError;
+}
+
+export type BatchOperation = Exclude<ContentOperation, { kind: 'replace' }> | TestOperation | InvalidOperation;
 
 export interface BatchPlan {
   /** The content after every operation. */
@@ -76,6 +82,7 @@ function numberAt(root: JsonObject, steps: readonly (string | number)[]): JsonNu
 
 /** One operation on the content as the ones before it left it: its own error, exactly as it would get it alone. */
 function applyOne(root: JsonObject, op: BatchOperation, maxBytes: number, tooLarge: () => HttpError): JsonObject {
+  if (op.kind === 'invalid') throw op.error;
   if (op.kind === 'test') {
     assertTest(root, op);
     return root;

@@ -416,7 +416,8 @@ const isPrefix = (a: Segments, b: Segments) => a.length <= b.length && a.every((
  * One UpdateItem for a whole batch, without reading: every operation's fast form in one state (SET, REMOVE and
  * conditions merged, placeholders numbered once), or undefined when that would not be the batch's meaning. Operations
  * see the ones before them, while one UpdateItem reads every operand from the item as it was: that is the same only
- * when no path is a prefix of another and no list loses an element under another operation. Tests need a read.
+ * when no path is a prefix of another and no list loses an element under another operation. Tests need a read,
+ * and so does an invalid operation (the ones before it may fail first).
  */
 export function compileBatchWrite(
   ops: readonly BatchOperation[],
@@ -424,7 +425,7 @@ export function compileBatchWrite(
 ): UpdateRequest | undefined {
   const writes: ContentOperation[] = [];
   for (const op of ops) {
-    if (op.kind === 'test') return undefined;
+    if (op.kind === 'test' || op.kind === 'invalid') return undefined;
     writes.push(op);
   }
   for (const [i, a] of writes.entries()) {

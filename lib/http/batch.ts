@@ -36,27 +36,7 @@ export function schemaView(body: Body): Body {
   );
 }
 
-/** The batch body as the schema sees it: each operation's own view. */
-export function batchView(body: Body): Body {
-  if (!Array.isArray(body.operations)) return body;
-  return {
-    ...body,
-    operations: body.operations.map((op) =>
-      typeof op === 'object' && op !== null && !Array.isArray(op) ? schemaView(op as Body) : op,
-    ),
-  };
-}
-
 const isName = (op: unknown): op is BatchOperationName => BATCH_OPERATIONS.includes(op as BatchOperationName);
-
-function at<T>(index: number, fn: () => T): T {
-  try {
-    return fn();
-  } catch (error) {
-    if (error instanceof HttpError) error.index = index;
-    throw error;
-  }
-}
 
 function testOperation(body: Body): BatchOperation {
   const segments = parsePath(body.path);
@@ -71,36 +51,32 @@ function testOperation(body: Body): BatchOperation {
     : { kind: 'test', segments, value: body.value as Json };
 }
 
-/**
- * The operations of a batch body, each checked exactly as its own route checks its body; the first that fails
- * throws that route's 400 with its position (`index`). The body's own shape fails with INVALID_BATCH or UNKNOWN_FIELD.
- */
-export function batchOperations(body: Body): BatchOperation[] {
-  const extra = Object.keys(body).find((k) => k !== 'operations');
-  if (extra !== undefined) throw new BadRequest('UNKNOWN_FIELD', `unknown field '${extra}'`);
-  const list = body.operations;
-  if (!Array.isArray(list) || list.length < 1 || list.length > MAX_BATCH_OPERATIONS) {
-    throw new BadRequest('INVALID_BATCH', `operations must be an array of 1 to ${MAX_BATCH_OPERATIONS} operations`);
+/** One operation as its own route would take it, or its 400 (with its position) when the route would refuse it. */
+function batchOperation(item: unknown, index: number): BatchOperation {
+  try {
+    const op = typeof item === 'object' && item !== null && !Array.isArray(item) ? (item as Body).op : undefined;
+    if (!isName(op)) {
+      throw new BadRequest(
+        'INVALID_BATCH',
+        `each operation is an object whose op is one of ${BATCH_OPERATIONS.join(', ')}`,
+      );
+    }
+    const { op: _, ...fields } = item as Body;
+    const validate = VALIDATORS[op];
+    if (!validate(schemaView(fields))) throw schemaError(validate.errors);
+    return op === 'test' ? testOperation(fields) : (operations[op](fields) as BatchOperation);
+  } catch (error) {
+    if (!(error instanceof HttpError)) throw error;
+    error.index = index;
+    return { kind: 'invalid', error };
   }
-  return list.map((item: unknown, index) =>
-    at(index, () => {
-      const op = typeof item === 'object' && item !== null && !Array.isArray(item) ? (item as Body).op : undefined;
-      if (!isName(op)) {
-        throw new BadRequest(
-          'INVALID_BATCH',
-          `each operation is an object whose op is one of ${BATCH_OPERATIONS.join(', ')}`,
-        );
-      }
-      const { op: _, ...fields } = item as Body;
-      const validate = VALIDATORS[op];
-      if (!validate(schemaView(fields))) throw schemaError(validate.errors);
-      return op === 'test' ? testOperation(fields) : (operations[op](fields) as BatchOperation);
-    }),
-  );
 }
 
-/** The 400 for a batch body its schema refuses: the first operation's own, with its position. */
-export function batchRefusal(body: Body): BadRequest {
-  batchOperations(body);
-  return new BadRequest('INVALID_BATCH', 'the request body does not match the batch schema');
+/**
+ * The operations of a batch whose envelope the schema accepted (validateBatchEnvelope), each checked exactly as its
+ * own route checks its body. One its route would refuse fails the batch with that 400 when its turn comes: the
+ * batch stops at its first failing operation, as if sent one by one.
+ */
+export function batchOperations(body: Body): BatchOperation[] {
+  return (body.operations as unknown[]).map(batchOperation);
 }

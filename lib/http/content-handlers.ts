@@ -17,20 +17,13 @@ export interface MutationSpec {
   /** One operation, or a batch of them (applied in order, all or none). */
   operation: (body: Record<string, unknown>) => ContentOperation | BatchOperation[];
   message: string;
-  /** The body as the schema sees it (default: top-level exact numbers as numbers). */
-  view?: (body: Record<string, unknown>) => Record<string, unknown>;
-  /** The 400 for a body the schema refuses (default: its first error's). */
-  refuse?: (body: Record<string, unknown>, validate: Validator) => BadRequest;
 }
-
 export function contentMutation(spec: MutationSpec) {
   return httpHandler(async (event, context) => {
     const { text, principal, project } = await beginRequest(event, 'write');
     const input = validated(() => {
       const body = parseJsonObject(text);
-      if (!spec.validate((spec.view ?? schemaView)(body))) {
-        throw spec.refuse ? spec.refuse(body, spec.validate) : schemaError(spec.validate.errors);
-      }
+      if (!spec.validate(schemaView(body))) throw schemaError(spec.validate.errors);
       const ifMatch = parseIfMatch(event);
       const idempotencyKey = parseIdempotencyKey(header(event, 'idempotency-key'));
       return { body, op: spec.operation(body), ifMatch, idempotencyKey };

@@ -55,6 +55,12 @@ const withOp = (op: BatchOperationName, schema: ReturnType<typeof body>) => ({
   required: ['op', ...schema.required],
 });
 
+/** What the batch route's validator checks before each operation is checked by its own route's rules. */
+export const batchEnvelopeSchema = body(
+  { operations: { type: 'array', minItems: 1, maxItems: MAX_BATCH_OPERATIONS } },
+  ['operations'],
+);
+
 export const requestSchemas = {
   ...mutationSchemas,
   batch: body(

@@ -354,6 +354,19 @@ describe('POST content/batch', () => {
       expect(await state(p)).toEqual(before);
     });
 
+    it('the batch stops at its first failing operation, whichever kind of error comes later', async () => {
+      const p = await project({ s: 'x' });
+      const before = await state(p);
+      const r = await batch(p, [
+        { op: 'set', path: 'a', value: 1 },
+        { op: 'push', path: 's', value: 1 },
+        { op: 'set', path: 'b' },
+      ]);
+      expectErrorAt(r, 400, 'NOT_AN_ARRAY', 1);
+      expectErrorAt(await batch(p, [{ op: 'test', path: 's', value: 'y' }, { op: 'move' }]), 409, 'TEST_FAILED', 0);
+      expect(await state(p)).toEqual(before);
+    });
+
     it('an operation fails exactly as its route fails the same body', async () => {
       const p = await project({});
       for (const body of [{ path: 'b' }, { path: 'a..b', value: 1 }, { path: 'n', value: 1, index: 0 }]) {
