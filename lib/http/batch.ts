@@ -4,7 +4,7 @@ import type { BatchOperation } from '../content/batch';
 import { type Json, LosslessNumber } from '../content/json';
 import { operations } from '../content/operations';
 import { parsePath } from '../paths';
-import { BATCH_OPERATIONS, type BatchOperationName, MAX_BATCH_OPERATIONS } from './schemas';
+import { BATCH_OPERATIONS, type BatchOperationName } from './schemas';
 import { type Validator, schemaError } from './validation';
 import {
   validateDecrement,
