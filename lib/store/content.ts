@@ -249,7 +249,9 @@ async function decideBatch(
 export async function writeBatch(request: BatchWriteRequest): Promise<WriteResult> {
   const { token, slot, envelope } = writeEnvelope(request);
   const fast = compileBatchWrite(request.ops, envelope);
-  return sendDecided(request.project, envelope, token, fast, (item) => decideBatch(request, item, token, slot));
+  // What the engine refuses of a merged write (a result beyond its digits or range) belongs to one of its operations:
+  // planning says which, with its index.
+  return sendDecided(request.project, envelope, token, fast, (item) => decideBatch(request, item, token, slot), true);
 }
 
 type Envelope = Omit<WriteEnvelope, 'size'>;
@@ -274,10 +276,14 @@ async function sendDecided(
   token: string,
   fast: UpdateRequest | undefined,
   decideOn: (item: ProjectItem | undefined) => Promise<Decision>,
+  planOnRefusal = false,
 ): Promise<WriteResult> {
   let item: ProjectItem | undefined;
   if (fast) {
-    const sent = await sendUpdate(project, fast, true);
+    const sent = await sendUpdate(project, fast, true).catch((error: unknown): Sent => {
+      if (planOnRefusal && error instanceof HttpError && error.statusCode < 500) return { ok: false };
+      throw error;
+    });
     if (sent.ok) return { etag: formatEtag(token) };
     item = await itemAfterFailure(project, sent);
   } else {

@@ -30,12 +30,17 @@ async function oneByOne(p: Project, operations: Op[]): Promise<Reply | undefined
  * by one to a twin project), and changes nothing.
  */
 async function failsAt(initial: Record<string, unknown>, operations: Op[], index: number, code: string) {
+  // The single route words a sum the engine refused by the engine's rule; the batch's planner by its own.
+  const sameWords = code !== 'NUMBER_TOO_PRECISE';
   const [p, twin] = await Promise.all([project(initial), project(initial)]);
   const alone = await oneByOne(twin, operations.slice(0, index + 1));
   expect(alone?.body.code).toBe(code);
   const before = await state(p);
   const r = await batch(p, operations);
-  expect({ status: r.status, body: r.body }).toEqual({ status: alone?.status, body: { ...alone?.body, index } });
+  expect({ status: r.status, body: r.body }).toEqual({
+    status: alone?.status,
+    body: { ...alone?.body, ...(sameWords ? {} : { message: expect.any(String) }), index },
+  });
   expect(await state(p)).toEqual(before);
 }
 
@@ -301,6 +306,18 @@ describe('POST content/batch', () => {
         'INDEX_OUT_OF_RANGE',
       ],
       ['a key on an array', { l: [] }, [{ op: 'set', path: 'l.k', value: 1 }], 0, 'INVALID_PATH'],
+      // The one-request form gets past its condition and the engine refuses the sum: planning names the operation.
+      [
+        'a sum over 38 digits',
+        { n: 1, m: 1e-130 },
+        [
+          { op: 'increment', path: 'n' },
+          { op: 'decrement', path: 'm' },
+        ],
+        1,
+        'NUMBER_TOO_PRECISE',
+      ],
+      ['a sum over 38 digits, alone', { m: 1e-130 }, [{ op: 'decrement', path: 'm' }], 0, 'NUMBER_TOO_PRECISE'],
       [
         'a set below a string beside an increment (refused by the engine in one request, then planned)',
         { s: 'x', n: 1 },

@@ -292,17 +292,27 @@ export class CurrentValue {
 
 /** A batch operation: a request of a mutation route plus `op`, or a test of a value, the current value or existence. */
 const batchOperation: fc.Arbitrary<Body> = fc.oneof(
-  ...requests.slice(0, 6).map((r) => r.map(([route, body]) => ({ op: route, ...body }))),
-  fc.record({ path, value }).map((b) => ({ op: 'test', ...b })),
-  path.map((p) => ({ op: 'test', path: p, value: new CurrentValue() })),
-  fc.record({ path, exists: fc.boolean() }).map((b) => ({ op: 'test', ...b })),
-  fc.constantFrom<Body>(
-    { op: 'set', path: 'a' },
-    { op: 'push', path: 'list', value: 1, extra: true },
-    { op: 'increment', path: 'a', value: 1e200 },
-    { op: 'test', path: 'a' },
-    { op: 'update', content: {} },
-  ),
+  ...requests
+    .slice(0, 6)
+    .map((r) => ({ weight: 2, arbitrary: r.map(([route, body]): Body => ({ op: route, ...body })) })),
+  // Values set at a fresh key and tests of what is there succeed, so that most batches get past their first steps.
+  {
+    weight: 3,
+    arbitrary: fc.record({ k: key, value }).map(({ k, value: v }): Body => ({ op: 'set', path: k, value: v })),
+  },
+  { weight: 3, arbitrary: path.map((p): Body => ({ op: 'test', path: p, value: new CurrentValue() })) },
+  { weight: 1, arbitrary: fc.record({ path, value }).map((b): Body => ({ op: 'test', ...b })) },
+  { weight: 1, arbitrary: fc.record({ path, exists: fc.boolean() }).map((b): Body => ({ op: 'test', ...b })) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom<Body>(
+      { op: 'set', path: 'a' },
+      { op: 'push', path: 'list', value: 1, extra: true },
+      { op: 'increment', path: 'a', value: 1e200 },
+      { op: 'test', path: 'a' },
+      { op: 'update', content: {} },
+    ),
+  },
 );
 
 /** A batch of 1 to 6 operations (symbolic paths resolved one by one, each on the content the ones before it left). */
