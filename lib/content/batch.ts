@@ -13,7 +13,7 @@ import {
   numberProblem,
   storedSize,
 } from './json';
-import { type ContentOperation, applyAction, plan, walk } from './model';
+import { type ContentOperation, type Step, applyAction, plan, walk } from './model';
 
 /** A precondition: the value at the path equals `value` (as JSON, numbers as decimals), or nothing is there. */
 export interface TestOperation {
@@ -80,23 +80,48 @@ function numberAt(root: JsonObject, steps: readonly (string | number)[]): JsonNu
   return node as JsonNumber;
 }
 
+/** What the entry at `steps` adds to its container's stored size (storedSize is a sum over entries); 0 if absent. */
+function entrySize(root: JsonObject, steps: readonly Step[]): number {
+  let node: Json = root;
+  for (const step of steps.slice(0, -1)) node = (node as Record<string | number, Json>)[step] as Json;
+  const last = steps[steps.length - 1] as Step;
+  if (Array.isArray(node)) {
+    return typeof last === 'number' && last < node.length ? 1 + storedSize(node[last] as Json) : 0;
+  }
+  const object = node as JsonObject;
+  if (!hasOwn(object, last as string)) return 0;
+  return 1 + Buffer.byteLength(last as string, 'utf8') + storedSize(object[last as string] as Json);
+}
+
 /** One operation on the content as the ones before it left it: its own error, exactly as it would get it alone. */
-function applyOne(root: JsonObject, op: BatchOperation, maxBytes: number, tooLarge: () => HttpError): JsonObject {
+function applyOne(
+  state: { content: JsonObject; bytes: number; owned: WeakSet<object> },
+  op: BatchOperation,
+  maxBytes: number,
+  tooLarge: () => HttpError,
+): void {
+  const root = state.content;
   if (op.kind === 'invalid') throw op.error;
   if (op.kind === 'test') {
     assertTest(root, op);
-    return root;
+    return;
   }
   const planned = plan(root, op);
-  if (planned === undefined) return root;
+  if (planned === undefined) return;
   const { action } = planned;
   if (action.kind === 'add') {
     const problem = numberProblem(decimalOf(numberAt(root, action.steps)).plus(decimalOf(action.amount)));
     if (problem !== undefined) throw numberError(problem, 'the result');
   }
-  const next = applyAction(root, action);
-  if (storedSize(next) > maxBytes) throw tooLarge();
-  return next;
+  // Only the entry at the action's path changes (a removed element: one entry fewer), so the size moves by its change.
+  const before = entrySize(root, action.steps);
+  // The containers this batch copied already are changed in place; `root` as the batch got it never is.
+  const next = applyAction(root, action, state.owned);
+  const after = action.kind === 'remove' ? 0 : entrySize(next, action.steps);
+  const bytes = state.bytes - before + after;
+  if (bytes > maxBytes) throw tooLarge();
+  state.content = next;
+  state.bytes = bytes;
 }
 
 /**
@@ -108,14 +133,14 @@ export function planBatch(
   ops: readonly BatchOperation[],
   budget: { maxBytes: number; tooLarge: () => HttpError },
 ): BatchPlan {
-  let content = root;
+  const state = { content: root, bytes: storedSize(root), owned: new WeakSet<object>() };
   for (const [index, op] of ops.entries()) {
     try {
-      content = applyOne(content, op, budget.maxBytes, budget.tooLarge);
+      applyOne(state, op, budget.maxBytes, budget.tooLarge);
     } catch (error) {
       if (error instanceof HttpError) error.index = index;
       throw error;
     }
   }
-  return { content, changed: content !== root, bytes: storedSize(content) };
+  return { content: state.content, changed: state.content !== root, bytes: state.bytes };
 }

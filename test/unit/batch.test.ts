@@ -1,9 +1,10 @@
 // Batches, without a database: the in-memory planner (order, atomicity, each operation's own error with its index)
 // and the one-UpdateItem form of a batch (exact merged requests, and when there is none).
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import fc from 'fast-check';
 import { PayloadTooLarge } from '../../lib/config/errors';
 import { type BatchOperation, jsonEquals, planBatch } from '../../lib/content/batch';
-import { type Json, type JsonObject, LosslessNumber, jsonNumber } from '../../lib/content/json';
+import { type Json, type JsonObject, LosslessNumber, jsonNumber, storedSize } from '../../lib/content/json';
 import { type ContentOperation, applyAction, plan } from '../../lib/content/model';
 import {
   type AccessCheck,
@@ -76,6 +77,63 @@ describe('planBatch', () => {
       planBatch({ l: [1] }, ops(push('l', 2), set('l.0', 'a'), insert('l', 5, 0)), BUDGET),
     );
     expect({ ...inBatch.toJSON() }).toEqual({ ...alone.toJSON(), index: 2 });
+  });
+});
+
+describe('planBatch on random batches', () => {
+  const segment = fc.constantFrom('a', 'b', 'c', '0', '1', '-1', '2');
+  const opPath = fc.array(segment, { minLength: 1, maxLength: 3 }).map((s) => s.join('.'));
+  const leaf = fc.oneof(fc.integer({ min: -5, max: 5 }), fc.constantFrom('s', null, true));
+  const { tree } = fc.letrec<{ tree: Json }>((tie) => ({
+    tree: fc.oneof(
+      { depthSize: 'small', withCrossShrink: true },
+      leaf,
+      fc.array(tie('tree'), { maxLength: 3 }),
+      fc.dictionary(fc.constantFrom('a', 'b', 'c', '0'), tie('tree'), { maxKeys: 3 }),
+    ),
+  }));
+  const root = fc.dictionary(fc.constantFrom('a', 'b', 'c'), tree, { maxKeys: 3 }) as fc.Arbitrary<JsonObject>;
+  const operation = fc.oneof(
+    fc.tuple(opPath, tree).map(([p, v]) => set(p, v)),
+    fc.tuple(opPath, leaf).map(([p, v]) => push(p, v)),
+    fc.tuple(opPath, fc.integer({ min: -3, max: 3 }), leaf).map(([p, i, v]) => insert(p, i, v)),
+    fc.tuple(opPath, fc.integer({ min: -3, max: 3 })).map(([p, n]) => add(p, n)),
+    opPath.map((p) => del(p)),
+  );
+
+  it('equals plan and applyAction one by one, counts the bytes exactly and never changes its input', () => {
+    fc.assert(
+      fc.property(root, fc.array(operation, { minLength: 1, maxLength: 8 }), (initial, batch) => {
+        const before = JSON.stringify(initial);
+        let expected: JsonObject = initial;
+        let failure: { code: string; index: number } | undefined;
+        for (const [index, op] of batch.entries()) {
+          try {
+            const planned = plan(expected, op);
+            if (planned) expected = applyAction(expected, planned.action);
+          } catch (error) {
+            failure = {
+              code: thrownBy(() => {
+                throw error;
+              }).code,
+              index,
+            };
+            break;
+          }
+        }
+        const big = { ...BUDGET, maxBytes: 1e9 };
+        if (failure) {
+          const error = thrownBy(() => planBatch(initial, ops(...batch), big));
+          expect({ code: error.code, index: error.index }).toEqual(failure);
+        } else {
+          const result = planBatch(initial, ops(...batch), big);
+          expect(result.content).toEqual(expected);
+          expect(result.bytes).toBe(storedSize(expected));
+        }
+        expect(JSON.stringify(initial)).toBe(before);
+      }),
+      { numRuns: 500 },
+    );
   });
 });
 
