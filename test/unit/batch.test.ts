@@ -222,6 +222,10 @@ describe('compileBatchWrite', () => {
     ['an element removed beside another operation', ops(del('l.0'), set('m', 1))],
     ['a negative index (needs the length)', ops(set('l.-1', 1), set('m', 1))],
     ['an insert in the middle', ops(insert('l', -1, 1))],
+    [
+      'an operation its route would refuse (the ones before it may fail first)',
+      ops(set('a', 1), { kind: 'invalid', error: new PayloadTooLarge('CONTENT_TOO_LARGE', 'x') }),
+    ],
   ])('has no one-request form for %s (read and plan)', (_name, batch) => {
     expect(compileBatchWrite(batch, envelope)).toBeUndefined();
   });
