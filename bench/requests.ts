@@ -501,6 +501,103 @@ const CASES: Case[] = [
     target: { idempotencyOf: 'insert-middle' },
     creds: all,
   },
+  // content/batch (issue 15): one UpdateItem when every operation compiles without reading and no paths overlap;
+  // otherwise read, plan every operation on a copy, and one UpdateItem of the result guarded by the version read.
+  {
+    id: 'batch-disjoint',
+    label: 'batch: increment + push + set + delete on unrelated paths',
+    group: 'fast path',
+    method: 'POST',
+    route: 'batch',
+    body: {
+      operations: [
+        { op: 'increment', path: 'data.counter' },
+        { op: 'push', path: 'data.items', value: 5 },
+        { op: 'set', path: 'data.item.name', value: 'desk' },
+        { op: 'delete', path: 'data.item.count' },
+      ],
+    },
+    expectStatus: 200,
+    target: one(1),
+    creds: all,
+  },
+  {
+    id: 'batch-100-counters',
+    // Over DynamoDB's 4 KB per expression merged: read, plan, one write.
+    label: 'batch: 100 increments of 100 keys under one object',
+    group: 'fast path',
+    method: 'POST',
+    route: 'batch',
+    initial: { data: { c: {} } },
+    body: { operations: Array.from({ length: 100 }, (_, i) => ({ op: 'increment', path: `data.c.k${i}` })) },
+    expectStatus: 200,
+    creds: all,
+  },
+  {
+    id: 'batch-overlapping',
+    label: 'batch: set a parent, then increment under it (overlapping paths)',
+    group: 'read-then-write',
+    method: 'POST',
+    route: 'batch',
+    body: {
+      operations: [
+        { op: 'set', path: 'data.new', value: { n: 1 } },
+        { op: 'increment', path: 'data.new.n' },
+        { op: 'push', path: 'data.items', value: 5 },
+      ],
+    },
+    expectStatus: 200,
+    target: one(2),
+    creds: all,
+  },
+  {
+    id: 'batch-test',
+    label: 'batch: test, then decrement (a test needs a read)',
+    group: 'read-then-write',
+    method: 'POST',
+    route: 'batch',
+    body: {
+      operations: [
+        { op: 'test', path: 'data.item.count', value: 5 },
+        { op: 'decrement', path: 'data.item.count' },
+      ],
+    },
+    expectStatus: 200,
+    target: one(2),
+    creds: all,
+  },
+  {
+    id: 'batch-test-failed',
+    label: 'batch: a test that fails (409 TEST_FAILED, nothing written)',
+    group: 'error path',
+    method: 'POST',
+    route: 'batch',
+    body: {
+      operations: [
+        { op: 'test', path: 'data.item.count', value: 6 },
+        { op: 'decrement', path: 'data.item.count' },
+      ],
+    },
+    expectStatus: 409,
+    target: one(1),
+    creds: all,
+  },
+  {
+    id: 'batch-fast-falls-back',
+    label: 'batch: one-request form fails its condition (missing parent), then read and plan',
+    group: 'read-then-write',
+    method: 'POST',
+    route: 'batch',
+    body: {
+      operations: [
+        { op: 'increment', path: 'data.counter' },
+        { op: 'set', path: 'data.missing.key', value: 1 },
+      ],
+    },
+    expectStatus: 200,
+    target: one(2),
+    creds: all,
+  },
   {
     id: 'idem-replay',
     label: 'set + Idempotency-Key, replayed',

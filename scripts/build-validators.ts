@@ -3,13 +3,18 @@ import Ajv from 'ajv';
 import standaloneCode from 'ajv/dist/standalone';
 import { renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { managementSchemas, requestSchemas } from '../lib/http/schemas';
+import { batchEnvelopeSchema, managementSchemas, requestSchemas, testOperationSchema } from '../lib/http/schemas';
 
 // strict: false allows the OpenAPI keywords (examples). minLength/maxLength count characters (code points), as JSON
 // Schema and so the OpenAPI document say.
 const ajv = new Ajv({ code: { source: true, esm: true }, allErrors: false, strict: false });
 const exports: Record<string, string> = {};
-for (const [name, schema] of Object.entries({ ...requestSchemas, ...managementSchemas })) {
+for (const [name, schema] of Object.entries({
+  ...requestSchemas,
+  ...managementSchemas,
+  testOperation: testOperationSchema,
+  batchEnvelope: batchEnvelopeSchema,
+})) {
   ajv.addSchema(schema, name);
   exports[`validate${name[0]!.toUpperCase()}${name.slice(1)}`] = name;
 }

@@ -62,6 +62,11 @@ export const ERROR_CODES = {
     status: 400,
     message: '"__proto__" cannot be used as a key',
   },
+  INVALID_BATCH: {
+    when: 'A batch without 1 to 100 operations, or an operation of no known kind',
+    status: 400,
+    message: 'operations must be an array of 1 to 100 operations',
+  },
   MISSING_VALUE: { when: 'value is missing', status: 400, message: 'value is required (null is a value)' },
   INVALID_INDEX: {
     when: 'index is missing, not a number or not an integer',
@@ -172,6 +177,11 @@ export const ERROR_CODES = {
   USER_NOT_FOUND: { when: 'The user to add does not exist', status: 404, message: 'user @bob does not exist' },
   PATH_NOT_FOUND: { when: 'Nothing is at the path read', status: 404, message: "nothing at 'data.missing'" },
   // 409 / 412 / 422: concurrency and retries
+  TEST_FAILED: {
+    when: "A batch's test operation does not hold",
+    status: 409,
+    message: "the value at 'a.b' is not the one tested",
+  },
   WRITE_CONFLICT: {
     when: 'Too many concurrent writers',
     status: 409,

@@ -7,6 +7,8 @@ export class HttpError extends Error {
   /** Whether the message may reach the client; anything else becomes a plain 500. */
   readonly expose: boolean;
   readonly headers: Record<string, string>;
+  /** In a batch: the position of the operation that failed (the error is the one it gets alone). */
+  index?: number;
 
   constructor(
     statusCode: number,
@@ -22,8 +24,10 @@ export class HttpError extends Error {
     this.headers = options.headers ?? {};
   }
 
-  toJSON(): { message: string; code: ErrorCode } {
-    return { message: this.message, code: this.code };
+  toJSON(): { message: string; code: ErrorCode; index?: number } {
+    return this.index === undefined
+      ? { message: this.message, code: this.code }
+      : { message: this.message, code: this.code, index: this.index };
   }
 }
 

@@ -236,12 +236,31 @@ export function valueAt(root: JsonObject, segments: Segments): Json {
   return w.node;
 }
 
-/** Applies an action to a copy of the content (for sizes and models; DynamoDB computes what is stored). */
-export function applyAction(root: JsonObject, action: Action): JsonObject {
+/** A shallow copy of a container (spread defines own data properties, so a `__proto__` key stays plain data). */
+const copyOf = (node: Json): Json => (Array.isArray(node) ? node.slice() : { ...(node as JsonObject) });
+
+/**
+ * Applies an action to a copy of the content (for sizes and models; DynamoDB computes what is stored). Only the
+ * containers on the action's path are copied; the rest is shared with `root`, which is never changed. Containers in
+ * `owned` (copies an earlier call made, recorded there) are changed in place instead: a batch copies each once.
+ */
+export function applyAction(root: JsonObject, action: Action, owned?: WeakSet<object>): JsonObject {
   if (action.steps.length === 0) return cloneJson((action as { value: Json }).value) as JsonObject;
-  const next = cloneJson(root) as JsonObject;
+  const own = (node: Json): Json => {
+    if (owned?.has(node as object)) return node;
+    const copy = copyOf(node);
+    owned?.add(copy as object);
+    return copy;
+  };
+  const next = own(root) as JsonObject;
   let parent: Json = next;
-  for (const step of action.steps.slice(0, -1)) parent = (parent as Record<string | number, Json>)[step] as Json;
+  for (const step of action.steps.slice(0, -1)) {
+    const holder = parent as Record<string | number, Json>;
+    const child = own(holder[step] as Json);
+    if (Array.isArray(holder)) holder[step as number] = child;
+    else setOwn(holder as JsonObject, step as string, child);
+    parent = child;
+  }
   const last = action.steps[action.steps.length - 1] as Step;
   const container = parent as Json[] & JsonObject;
   const current = (container as Record<string | number, Json>)[last] as Json;

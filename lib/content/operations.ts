@@ -52,7 +52,7 @@ export const operations = {
 } as const;
 
 /** The success message of each mutation route (the spec's texts): the handlers answer it, the OpenAPI document shows it. */
-export const SUCCESS_MESSAGES: Record<keyof typeof operations, string> = {
+export const SUCCESS_MESSAGES: Record<keyof typeof operations | 'batch', string> = {
   set: 'Value set successfully',
   insert: 'Value inserted successfully',
   push: 'Object pushed successfully',
@@ -60,4 +60,5 @@ export const SUCCESS_MESSAGES: Record<keyof typeof operations, string> = {
   increment: 'Value incremented successfully',
   delete: 'Value deleted successfully',
   update: 'Content updated successfully',
+  batch: 'Batch applied successfully',
 };

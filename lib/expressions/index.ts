@@ -1,5 +1,6 @@
 // Expression compiler: pure functions from operations to DynamoDB UpdateItem/GetItem parameters, no I/O.
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import type { BatchOperation } from '../content/batch';
 import type { Action, ContentOperation, Guard, Step } from '../content/model';
 import { type JsonNumber, approximate, storedSize } from '../content/json';
 import { toAttribute } from '../dynamo/attributes';
@@ -404,6 +405,53 @@ export function compileWrite(
   }
   compileEnvelope(state, envelope, 'op' in change ? 'fast' : 'guarded');
   return state.buildUpdate();
+}
+
+/** DynamoDB's limit on the length of each expression string. */
+export const MAX_EXPRESSION_LENGTH = 4096;
+
+const isPrefix = (a: Segments, b: Segments) => a.length <= b.length && a.every((s, i) => s === b[i]);
+
+/**
+ * One UpdateItem for a whole batch, without reading: every operation's fast form in one state (SET, REMOVE and
+ * conditions merged, placeholders numbered once), or undefined when that would not be the batch's meaning. Operations
+ * see the ones before them, while one UpdateItem reads every operand from the item as it was: that is the same only
+ * when no path is a prefix of another and no list loses an element under another operation. Tests need a read,
+ * and so does an invalid operation (the ones before it may fail first).
+ */
+export function compileBatchWrite(
+  ops: readonly BatchOperation[],
+  envelope: Omit<WriteEnvelope, 'size'>,
+): UpdateRequest | undefined {
+  const writes: ContentOperation[] = [];
+  for (const op of ops) {
+    if (op.kind === 'test' || op.kind === 'invalid') return undefined;
+    writes.push(op);
+  }
+  for (const [i, a] of writes.entries()) {
+    for (const b of writes.slice(i + 1)) {
+      if (
+        a.kind === 'replace' ||
+        b.kind === 'replace' ||
+        isPrefix(a.segments, b.segments) ||
+        isPrefix(b.segments, a.segments)
+      )
+        return undefined;
+    }
+  }
+  // Removing a list element shifts the ones after it, which the other operations' paths would have to see.
+  const removesElement = (op: ContentOperation) =>
+    op.kind === 'delete' &&
+    op.segments.length > 1 &&
+    asIndex(op.segments[op.segments.length - 1] as string) !== undefined;
+  if (writes.length > 1 && writes.some(removesElement)) return undefined;
+  const state = new ExpressionState();
+  for (const op of writes) if (!compileFastOperation(state, op)) return undefined;
+  const growth = writes.reduce((sum, op) => sum + growthBound(op), 0);
+  compileEnvelope(state, { ...envelope, size: { growth } }, 'fast');
+  const request = state.buildUpdate();
+  const tooLong = [request.UpdateExpression, request.ConditionExpression].some((e) => e.length > MAX_EXPRESSION_LENGTH);
+  return tooLong ? undefined : request;
 }
 
 /**

@@ -1,8 +1,9 @@
 // Content mutations: the request flow of every content write (credential, project, validation, store call).
-import { LosslessNumber } from '../content/json';
+import type { BatchOperation } from '../content/batch';
 import type { ContentOperation } from '../content/model';
 import { projectName } from '../schema/items';
-import { assertProjectAccess, writeContent } from '../store/content';
+import { assertProjectAccess, writeBatch, writeContent } from '../store/content';
+import { schemaView } from './batch';
 import { httpHandler } from './edge';
 import { BadRequest } from '../config/errors';
 import { type Validator, schemaError, validated } from './validation';
@@ -13,18 +14,10 @@ import { hashSecret } from '../auth/credentials';
 
 export interface MutationSpec {
   validate: Validator;
-  operation: (body: Record<string, unknown>) => ContentOperation;
+  /** One operation, or a batch of them (applied in order, all or none). */
+  operation: (body: Record<string, unknown>) => ContentOperation | BatchOperation[];
   message: string;
 }
-
-/** ajv tells a number by typeof: to the schema, an exact decimal (a number no double holds) is a number too. */
-function schemaView(body: Record<string, unknown>): Record<string, unknown> {
-  if (!Object.values(body).some((v) => v instanceof LosslessNumber)) return body;
-  return Object.fromEntries(
-    Object.entries(body).map(([k, v]) => [k, v instanceof LosslessNumber ? Number(v.value) : v]),
-  );
-}
-
 export function contentMutation(spec: MutationSpec) {
   return httpHandler(async (event, context) => {
     const { text, principal, project } = await beginRequest(event, 'write');
@@ -40,7 +33,10 @@ export function contentMutation(spec: MutationSpec) {
       throw input;
     }
     const run = async (requestToken?: string) => {
-      const { etag } = await writeContent({ project, principal, op: input.op, ifMatch: input.ifMatch, requestToken });
+      const write = { project, principal, ifMatch: input.ifMatch, requestToken };
+      const { etag } = Array.isArray(input.op)
+        ? await writeBatch({ ...write, ops: input.op })
+        : await writeContent({ ...write, op: input.op });
       return { statusCode: 200, body: { message: spec.message }, headers: { ETag: etag } };
     };
     if (input.idempotencyKey === undefined) return run();

@@ -16,7 +16,7 @@ const body = (properties: Record<string, object>, required: string[]) => ({
   additionalProperties: false,
 });
 
-export const requestSchemas = {
+const mutationSchemas = {
   set: body({ path, value: anyValue }, ['path', 'value']),
   insert: body(
     {
@@ -31,6 +31,55 @@ export const requestSchemas = {
   increment: body({ path, value: amount }, ['path']),
   delete: body({ path }, ['path']),
   update: body({ content: { type: 'object', description: 'The whole new content (an object).' } }, ['content']),
+} as const;
+
+/** A batch's precondition: `value` (equal as JSON, numbers as decimals) or `exists` (false: nothing is there). */
+export const testOperationSchema = body(
+  {
+    path,
+    value: { description: 'The value expected at `path` (any JSON; numbers compare as decimals).' },
+    exists: { type: 'boolean', description: 'false: holds when nothing is at `path`; true: when something is.' },
+  },
+  ['path'],
+);
+
+export const MAX_BATCH_OPERATIONS = 100;
+
+/** The batch route's operations: each one route's body plus `op`, which tells them apart. */
+export const BATCH_OPERATIONS = ['set', 'insert', 'push', 'increment', 'decrement', 'delete', 'test'] as const;
+export type BatchOperationName = (typeof BATCH_OPERATIONS)[number];
+
+const withOp = (op: BatchOperationName, schema: ReturnType<typeof body>) => ({
+  ...schema,
+  properties: { op: { const: op }, ...schema.properties },
+  required: ['op', ...schema.required],
+});
+
+/** What the batch route's validator checks before each operation is checked by its own route's rules. */
+export const batchEnvelopeSchema = body(
+  { operations: { type: 'array', minItems: 1, maxItems: MAX_BATCH_OPERATIONS } },
+  ['operations'],
+);
+
+export const requestSchemas = {
+  ...mutationSchemas,
+  batch: body(
+    {
+      operations: {
+        type: 'array',
+        minItems: 1,
+        maxItems: MAX_BATCH_OPERATIONS,
+        description:
+          'Applied in order, each seeing the effect of the ones before it, all or none. Each is the body of its own route plus `op`; `test` is a precondition.',
+        items: {
+          oneOf: BATCH_OPERATIONS.map((op) =>
+            withOp(op, op === 'test' ? testOperationSchema : (mutationSchemas[op] as ReturnType<typeof body>)),
+          ),
+        },
+      },
+    },
+    ['operations'],
+  ),
 } as const;
 
 /** Management bodies (projects, API keys, members). */

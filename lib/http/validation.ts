@@ -14,6 +14,7 @@ const FIELD_ERRORS: Record<string, [CodeWithStatus<400>, string]> = {
   path: ['INVALID_PATH', 'path is required and must be a string'],
   index: ['INVALID_INDEX', 'index is required and must be a number'],
   content: ['INVALID_CONTENT', 'content is required and must be a JSON object'],
+  operations: ['INVALID_BATCH', 'operations must be an array of 1 to 100 operations'],
   name: ['INVALID_NAME', 'name is required and must be a string of 1 to 100 characters'],
   permissions: ['INVALID_PERMISSIONS', 'permissions must be a non-empty array of "content:read" and "content:write"'],
   expiresInSeconds: [

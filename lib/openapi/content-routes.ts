@@ -159,4 +159,29 @@ export const CONTENT_ROUTES: readonly RouteDoc[] = [
       'NUMBER_TOO_PRECISE',
     ],
   }),
+  contentMutation('batch', {
+    summary: 'Apply several operations atomically',
+    description:
+      'Applies `operations` (1 to 100) in order, each seeing the effect of the ones before it, exactly as if sent one by one, and atomically: all or none. Each operation is the body of its own route plus `op` (`set`, `insert`, `push`, `increment`, `decrement`, `delete`), or a precondition `test`: `{"op":"test","path":"a.b","value":1}` holds when the value at `path` equals `value` as JSON (numbers compared as decimals, object keys in any order), `{"op":"test","path":"p","exists":false}` when nothing is there. The first operation that fails fails the batch, nothing changes, and the error is the one that operation would get alone, plus its position `index` (a failed test: 409 `TEST_FAILED`; a body its route would refuse fails when its turn comes, like any other error). `If-Match` and `Idempotency-Key` apply to the batch as a whole (If-Match is checked before the first operation). A batch that changes nothing (tests, deletes of missing paths) answers the current `ETag`.',
+    example: {
+      operations: [
+        { op: 'test', path: 'data.item.count', value: 3 },
+        { op: 'decrement', path: 'data.item.count' },
+        { op: 'push', path: 'data.orders', value: { id: 7 } },
+        { op: 'set', path: 'data.item.updatedBy', value: 'ci' },
+      ],
+    },
+    errors: [
+      ...PATH,
+      ...VALUE,
+      'INVALID_BATCH',
+      'TEST_FAILED',
+      'INVALID_INDEX',
+      'INVALID_AMOUNT',
+      'INDEX_OUT_OF_RANGE',
+      'NOT_AN_ARRAY',
+      'NOT_A_NUMBER',
+      'NOT_A_CONTAINER',
+    ],
+  }),
 ];

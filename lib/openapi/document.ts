@@ -188,6 +188,12 @@ function components(routes: readonly RouteDoc[]): Json {
         properties: {
           message: { type: 'string', description: 'A sentence for people; may change.' },
           code: { type: 'string', description: "A stable code for programs (see each response's examples)." },
+          index: {
+            type: 'integer',
+            minimum: 0,
+            description:
+              'content/batch only: the position of the operation that failed (its error is the one it gets alone).',
+          },
         },
         required: ['message', 'code'],
         additionalProperties: false,

@@ -9,6 +9,7 @@ import Big from 'big.js';
 import { createHash, randomBytes } from 'node:crypto';
 import { tableName } from '../config/env';
 import { MAX_CONTENT_BYTES, MAX_WRITE_ATTEMPTS } from '../config/limits';
+import { type BatchOperation, planBatch } from '../content/batch';
 import { type Json, type JsonNumber, numberError, numberProblem, storedSize } from '../content/json';
 import {
   type Action,
@@ -24,6 +25,7 @@ import { currentDeadline } from '../dynamo/deadline';
 import {
   type UpdateRequest,
   type WriteEnvelope,
+  compileBatchWrite,
   compileRead,
   compileWrite,
   growthBound,
@@ -125,6 +127,21 @@ type Decision =
   | { kind: 'unchanged'; etag: string }
   | { kind: 'write'; action: Action; guards: Guard[]; size: WriteEnvelope['size']; version?: number };
 
+/** With the item in hand: did our write already land; if not, may the caller write and does If-Match hold. */
+async function admit(
+  request: Omit<WriteRequest, 'op'>,
+  item: ProjectItem | undefined,
+  token: string,
+  slot: number,
+): Promise<ProjectItem | 'applied'> {
+  if (item?.raw[slotAttribute(slot)]?.S === token) return 'applied';
+  await assertAccess(request.project, item, request.principal, 'write', epochSeconds());
+  const current = item as ProjectItem;
+  if (request.ifMatch && !request.ifMatch.includes(current.etag))
+    throw new PreconditionFailed(formatEtag(current.etag));
+  return current;
+}
+
 /** With the item in hand: did our write already land, may the caller write, does If-Match hold, what to change. */
 async function decide(
   request: WriteRequest,
@@ -132,11 +149,8 @@ async function decide(
   token: string,
   slot: number,
 ): Promise<Decision> {
-  if (item?.raw[slotAttribute(slot)]?.S === token) return { kind: 'applied' };
-  await assertAccess(request.project, item, request.principal, 'write', epochSeconds());
-  const current = item as ProjectItem;
-  if (request.ifMatch && !request.ifMatch.includes(current.etag))
-    throw new PreconditionFailed(formatEtag(current.etag));
+  const current = await admit(request, item, token, slot);
+  if (current === 'applied') return { kind: 'applied' };
   const planned = plan(current.content, request.op);
   if (planned === undefined) return { kind: 'unchanged', etag: current.etag };
   const { action, guards } = planned;
@@ -192,6 +206,57 @@ export const formatEtag = (etag: string) => `"${etag}"`;
  * that decision assumed (the guards plan returns), retrying with jitter while other writers race it.
  */
 export async function writeContent(request: WriteRequest): Promise<WriteResult> {
+  const { token, slot, envelope } = writeEnvelope(request);
+  const growth = growthBound(request.op);
+  if (request.op.kind === 'replace' && growth > MAX_CONTENT_BYTES) throw contentTooLarge();
+  const fast = compileWrite(
+    { op: request.op },
+    { ...envelope, size: request.op.kind === 'replace' ? { exact: growth } : { growth } },
+  );
+  return sendDecided(request.project, envelope, token, fast, (item) => decide(request, item, token, slot));
+}
+
+export interface BatchWriteRequest extends Omit<WriteRequest, 'op'> {
+  /** Applied in order, each seeing the ones before it, all or none. */
+  ops: readonly BatchOperation[];
+}
+
+/** With the item in hand, a batch planned in memory: the whole resulting content, guarded by the version read. */
+async function decideBatch(
+  request: BatchWriteRequest,
+  item: ProjectItem | undefined,
+  token: string,
+  slot: number,
+): Promise<Decision> {
+  const current = await admit(request, item, token, slot);
+  if (current === 'applied') return { kind: 'applied' };
+  const planned = planBatch(current.content, request.ops, { maxBytes: MAX_CONTENT_BYTES, tooLarge: contentTooLarge });
+  if (!planned.changed) return { kind: 'unchanged', etag: current.etag };
+  return {
+    kind: 'write',
+    action: { kind: 'set', steps: [], value: planned.content },
+    guards: [{ kind: 'version' }],
+    size: { exact: planned.bytes },
+    version: current.version,
+  };
+}
+
+/**
+ * Applies a batch atomically. One UpdateItem when every operation compiles without reading and no two touch
+ * overlapping paths; otherwise (and after a failed condition) it reads the item, plans every operation in order on
+ * a copy and writes the result conditioned on the version read, retrying with jitter while other writers race it.
+ */
+export async function writeBatch(request: BatchWriteRequest): Promise<WriteResult> {
+  const { token, slot, envelope } = writeEnvelope(request);
+  const fast = compileBatchWrite(request.ops, envelope);
+  // What the engine refuses of a merged write (a result beyond its digits or range) belongs to one of its operations:
+  // planning says which, with its index.
+  return sendDecided(request.project, envelope, token, fast, (item) => decideBatch(request, item, token, slot), true);
+}
+
+type Envelope = Omit<WriteEnvelope, 'size'>;
+
+function writeEnvelope(request: Omit<WriteRequest, 'op'>): { token: string; slot: number; envelope: Envelope } {
   const token = request.requestToken ?? randomBytes(16).toString('base64url');
   // The slot follows from the token, so a retry in another invocation checks the slot the first attempt used.
   const slot = createHash('sha256').update(token).digest()[0]! % TOKEN_SLOTS;
@@ -201,31 +266,39 @@ export async function writeContent(request: WriteRequest): Promise<WriteResult> 
     slot,
     ifMatch: request.ifMatch,
   };
-  const growth = growthBound(request.op);
-  if (request.op.kind === 'replace' && growth > MAX_CONTENT_BYTES) throw contentTooLarge();
-  const fast = compileWrite(
-    { op: request.op },
-    { ...envelope, size: request.op.kind === 'replace' ? { exact: growth } : { growth } },
-  );
+  return { token, slot, envelope };
+}
 
+/** Sends the fast write if there is one; otherwise, or when its condition fails, reads, decides and writes guarded. */
+async function sendDecided(
+  project: ProjectRef,
+  envelope: Envelope,
+  token: string,
+  fast: UpdateRequest | undefined,
+  decideOn: (item: ProjectItem | undefined) => Promise<Decision>,
+  planOnRefusal = false,
+): Promise<WriteResult> {
   let item: ProjectItem | undefined;
   if (fast) {
-    const sent = await sendUpdate(request.project, fast, true);
+    const sent = await sendUpdate(project, fast, true).catch((error: unknown): Sent => {
+      if (planOnRefusal && error instanceof HttpError && error.statusCode < 500) return { ok: false };
+      throw error;
+    });
     if (sent.ok) return { etag: formatEtag(token) };
-    item = await itemAfterFailure(request.project, sent);
+    item = await itemAfterFailure(project, sent);
   } else {
-    item = await readItem(request.project);
+    item = await readItem(project);
   }
 
   for (let attempt = 1; ; attempt++) {
-    const decision = await decide(request, item, token, slot);
+    const decision = await decideOn(item);
     if (decision.kind === 'applied') return { etag: formatEtag(token) };
     if (decision.kind === 'unchanged') return { etag: formatEtag(decision.etag) };
     const write = compileWrite(
       { action: decision.action, guards: decision.guards },
       { ...envelope, expectedVersion: decision.version, size: decision.size },
     ) as UpdateRequest;
-    const sent = await sendUpdate(request.project, write);
+    const sent = await sendUpdate(project, write);
     if (sent.ok) return { etag: formatEtag(token) };
     if (attempt >= MAX_WRITE_ATTEMPTS || Date.now() >= currentDeadline()) {
       throw new Conflict('WRITE_CONFLICT', 'Too many concurrent writes to this project; retry shortly', {
@@ -235,10 +308,10 @@ export async function writeContent(request: WriteRequest): Promise<WriteResult> 
     // The item the failed condition returned is the newest there is: retry on it at once. After that, back off,
     // then read afresh (an item from before the sleep is already stale when other writers keep going).
     if (attempt === 1) {
-      item = await itemAfterFailure(request.project, sent);
+      item = await itemAfterFailure(project, sent);
     } else {
       await backoff(attempt);
-      item = await readItem(request.project);
+      item = await readItem(project);
     }
   }
 }

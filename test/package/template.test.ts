@@ -219,10 +219,10 @@ describe('bundles', () => {
     for (const name of functionNames) expect(lazy[name]).toContain('lib-auth-jose.mjs');
     const mutations = functionNames.filter((name) =>
       (config.functions[name] as { handler: string }).handler.match(
-        /functions\/(set|insert|push|increment|decrement|delete|update)\./,
+        /functions\/(set|insert|push|increment|decrement|delete|update|batch)\./,
       ),
     );
-    expect(mutations).toHaveLength(7);
+    expect(mutations).toHaveLength(8);
     for (const name of functionNames) {
       expect(lazy[name]?.includes('lib-http-idempotency-powertools.mjs')).toBe(mutations.includes(name));
     }

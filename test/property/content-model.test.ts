@@ -7,8 +7,23 @@ import fc from 'fast-check';
 import { parse, stringify } from 'lossless-json';
 import { readFileSync } from 'node:fs';
 import { MESSAGES, type Project, type Reply, call, newProject } from '../support/api';
-import { type Body, anyRequest, describeBody, initialContent, resolveBody } from '../support/model-generators';
-import { type JsonObject, type Route, reference, sameJson } from '../support/model-reference';
+import {
+  type Body,
+  CurrentValue,
+  anyRequest,
+  batchRequest,
+  describeBody,
+  initialContent,
+  resolveBody,
+} from '../support/model-generators';
+import {
+  type Json,
+  type JsonObject,
+  type Route,
+  reference,
+  referenceBatch,
+  sameJson,
+} from '../support/model-reference';
 
 const RUNS = Number(process.env.PROPERTY_RUNS ?? 40);
 const MAX_COMMANDS = Number(process.env.PROPERTY_MAX_COMMANDS ?? 30);
@@ -125,7 +140,67 @@ class Step implements fc.AsyncCommand<Model, Real> {
   }
 }
 
-const commands = anyRequest.map((r) => r.map(([route, body]) => new Step(route, body)));
+/** A batch: the reference model applies its operations one by one on a copy; any failure leaves the content as it was. */
+class BatchStep implements fc.AsyncCommand<Model, Real> {
+  constructor(readonly operations: Body[]) {}
+
+  check(): boolean {
+    return true;
+  }
+
+  /** Symbolic paths and current values resolved one by one, each on the content the operations before it left. */
+  private resolve(content: JsonObject): Body[] {
+    const sent: Body[] = [];
+    let current = content;
+    for (const { op, ...fields } of this.operations) {
+      const body: Body = { op, ...resolveBody(fields, current) };
+      if (body.value instanceof CurrentValue) {
+        const read = reference('get', { path: body.path }, current);
+        body.value = (read.status === 200 ? read.value : null) as Json;
+      }
+      sent.push(body);
+      const step = referenceBatch([body], current);
+      if (step.status === 200) current = step.content;
+    }
+    return sent;
+  }
+
+  async run(model: Model, real: Real): Promise<void> {
+    stats.steps++;
+    stats.byRoute.batch = (stats.byRoute.batch ?? 0) + 1;
+    const operations = this.resolve(model.content);
+    const expected = referenceBatch(operations, model.content);
+    for (const rule of expected.tags) stats.rules[rule] = (stats.rules[rule] ?? 0) + 1;
+    const reply = await send(real.project, 'batch' as Route, { operations });
+    stats.byStatus[reply.status] = (stats.byStatus[reply.status] ?? 0) + 1;
+    const context = `batch ${stringify(operations)} on ${stringify(model.content)}: expected ${expected.status} at ${expected.index}, got ${reply.status} ${JSON.stringify(reply.body)}`;
+    if (reply.status !== expected.status) throw new Error(context);
+    if (expected.status === 200) {
+      expect(reply.body).toEqual({ message: 'Batch applied successfully' });
+    } else {
+      const { index, ...error } = reply.body;
+      if (index !== expected.index) throw new Error(context);
+      expectErrorShape({ ...reply, body: error });
+    }
+    const after = await call('GET', real.project.content, { token: real.project.key });
+    expect(after.status).toBe(200);
+    if (!sameJson(exactly(after).value, expected.content)) {
+      throw new Error(`${context}; content ${after.text}, model ${stringify(expected.content)}`);
+    }
+    const etag = after.headers.get('etag');
+    if (reply.status === 200) expect(reply.headers.get('etag')).toBe(etag);
+    else if (real.etag !== null) expect(etag).toBe(real.etag);
+    real.etag = etag;
+    model.content = expected.content;
+  }
+
+  toString(): string {
+    return `batch [${this.operations.map(describeBody).join(', ')}]`;
+  }
+}
+
+const batches = batchRequest.map((operations) => new BatchStep(operations));
+const commands = [...anyRequest.map((r) => r.map(([route, body]) => new Step(route, body))), batches, batches, batches];
 
 describe('the service against the reference model', () => {
   afterAll(() => {

@@ -282,3 +282,38 @@ export function describeBody(body: Body): string {
   };
   return JSON.stringify(Object.fromEntries(Object.entries(body).map(([k, v]) => [k, show(v)])));
 }
+
+/** In a batch's test: the value at the path when its turn comes (a test that holds), resolved like a symbolic path. */
+export class CurrentValue {
+  toJSON(): string {
+    return '{current}';
+  }
+}
+
+/** A batch operation: a request of a mutation route plus `op`, or a test of a value, the current value or existence. */
+const batchOperation: fc.Arbitrary<Body> = fc.oneof(
+  ...requests
+    .slice(0, 6)
+    .map((r) => ({ weight: 2, arbitrary: r.map(([route, body]): Body => ({ op: route, ...body })) })),
+  // Values set at a fresh key and tests of what is there succeed, so that most batches get past their first steps.
+  {
+    weight: 3,
+    arbitrary: fc.record({ k: key, value }).map(({ k, value: v }): Body => ({ op: 'set', path: k, value: v })),
+  },
+  { weight: 3, arbitrary: path.map((p): Body => ({ op: 'test', path: p, value: new CurrentValue() })) },
+  { weight: 1, arbitrary: fc.record({ path, value }).map((b): Body => ({ op: 'test', ...b })) },
+  { weight: 1, arbitrary: fc.record({ path, exists: fc.boolean() }).map((b): Body => ({ op: 'test', ...b })) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom<Body>(
+      { op: 'set', path: 'a' },
+      { op: 'push', path: 'list', value: 1, extra: true },
+      { op: 'increment', path: 'a', value: 1e200 },
+      { op: 'test', path: 'a' },
+      { op: 'update', content: {} },
+    ),
+  },
+);
+
+/** A batch of 1 to 6 operations (symbolic paths resolved one by one, each on the content the ones before it left). */
+export const batchRequest: fc.Arbitrary<Body[]> = fc.array(batchOperation, { minLength: 1, maxLength: 6 });

@@ -374,3 +374,42 @@ export function sameJson(a: unknown, b: unknown): boolean {
   }
   return a === b;
 }
+
+export interface BatchOutcome {
+  /** 200, or the status of the first operation that fails (409 for a test that does not hold). */
+  status: number;
+  /** The content after the batch: the one before it when any operation fails. */
+  content: JsonObject;
+  /** The position of the first operation that fails. */
+  index?: number;
+  tags: string[];
+}
+
+/**
+ * A batch (issue 15): each operation applied by its own route's model, one by one, on the content the ones before it
+ * left; a test holds when a GET of its path gives `value` (sameJson) or, for `exists`, when it finds something or
+ * not. The first failure leaves the content as it was before the batch.
+ */
+export function referenceBatch(operations: ReadonlyArray<Record<string, unknown>>, content: JsonObject): BatchOutcome {
+  let current = content;
+  const seen: string[] = [];
+  for (const [index, { op, ...body }] of operations.entries()) {
+    let out: { status: number; content: JsonObject; tags: string[] };
+    if (!['set', 'insert', 'push', 'increment', 'decrement', 'delete', 'test'].includes(op as string)) {
+      out = { status: 400, content: current, tags: ['not a batch operation'] };
+    } else if (op === 'test' && ('value' in body === 'exists' in body || typeof body.path !== 'string')) {
+      out = { status: 400, content: current, tags: ['test without value or exists'] };
+    } else if (op === 'test') {
+      const read = reference('get', { path: body.path }, current);
+      const found = read.status === 200;
+      const holds = 'exists' in body ? found === body.exists : found && sameJson(read.value, body.value);
+      out = { status: read.status === 400 ? 400 : holds ? 200 : 409, content: current, tags: ['test'] };
+    } else {
+      out = reference(op as Route, body, current);
+    }
+    for (const t of out.tags) if (!seen.includes(t)) seen.push(t);
+    if (out.status !== 200) return { status: out.status, content, index, tags: [...seen, 'batch failed'] };
+    current = out.content;
+  }
+  return { status: 200, content: current, tags: [...seen, 'batch applied'] };
+}

@@ -1,0 +1,146 @@
+// Batches: plans operations in order on an in-memory copy, each seeing the ones before it; the storage layout is not its concern.
+import { Conflict, HttpError } from '../config/errors';
+import { formatPath, type Segments } from '../paths';
+import {
+  type Json,
+  type JsonNumber,
+  type JsonObject,
+  decimalOf,
+  hasOwn,
+  isJsonNumber,
+  isObject,
+  numberError,
+  numberProblem,
+  storedSize,
+} from './json';
+import { type ContentOperation, type Step, applyAction, plan, walk } from './model';
+
+/** A precondition: the value at the path equals `value` (as JSON, numbers as decimals), or nothing is there. */
+export interface TestOperation {
+  kind: 'test';
+  segments: Segments;
+  value?: Json;
+  exists?: boolean;
+}
+
+/** An operation its route would refuse as sent (its 400): it fails the batch when its turn comes, like any other. */
+export interface InvalidOperation {
+  kind: 'invalid';
+  error: HttpError;
+}
+
+export type BatchOperation = Exclude<ContentOperation, { kind: 'replace' }> | TestOperation | InvalidOperation;
+
+export interface BatchPlan {
+  /** The content after every operation. */
+  content: JsonObject;
+  /** Whether any operation changed anything (a batch of tests and missing deletes writes nothing). */
+  changed: boolean;
+  /** The stored size of the resulting content. */
+  bytes: number;
+}
+
+/** JSON equality: numbers by exact decimal value, objects by their own keys in any order. */
+export function jsonEquals(a: Json, b: Json): boolean {
+  if (isJsonNumber(a) || isJsonNumber(b)) return isJsonNumber(a) && isJsonNumber(b) && decimalOf(a).eq(decimalOf(b));
+  if (Array.isArray(a) || Array.isArray(b)) {
+    return (
+      Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((v, i) => jsonEquals(v, b[i] as Json))
+    );
+  }
+  if (isObject(a) || isObject(b)) {
+    if (!isObject(a) || !isObject(b)) return false;
+    const keys = Object.keys(a);
+    return (
+      keys.length === Object.keys(b).length && keys.every((k) => hasOwn(b, k) && jsonEquals(a[k] as Json, b[k] as Json))
+    );
+  }
+  return a === b;
+}
+
+function assertTest(root: JsonObject, op: TestOperation): void {
+  const w = walk(root, op.segments);
+  const found = w.stop === undefined;
+  const path = formatPath(op.segments);
+  if (op.value === undefined) {
+    if (found !== op.exists) {
+      throw new Conflict('TEST_FAILED', op.exists ? `nothing at '${path}'` : `there is a value at '${path}'`);
+    }
+    return;
+  }
+  if (!found || !jsonEquals(w.node, op.value)) {
+    throw new Conflict('TEST_FAILED', `the value at '${path}' is not the one tested`);
+  }
+}
+
+/** The number an add action reads, exactly as stored (a missing target was planned as a set). */
+function numberAt(root: JsonObject, steps: readonly (string | number)[]): JsonNumber {
+  let node: Json = root;
+  for (const step of steps) node = (node as Record<string | number, Json>)[step] as Json;
+  return node as JsonNumber;
+}
+
+/** What the entry at `steps` adds to its container's stored size (storedSize is a sum over entries); 0 if absent. */
+function entrySize(root: JsonObject, steps: readonly Step[]): number {
+  let node: Json = root;
+  for (const step of steps.slice(0, -1)) node = (node as Record<string | number, Json>)[step] as Json;
+  const last = steps[steps.length - 1] as Step;
+  if (Array.isArray(node)) {
+    return typeof last === 'number' && last < node.length ? 1 + storedSize(node[last] as Json) : 0;
+  }
+  const object = node as JsonObject;
+  if (!hasOwn(object, last as string)) return 0;
+  return 1 + Buffer.byteLength(last as string, 'utf8') + storedSize(object[last as string] as Json);
+}
+
+/** One operation on the content as the ones before it left it: its own error, exactly as it would get it alone. */
+function applyOne(
+  state: { content: JsonObject; bytes: number; owned: WeakSet<object> },
+  op: BatchOperation,
+  maxBytes: number,
+  tooLarge: () => HttpError,
+): void {
+  const root = state.content;
+  if (op.kind === 'invalid') throw op.error;
+  if (op.kind === 'test') {
+    assertTest(root, op);
+    return;
+  }
+  const planned = plan(root, op);
+  if (planned === undefined) return;
+  const { action } = planned;
+  if (action.kind === 'add') {
+    const problem = numberProblem(decimalOf(numberAt(root, action.steps)).plus(decimalOf(action.amount)));
+    if (problem !== undefined) throw numberError(problem, 'the result');
+  }
+  // Only the entry at the action's path changes (a removed element: one entry fewer), so the size moves by its change.
+  const before = entrySize(root, action.steps);
+  // The containers this batch copied already are changed in place; `root` as the batch got it never is.
+  const next = applyAction(root, action, state.owned);
+  const after = action.kind === 'remove' ? 0 : entrySize(next, action.steps);
+  const bytes = state.bytes - before + after;
+  if (bytes > maxBytes) throw tooLarge();
+  state.content = next;
+  state.bytes = bytes;
+}
+
+/**
+ * Applies the operations in order to a copy of `root`, each seeing the effect of the ones before it. The first that
+ * fails throws its own error with its position (`index`); `root` is never changed.
+ */
+export function planBatch(
+  root: JsonObject,
+  ops: readonly BatchOperation[],
+  budget: { maxBytes: number; tooLarge: () => HttpError },
+): BatchPlan {
+  const state = { content: root, bytes: storedSize(root), owned: new WeakSet<object>() };
+  for (const [index, op] of ops.entries()) {
+    try {
+      applyOne(state, op, budget.maxBytes, budget.tooLarge);
+    } catch (error) {
+      if (error instanceof HttpError) error.index = index;
+      throw error;
+    }
+  }
+  return { content: state.content, changed: state.content !== root, bytes: state.bytes };
+}

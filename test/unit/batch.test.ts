@@ -1,0 +1,239 @@
+// Batches, without a database: the in-memory planner (order, atomicity, each operation's own error with its index)
+// and the one-UpdateItem form of a batch (exact merged requests, and when there is none).
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import fc from 'fast-check';
+import { PayloadTooLarge } from '../../lib/config/errors';
+import { type BatchOperation, jsonEquals, planBatch } from '../../lib/content/batch';
+import { type Json, type JsonObject, LosslessNumber, jsonNumber, storedSize } from '../../lib/content/json';
+import { type ContentOperation, applyAction, plan } from '../../lib/content/model';
+import {
+  type AccessCheck,
+  MAX_EXPRESSION_LENGTH,
+  compileBatchWrite,
+  compileWrite,
+  growthBound,
+} from '../../lib/expressions';
+import { parsePath } from '../../lib/paths';
+import { add, del, insert, push, set, thrownBy } from './helpers';
+
+const test = (path: string, expected: { value: Json } | { exists: boolean }): BatchOperation => ({
+  kind: 'test',
+  segments: parsePath(path),
+  ...expected,
+});
+const BUDGET = { maxBytes: 1000, tooLarge: () => new PayloadTooLarge('CONTENT_TOO_LARGE', 'too large') };
+const ops = (...list: unknown[]) => list as BatchOperation[];
+
+describe('planBatch', () => {
+  it.each<[string, JsonObject, BatchOperation[], JsonObject]>([
+    ['a set seen by an increment', {}, ops(set('a', { n: 1 }), add('a.n', 2)), { a: { n: 3 } }],
+    ['a push seen by a test', { l: [] }, ops(push('l', 1), test('l', { value: [1] })), { l: [1] }],
+    ['an insert after pushes', {}, ops(push('l', 1), push('l', 3), insert('l', 1, 2)), { l: [1, 2, 3] }],
+    ['a delete shifting the index of a set', { l: ['a', 'b'] }, ops(del('l.0'), set('l.0', 'B')), { l: ['B'] }],
+    ['the same counter twice', { n: 1 }, ops(add('n', 2), add('n', -5)), { n: -2 }],
+    [
+      'a set then deleted, then tested absent',
+      {},
+      ops(set('x.y', 1), del('x.y'), test('x.y', { exists: false })),
+      { x: {} },
+    ],
+  ])('%s', (_name, root, batch, expected) => {
+    const before = structuredClone(root);
+    const result = planBatch(root, batch, BUDGET);
+    expect(result.content).toEqual(expected);
+    expect(result.changed).toBe(true);
+    expect(root).toEqual(before);
+  });
+
+  it('changes nothing for tests and deletes of missing paths, and says so', () => {
+    const root = { a: 1 };
+    const result = planBatch(root, ops(test('a', { value: 1 }), del('b'), test('b', { exists: false })), BUDGET);
+    expect(result).toEqual({ content: root, changed: false, bytes: expect.any(Number) });
+    expect(result.content).toBe(root);
+  });
+
+  it.each<[string, JsonObject, BatchOperation[], number, number, string]>([
+    ['push to what a set made a number', {}, ops(set('a', 1), push('a', 2)), 1, 400, 'NOT_AN_ARRAY'],
+    ['increment of a string', { s: 'x' }, ops(add('n', 1), add('s', 1)), 1, 400, 'NOT_A_NUMBER'],
+    ['insert beyond the end a push made', {}, ops(push('l', 1), insert('l', 2, 0)), 1, 400, 'INDEX_OUT_OF_RANGE'],
+    ['a sum out of range', { n: 9e125 }, ops(add('n', 9e125)), 0, 400, 'NUMBER_OUT_OF_RANGE'],
+    ['a failed test', { a: 1 }, ops(set('b', 2), test('a', { value: 2 })), 1, 409, 'TEST_FAILED'],
+    ['exists: false on a value', { a: 1 }, ops(test('a', { exists: false })), 0, 409, 'TEST_FAILED'],
+    ['exists: true on nothing', {}, ops(set('b', 1), set('c', 1), test('a', { exists: true })), 2, 409, 'TEST_FAILED'],
+    ['content over budget', {}, ops(set('a', 'x'.repeat(600)), set('b', 'x'.repeat(600))), 1, 413, 'CONTENT_TOO_LARGE'],
+  ])('fails at the first failing operation with its own error: %s', (_name, root, batch, index, statusCode, code) => {
+    const before = structuredClone(root);
+    const error = thrownBy(() => planBatch(root, batch, BUDGET));
+    expect({ statusCode: error.statusCode, code: error.code, index: error.index }).toEqual({ statusCode, code, index });
+    expect(error.toJSON()).toEqual({ message: error.message, code, index });
+    expect(root).toEqual(before);
+  });
+
+  it("an operation's error is the one plan gives it alone, on the content the ones before it left", () => {
+    let content: JsonObject = { l: [1] };
+    for (const op of [push('l', 2), set('l.0', 'a')]) content = applyAction(content, plan(content, op)!.action);
+    const alone = thrownBy(() => plan(content, insert('l', 5, 0)));
+    const inBatch = thrownBy(() =>
+      planBatch({ l: [1] }, ops(push('l', 2), set('l.0', 'a'), insert('l', 5, 0)), BUDGET),
+    );
+    expect({ ...inBatch.toJSON() }).toEqual({ ...alone.toJSON(), index: 2 });
+  });
+});
+
+describe('planBatch on random batches', () => {
+  const segment = fc.constantFrom('a', 'b', 'c', '0', '1', '-1', '2');
+  const opPath = fc.array(segment, { minLength: 1, maxLength: 3 }).map((s) => s.join('.'));
+  const leaf = fc.oneof(fc.integer({ min: -5, max: 5 }), fc.constantFrom('s', null, true));
+  const { tree } = fc.letrec<{ tree: Json }>((tie) => ({
+    tree: fc.oneof(
+      { depthSize: 'small', withCrossShrink: true },
+      leaf,
+      fc.array(tie('tree'), { maxLength: 3 }),
+      fc.dictionary(fc.constantFrom('a', 'b', 'c', '0'), tie('tree'), { maxKeys: 3 }),
+    ),
+  }));
+  const root = fc.dictionary(fc.constantFrom('a', 'b', 'c'), tree, { maxKeys: 3 }) as fc.Arbitrary<JsonObject>;
+  const operation = fc.oneof(
+    fc.tuple(opPath, tree).map(([p, v]) => set(p, v)),
+    fc.tuple(opPath, leaf).map(([p, v]) => push(p, v)),
+    fc.tuple(opPath, fc.integer({ min: -3, max: 3 }), leaf).map(([p, i, v]) => insert(p, i, v)),
+    fc.tuple(opPath, fc.integer({ min: -3, max: 3 })).map(([p, n]) => add(p, n)),
+    opPath.map((p) => del(p)),
+  );
+
+  it('equals plan and applyAction one by one, counts the bytes exactly and never changes its input', () => {
+    fc.assert(
+      fc.property(root, fc.array(operation, { minLength: 1, maxLength: 8 }), (initial, batch) => {
+        const before = JSON.stringify(initial);
+        let expected: JsonObject = initial;
+        let failure: { code: string; index: number } | undefined;
+        for (const [index, op] of batch.entries()) {
+          try {
+            const planned = plan(expected, op);
+            if (planned) expected = applyAction(expected, planned.action);
+          } catch (error) {
+            failure = {
+              code: thrownBy(() => {
+                throw error;
+              }).code,
+              index,
+            };
+            break;
+          }
+        }
+        const big = { ...BUDGET, maxBytes: 1e9 };
+        if (failure) {
+          const error = thrownBy(() => planBatch(initial, ops(...batch), big));
+          expect({ code: error.code, index: error.index }).toEqual(failure);
+        } else {
+          const result = planBatch(initial, ops(...batch), big);
+          expect(result.content).toEqual(expected);
+          expect(result.bytes).toBe(storedSize(expected));
+        }
+        expect(JSON.stringify(initial)).toBe(before);
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
+
+describe('jsonEquals', () => {
+  const n = (text: string) => jsonNumber(text);
+  it.each<[string, Json, Json, boolean]>([
+    ['1 and 1.0', 1, n('1.0'), true],
+    ['100 and 1E+2', 100, n('1E+2'), true],
+    ['an exact decimal and its double', new LosslessNumber('0.30000000000000001'), 0.3, false],
+    ['equal exact decimals', new LosslessNumber('12345678901234567890'), n('12345678901234567890'), true],
+    ['objects in another key order', { a: 1, b: [2] }, { b: [2], a: 1 }, true],
+    ['an object with a key more', { a: 1 }, { a: 1, b: 2 }, false],
+    ['arrays in another order', [1, 2], [2, 1], false],
+    ['a number and its string', 1, '1', false],
+    ['null and false', null, false, false],
+    ['an empty array and an empty object', [], {}, false],
+  ])('%s', (_name, a, b, equal) => {
+    expect(jsonEquals(a, b)).toBe(equal);
+    expect(jsonEquals(b, a)).toBe(equal);
+  });
+});
+
+describe('compileBatchWrite', () => {
+  const USER_WRITE: AccessCheck = { kind: 'user', username: '@ann', role: 'write' };
+  const envelope = { access: USER_WRITE, requestToken: 'tok', slot: 3 };
+  const N = (n: string): AttributeValue => ({ N: n });
+
+  it('merges the fast forms of operations on unrelated paths into one UpdateItem', () => {
+    expect(compileBatchWrite(ops(add('n', 1), push('l', 'x'), del('o.k')), envelope)).toEqual({
+      UpdateExpression:
+        'SET #n0.#n1 = if_not_exists(#n0.#n1, :v0) + :v1, #n0.#n2 = list_append(if_not_exists(#n0.#n2, :v4), :v5),' +
+        ' #n5 = #n5 + :v9, #n6 = :v6, #n7 = :v6, #n8 = #n8 + :v10 REMOVE #n0.#n3.#n4',
+      ConditionExpression:
+        '(#n9 = :v7 OR #n10.#n11 = :v8) AND NOT #n0.#n1 < :v2 AND NOT #n0.#n1 > :v3' +
+        ' AND attribute_exists(#n0.#n3.#n4) AND #n7 <> :v6 AND #n8 <= :v11',
+      ExpressionAttributeNames: {
+        '#n0': 'content',
+        '#n1': 'n',
+        '#n2': 'l',
+        '#n3': 'o',
+        '#n4': 'k',
+        '#n5': 'ver',
+        '#n6': 'etag',
+        '#n7': 'rq3',
+        '#n8': 'bytes',
+        '#n9': 'owner',
+        '#n10': 'members',
+        '#n11': '@ann',
+      },
+      ExpressionAttributeValues: {
+        ':v0': N('0'),
+        ':v1': N('1'),
+        ':v2': N('-9e+125'),
+        ':v3': N('9e+125'),
+        ':v4': { L: [] },
+        ':v5': { L: [{ S: 'x' }] },
+        ':v6': { S: 'tok' },
+        ':v7': { S: '@ann' },
+        ':v8': { S: 'editor' },
+        ':v9': N('1'),
+        // The growth bounds of the operations, summed: 23 for the counter, 7 for the push.
+        ':v10': N('30'),
+        ':v11': N(String(350 * 1024 - 30)),
+      },
+    });
+  });
+
+  it.each<[string, ContentOperation]>([
+    ['set', set('a.b', { c: 1 })],
+    ['push', push('l', 1)],
+    ['insert at 0', insert('l', 0, 1)],
+    ['increment', add('n', 2)],
+    ['delete of an element', del('l.0')],
+  ])("a batch of one %s is exactly that operation's own fast write", (_name, op) => {
+    expect(compileBatchWrite(ops(op), envelope)).toEqual(
+      compileWrite({ op }, { ...envelope, size: { growth: growthBound(op) } }),
+    );
+  });
+
+  it.each<[string, BatchOperation[]]>([
+    ['the same path twice', ops(add('n', 1), add('n', 1))],
+    ['a path under another', ops(set('a', {}), set('a.b', 1))],
+    ['a path above another', ops(set('a.b', 1), del('a'))],
+    ['a push and an element of the same list', ops(push('l', 1), set('l.0', 2))],
+    ['a test', ops(test('a', { value: 1 }), set('b', 1))],
+    ['an element removed beside another operation', ops(del('l.0'), set('m', 1))],
+    ['a negative index (needs the length)', ops(set('l.-1', 1), set('m', 1))],
+    ['an insert in the middle', ops(insert('l', -1, 1))],
+    [
+      'an operation its route would refuse (the ones before it may fail first)',
+      ops(set('a', 1), { kind: 'invalid', error: new PayloadTooLarge('CONTENT_TOO_LARGE', 'x') }),
+    ],
+  ])('has no one-request form for %s (read and plan)', (_name, batch) => {
+    expect(compileBatchWrite(batch, envelope)).toBeUndefined();
+  });
+
+  it("has none when the merged expression would pass DynamoDB's 4 KB limit", () => {
+    const many = ops(...Array.from({ length: 100 }, (_, i) => push(`list${i}`, i)));
+    const within = compileBatchWrite(many.slice(0, 40), envelope);
+    expect(within?.UpdateExpression.length).toBeLessThanOrEqual(MAX_EXPRESSION_LENGTH);
+    expect(compileBatchWrite(many, envelope)).toBeUndefined();
+  });
+});
