@@ -5,10 +5,11 @@
 // fourth one also pushed onto the log array) towards 256 KiB, 4 MiB and 32 MiB of content (DynamoDB-counted bytes);
 // at each size it reaches, every operation runs a few times with an API key and the median requests, WCU and RCU are
 // kept. Sizes the layout cannot hold are reported with the status the API answered and how far the growth got.
-import { GetItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
+import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { storedSize } from '../lib/content/json';
 import { TOKEN_SLOTS } from '../lib/schema/attributes';
 import type { CapacityTotals, DynamoProxy } from '../test/support/dynamo-proxy';
+import { itemSize } from './lib/item-size';
 import type { BenchProject } from './lib/fixtures';
 import type { HttpClient } from './lib/http';
 import { median } from './lib/stats';
@@ -95,27 +96,6 @@ function record(n: number): Record<string, unknown> {
   return base;
 }
 
-/** Item size by AWS's rules: attribute names + values, numbers 1 byte per 2 significant digits + 1, containers 3 + 1 per element. */
-function valueSize(v: AttributeValue): number {
-  if (v.S !== undefined) return Buffer.byteLength(v.S);
-  if (v.N !== undefined)
-    return (
-      Math.ceil(
-        v.N.replace(/^-/, '')
-          .replace('.', '')
-          .replace(/^0+|0+$/g, '').length / 2,
-      ) + 1
-    );
-  if (v.B !== undefined) return v.B.length;
-  if (v.BOOL !== undefined || v.NULL !== undefined) return 1;
-  if (v.L !== undefined) return 3 + v.L.reduce((s, e) => s + 1 + valueSize(e), 0);
-  if (v.M !== undefined)
-    return 3 + Object.entries(v.M).reduce((s, [k, e]) => s + 1 + Buffer.byteLength(k) + valueSize(e), 0);
-  if (v.SS !== undefined) return v.SS.reduce((s, e) => s + Buffer.byteLength(e), 0);
-  if (v.NS !== undefined) return v.NS.reduce((s, e) => s + valueSize({ N: e }), 0);
-  return 0;
-}
-
 export interface CostOptions {
   proxy: DynamoProxy;
   api: HttpClient;
@@ -159,7 +139,7 @@ export async function runCost(options: CostOptions): Promise<CostReport> {
       }),
     );
     if (!Item) return undefined;
-    return Object.entries(Item).reduce((s, [k, v]) => s + Buffer.byteLength(k) + valueSize(v), 0);
+    return itemSize(Item);
   };
   const contentBytes = async () => {
     const r = await must('GET content', api.call('GET', project.content, { token }));

@@ -14,7 +14,6 @@ import {
   type AttributeValue,
   BatchGetItemCommand,
   type ConsumedCapacity,
-  CreateTableCommand,
   DeleteItemCommand,
   DeleteTableCommand,
   DescribeTableCommand,
@@ -38,6 +37,8 @@ import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import { startEngine, type Engine } from '../lib/local/engine';
+import { createKeyedTable } from '../test/support/engine-table';
+import { itemSize, valueSize } from './lib/item-size';
 
 type Item = Record<string, AttributeValue>;
 
@@ -60,25 +61,6 @@ const header = (...cells: string[]) => {
 // ---------------------------------------------------------------------------------------------------------------
 // item sizes (AWS rules: names + values in UTF-8; numbers 1 byte per 2 significant digits + 1; list/map 3 bytes
 // + 1 per element)
-
-function valueSize(v: AttributeValue): number {
-  if (v.S !== undefined) return Buffer.byteLength(v.S);
-  if (v.N !== undefined)
-    return (
-      Math.ceil(
-        v.N.replace(/^-/, '')
-          .replace('.', '')
-          .replace(/^0+|0+$/g, '').length / 2,
-      ) + 1
-    );
-  if (v.B !== undefined) return v.B.length;
-  if (v.BOOL !== undefined || v.NULL !== undefined) return 1;
-  if (v.L !== undefined) return 3 + v.L.reduce((s, e) => s + 1 + valueSize(e), 0);
-  if (v.M !== undefined)
-    return 3 + Object.entries(v.M).reduce((s, [k, e]) => s + 1 + Buffer.byteLength(k) + valueSize(e), 0);
-  throw new Error(`no size rule for ${json(v)}`);
-}
-const itemSize = (item: Item) => Object.entries(item).reduce((s, [k, v]) => s + Buffer.byteLength(k) + valueSize(v), 0);
 
 /**
  * An item {pk, sk, n: 10, l: [], d: 'xxx…'} of exactly `bytes` by the AWS rules. n starts at 10 so that `ADD n :1`
@@ -182,28 +164,14 @@ const STREAM_TABLE = `storage-probe-stream-${runId}`;
 const created: string[] = [];
 
 async function createTable(name: string, stream: boolean) {
-  const res = await ddb.send(
-    new CreateTableCommand({
-      TableName: name,
-      BillingMode: 'PAY_PER_REQUEST',
-      AttributeDefinitions: [
-        { AttributeName: 'pk', AttributeType: 'S' },
-        { AttributeName: 'sk', AttributeType: 'S' },
-      ],
-      KeySchema: [
-        { AttributeName: 'pk', KeyType: 'HASH' },
-        { AttributeName: 'sk', KeyType: 'RANGE' },
-      ],
-      ...(stream ? { StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_AND_OLD_IMAGES' } } : {}),
-    }),
-  );
+  await createKeyedTable(ddb, name, { stream });
   created.push(name);
   for (let i = 0; i < 100; i++) {
     const { Table } = await ddb.send(new DescribeTableCommand({ TableName: name }));
     if (Table?.TableStatus === 'ACTIVE') return Table;
     await sleep(100);
   }
-  throw new Error(`table ${name} did not become ACTIVE (${res.TableDescription?.TableStatus})`);
+  throw new Error(`table ${name} did not become ACTIVE`);
 }
 
 const put = (item: Item, table = TABLE) => ddb.send(new PutItemCommand({ TableName: table, Item: item }));

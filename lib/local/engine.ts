@@ -7,6 +7,7 @@ import updateItemValidation from 'dynalite/validations/updateItem';
 import deleteItemValidation from 'dynalite/validations/deleteItem';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { numberProblem as storableNumberProblem } from '../content/json';
 import { recordWrite } from './stream';
 import { addTransactions } from './transactions';
 
@@ -24,12 +25,14 @@ function numberProblem(value: unknown): string | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   const attribute = value as { N?: string; L?: unknown[]; M?: Record<string, unknown> };
   if (attribute.N !== undefined) {
+    // The service's own rule (lib/content/json.ts), answered in DynamoDB's words.
     const n = new Big(attribute.N);
-    if (n.eq(0)) return undefined;
-    if (n.e > 125) return 'Number overflow. Attempting to store a number with magnitude larger than supported range';
-    if (n.e < -130) return 'Number underflow. Attempting to store a number with magnitude smaller than supported range';
-    if (n.c.length > 38) return 'Attempting to store more than 38 significant digits in a Number';
-    return undefined;
+    const problem = storableNumberProblem(n);
+    if (problem === 'NUMBER_TOO_PRECISE') return 'Attempting to store more than 38 significant digits in a Number';
+    if (problem === undefined) return undefined;
+    return n.abs().gte(1)
+      ? 'Number overflow. Attempting to store a number with magnitude larger than supported range'
+      : 'Number underflow. Attempting to store a number with magnitude smaller than supported range';
   }
   return numberProblem(attribute.L ?? Object.values(attribute.M ?? {}));
 }

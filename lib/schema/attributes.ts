@@ -16,6 +16,8 @@ export const A = {
   keyWriteHash: 'w',
   /** Random, set when the project is created: tells a re-created project from the one deleted under its name. */
   incarnation: 'inc',
+  /** When the project was created (ISO time); names the incarnation of projects created before `inc` existed. */
+  createdAt: 'createdAt',
 } as const;
 
 /** Request-token slots: each write records its token in one, so a retried write can tell it already applied. */

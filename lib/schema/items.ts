@@ -116,4 +116,4 @@ export const epochSeconds = () => Math.floor(Date.now() / 1000);
 
 /** Which creation of the project an item is (projects created before incarnations existed: their creation time). */
 export const incarnationOf = (raw: Record<string, AttributeValue>): string =>
-  raw[A.incarnation]?.S ?? raw.createdAt?.S ?? '';
+  raw[A.incarnation]?.S ?? raw[A.createdAt]?.S ?? '';

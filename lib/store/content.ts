@@ -10,7 +10,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { tableName } from '../config/env';
 import { MAX_CONTENT_BYTES, MAX_WRITE_ATTEMPTS } from '../config/limits';
 import { type BatchOperation, planBatch } from '../content/batch';
-import { type Json, type JsonNumber, numberError, numberProblem, storedSize } from '../content/json';
+import { type Json, type JsonNumber, decimalOf, numberError, numberProblem, storedSize } from '../content/json';
 import {
   type Action,
   type ContentOperation,
@@ -190,7 +190,7 @@ function assertSumStorable(
   steps: readonly (string | number)[],
   amount: JsonNumber,
 ): void {
-  const problem = numberProblem(new Big(storedNumber(raw, steps)).plus(new Big(String(amount))));
+  const problem = numberProblem(new Big(storedNumber(raw, steps)).plus(decimalOf(amount)));
   if (problem !== undefined) throw numberError(problem, 'the result');
 }
 
@@ -351,8 +351,9 @@ export async function assertProjectAccess(project: ProjectRef, principal: Princi
       TableName: tableName(),
       Key: key(project),
       ConsistentRead: true,
+      // And which incarnation of the project this is (incarnationOf).
       ProjectionExpression: `${read.ProjectionExpression}, #inc, #createdAt`,
-      ExpressionAttributeNames: { ...read.ExpressionAttributeNames, '#inc': A.incarnation, '#createdAt': 'createdAt' },
+      ExpressionAttributeNames: { ...read.ExpressionAttributeNames, '#inc': A.incarnation, '#createdAt': A.createdAt },
     }),
   );
   await assertAccess(project, Item ? readProjectItem(Item) : undefined, principal, need, now);
