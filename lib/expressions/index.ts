@@ -5,12 +5,14 @@ import type { Action, ContentOperation, Guard, Step } from '../content/model';
 import { type JsonNumber, approximate, storedSize } from '../content/json';
 import { toAttribute } from '../dynamo/attributes';
 import { asIndex, type Segments } from '../paths';
-import { MAX_CONTENT_BYTES } from '../config/limits';
+import { fragmentBytes } from '../config/env';
 import { A, type Permission, slotAttribute } from '../schema/attributes';
 import { MEMBER_ROLES, memberRolesFor } from '../policy';
 
 /** Who is asking, as the condition expression checks it. */
 export type AccessCheck =
+  /** A segment: the grant epoch the caller's access was verified at (docs/design/storage.md, section 6). */
+  | { kind: 'epoch'; epoch: number }
   | { kind: 'key'; keyId: string; keyHash: string; permission: Permission; now: number }
   | { kind: 'user'; username: string; role: 'read' | 'write' };
 
@@ -23,6 +25,10 @@ export interface WriteEnvelope {
   ifMatch?: readonly string[];
   /** Read-then-write: the version that was read. */
   expectedVersion?: number;
+  /** Segments: a set or delete without reading needs its first key to hold no stubs (A.stubsUnder). */
+  guardStubs?: boolean;
+  /** Segments: a write that rewrites the fragment records where its stubs now are (A.stubsUnder). */
+  stubsUnder?: Record<string, number>;
   /**
    * The content-size estimate: `growth` adds a bound and checks the budget (fast path; nothing for a bound of 0); `exact` resets it (writes
    * guarded by the version); `added` adds what a guarded read-then-write grows it by, already checked in memory.
@@ -315,6 +321,7 @@ export function compileAccess(
   access: AccessCheck,
   form: 'fast' | 'guarded' = 'guarded',
 ): string {
+  if (access.kind === 'epoch') return `${state.name(A.grantEpoch)} = ${state.number(access.epoch)}`;
   if (access.kind === 'key') {
     const key = `${state.name(A.keys)}.${state.name(access.keyId)}`;
     const expires = `${key}.${state.name(A.keyExpires)}`;
@@ -360,6 +367,10 @@ export function compileEnvelope(
   if (envelope.expectedVersion !== undefined) {
     state.conditions.push(`${version} = ${state.number(envelope.expectedVersion)}`);
   }
+  if (envelope.stubsUnder !== undefined) {
+    const counts = Object.entries(envelope.stubsUnder).map(([k, n]) => [k, { N: String(n) }] as const);
+    state.sets.push(`${state.name(A.stubsUnder)} = ${state.value({ M: Object.fromEntries(counts) })}`);
+  }
   if (bytes === undefined) return;
   if ('exact' in envelope.size) {
     state.sets.push(`${bytes} = ${state.number(envelope.size.exact)}`);
@@ -367,7 +378,7 @@ export function compileEnvelope(
     state.sets.push(`${bytes} = ${bytes} + ${state.number(envelope.size.added)}`);
   } else {
     state.sets.push(`${bytes} = ${bytes} + ${state.number(envelope.size.growth)}`);
-    state.conditions.push(`${bytes} <= ${state.number(MAX_CONTENT_BYTES - envelope.size.growth)}`);
+    state.conditions.push(`${bytes} <= ${state.number(fragmentBytes() - envelope.size.growth)}`);
   }
 }
 
@@ -391,6 +402,17 @@ export function growthBound(op: ContentOperation): number {
   }
 }
 
+/** A set or delete without reading replaces what is there: its first key must lead to no stub (A.stubsUnder). */
+function compileStubGuards(state: ExpressionState, ops: readonly ContentOperation[]): void {
+  const firsts = new Set<string>();
+  for (const op of ops) {
+    if ((op.kind === 'set' || op.kind === 'delete') && op.segments.length > 0) firsts.add(op.segments[0] as string);
+  }
+  for (const first of firsts) {
+    state.conditions.push(`attribute_not_exists(${state.name(A.stubsUnder)}.${state.name(first)})`);
+  }
+}
+
 /** One UpdateItem for a write: the fast form of the operation, or a concrete action (and its guards) after a read. */
 export function compileWrite(
   change: { op: ContentOperation } | { action: Action; guards?: readonly Guard[] },
@@ -399,6 +421,7 @@ export function compileWrite(
   const state = new ExpressionState();
   if ('op' in change) {
     if (!compileFastOperation(state, change.op)) return undefined;
+    if (envelope.guardStubs) compileStubGuards(state, [change.op]);
   } else {
     compileAction(state, change.action);
     compileGuards(state, change.guards ?? []);
@@ -447,6 +470,7 @@ export function compileBatchWrite(
   if (writes.length > 1 && writes.some(removesElement)) return undefined;
   const state = new ExpressionState();
   for (const op of writes) if (!compileFastOperation(state, op)) return undefined;
+  if (envelope.guardStubs) compileStubGuards(state, writes);
   const growth = writes.reduce((sum, op) => sum + growthBound(op), 0);
   compileEnvelope(state, { ...envelope, size: { growth } }, 'fast');
   const request = state.buildUpdate();
@@ -469,7 +493,9 @@ export function compileRead(segments: Segments | undefined | null, access: Acces
     }
     projection.push(state.path(prefix));
   }
-  if (access.kind === 'key') {
+  if (access.kind === 'epoch') {
+    projection.push(state.name(A.grantEpoch));
+  } else if (access.kind === 'key') {
     projection.push(`${state.name(A.keys)}.${state.name(access.keyId)}`);
   } else {
     projection.push(state.name(A.owner), `${state.name(A.members)}.${state.name(access.username)}`);

@@ -18,6 +18,13 @@ export const A = {
   incarnation: 'inc',
   /** When the project was created (ISO time); names the incarnation of projects created before `inc` existed. */
   createdAt: 'createdAt',
+  /** The grant epoch: advanced by every revocation; a segment written at an older one refuses the write. */
+  grantEpoch: 'ge',
+  /**
+   * A segment's stubs by the first key of their path (key → count): a write that replaces or deletes a member
+   * without reading first is conditioned on its first key having none, so it never orphans a segment unseen.
+   */
+  stubsUnder: 'un',
 } as const;
 
 /** Request-token slots: each write records its token in one, so a retried write can tell it already applied. */
