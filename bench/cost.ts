@@ -8,6 +8,7 @@
 import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { storedSize } from '../lib/content/json';
 import { TOKEN_SLOTS } from '../lib/schema/attributes';
+import { itemKeyAttributes, projectPk } from '../lib/schema/items';
 import type { CapacityTotals, DynamoProxy } from '../test/support/dynamo-proxy';
 import { itemSize } from './lib/item-size';
 import type { BenchProject } from './lib/fixtures';
@@ -134,7 +135,7 @@ export async function runCost(options: CostOptions): Promise<CostReport> {
     const { Item } = await dynamo.send(
       new GetItemCommand({
         TableName: options.tableName,
-        Key: { pk: { S: `P#${project.username}/${project.slug}` } },
+        Key: itemKeyAttributes(projectPk(project)),
         ConsistentRead: true,
       }),
     );

@@ -14,6 +14,7 @@ import {
   type ProjectRef,
   type SessionRecord,
   canonicalName,
+  itemKey,
   keyPk,
   projectName,
   readKeyEntry,
@@ -40,7 +41,7 @@ async function lookupSession(tokenHash: string): Promise<string> {
   if (cached && cached.until > now) return cached.username;
   sessions.delete(tokenHash);
   const { Item } = await documents.send(
-    new GetCommand({ TableName: tableName(), Key: { pk: sessionPk(tokenHash) }, ConsistentRead: true }),
+    new GetCommand({ TableName: tableName(), Key: itemKey(sessionPk(tokenHash)), ConsistentRead: true }),
   );
   const session = Item as SessionRecord | undefined;
   if (!session || session.ttl <= now) throw new Unauthorized();
@@ -98,7 +99,7 @@ export async function assertAccess(
     return;
   }
   const { Item } = await documents.send(
-    new GetCommand({ TableName: tableName(), Key: { pk: keyPk(principal.keyId) }, ConsistentRead: true }),
+    new GetCommand({ TableName: tableName(), Key: itemKey(keyPk(principal.keyId)), ConsistentRead: true }),
   );
   const record = Item as KeyRecord | undefined;
   // The project item is the authority for its own keys; the record only speaks for other projects.

@@ -28,6 +28,22 @@ export const userPk = (username: string) => `U#${username}`;
 export const sessionPk = (tokenHash: string) => `S#${tokenHash}`;
 export const keyPk = (keyId: string) => `K#${keyId}`;
 
+/** The sort key of every item that is the only one of its partition (users, sessions, key index, project head). */
+export const HEAD_SK = '#';
+/** Sort keys of a project's grants, beside its head: an API key's and a member's. */
+export const KEY_GRANT_PREFIX = 'K#';
+export const MEMBER_GRANT_PREFIX = 'M#';
+export const keyGrantSk = (keyId: string) => `${KEY_GRANT_PREFIX}${keyId}`;
+export const memberGrantSk = (username: string) => `${MEMBER_GRANT_PREFIX}${username}`;
+
+/** Every item's key (the table is `pk` + `sk`), for the document client: no code builds a key by hand. */
+export const itemKey = (pk: string, sk: string = HEAD_SK) => ({ pk, sk });
+/** The same key as attribute values, for the low-level client. */
+export const itemKeyAttributes = (pk: string, sk: string = HEAD_SK): Record<string, AttributeValue> => ({
+  pk: { S: pk },
+  sk: { S: sk },
+});
+
 export type Role = 'viewer' | 'editor';
 
 /** An API key as the service reads it (ProjectItem.keys, the key record). */
@@ -74,11 +90,13 @@ export const storedKey = (key: KeyEntry): StoredKey => ({
 /** The key record beside the project: lets a key be recognised on any project (401 vs 403) and listed. */
 export interface KeyRecord extends StoredKey {
   pk: string;
+  sk: string;
   project: string;
 }
 
 export interface SessionRecord {
   pk: string;
+  sk: string;
   u: string;
   /** Expiry, epoch seconds; also the table's TTL attribute. */
   ttl: number;

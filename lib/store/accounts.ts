@@ -22,6 +22,8 @@ import {
   type ProjectRef,
   type Role,
   epochSeconds,
+  itemKey,
+  itemKeyAttributes,
   keyPk,
   projectName,
   projectPk,
@@ -55,12 +57,12 @@ async function putNew(item: Record<string, unknown>, what: string): Promise<void
 }
 
 export async function createUser(username: string): Promise<void> {
-  await putNew({ pk: userPk(username), username, createdAt: new Date().toISOString() }, `user ${username}`);
+  await putNew({ ...itemKey(userPk(username)), username, createdAt: new Date().toISOString() }, `user ${username}`);
 }
 
 export async function userExists(username: string): Promise<boolean> {
   const { Item } = await documents.send(
-    new GetCommand({ TableName: tableName(), Key: { pk: userPk(username) }, ConsistentRead: true }),
+    new GetCommand({ TableName: tableName(), Key: itemKey(userPk(username)), ConsistentRead: true }),
   );
   return Item !== undefined;
 }
@@ -79,7 +81,7 @@ export async function readProjectMeta(project: ProjectRef): Promise<(ProjectItem
   const { Item } = await dynamo.send(
     new GetItemCommand({
       TableName: tableName(),
-      Key: { pk: { S: projectPk(project) } },
+      Key: itemKeyAttributes(projectPk(project)),
       ConsistentRead: true,
       ProjectionExpression: '#pk, #owner, #members, #keys, #ver, #etag, #createdAt',
       ExpressionAttributeNames: {
@@ -104,7 +106,7 @@ export async function createProject(project: ProjectRef): Promise<{ createdAt: s
       new PutItemCommand({
         TableName: tableName(),
         Item: {
-          pk: { S: projectPk(project) },
+          ...itemKeyAttributes(projectPk(project)),
           [A.content]: { M: {} },
           [A.version]: { N: '1' },
           [A.etag]: { S: randomBytes(16).toString('base64url') },
@@ -139,7 +141,7 @@ export async function createSession(
 ): Promise<{ token: string; expiresAt: number }> {
   const { token, hash } = newSessionToken();
   const expiresAt = expiryAfter(expiresInSeconds);
-  await putNew({ pk: sessionPk(hash), u: username, ttl: expiresAt }, 'session');
+  await putNew({ ...itemKey(sessionPk(hash)), u: username, ttl: expiresAt }, 'session');
   return { token, expiresAt };
 }
 
@@ -158,7 +160,7 @@ async function putMapEntry(
     await documents.send(
       new UpdateCommand({
         TableName: tableName(),
-        Key: { pk: projectPk(project) },
+        Key: itemKey(projectPk(project)),
         UpdateExpression: 'SET #map.#entry = :value',
         ConditionExpression: 'attribute_exists(pk) AND (attribute_exists(#map.#entry) OR size(#map) < :cap)',
         ExpressionAttributeNames: { '#map': map, '#entry': entry },
@@ -194,13 +196,13 @@ export async function createApiKey(
   const createdAt = new Date().toISOString();
   const expiresAt = options.expiresInSeconds === undefined ? undefined : expiryAfter(options.expiresInSeconds);
   const entry = storedKey({ hash, permissions: options.permissions, expiresAt, name: options.name, createdAt });
-  const record: KeyRecord = { pk: keyPk(id), project: projectName(project), ...entry };
+  const record: KeyRecord = { ...itemKey(keyPk(id)), project: projectName(project), ...entry };
   await putNew({ ...record, ...(expiresAt === undefined ? {} : { ttl: expiresAt }) }, 'key');
   try {
     const writes = options.permissions.includes('content:write');
     await putMapEntry(project, A.keys, id, writes ? { ...entry, w: hash } : entry, MAX_KEYS_PER_PROJECT);
   } catch (error) {
-    await documents.send(new DeleteCommand({ TableName: tableName(), Key: { pk: keyPk(id) } }));
+    await documents.send(new DeleteCommand({ TableName: tableName(), Key: itemKey(keyPk(id)) }));
     throw error;
   }
   return { id, key, name: options.name, permissions: options.permissions, createdAt, expiresAt: expiresAt ?? null };
@@ -212,7 +214,7 @@ async function removeMapEntry(project: ProjectRef, map: string, entry: string, m
     await documents.send(
       new UpdateCommand({
         TableName: tableName(),
-        Key: { pk: projectPk(project) },
+        Key: itemKey(projectPk(project)),
         UpdateExpression: 'REMOVE #map.#entry',
         ConditionExpression: 'attribute_exists(#map.#entry)',
         ExpressionAttributeNames: { '#map': map, '#entry': entry },
@@ -227,7 +229,7 @@ async function removeMapEntry(project: ProjectRef, map: string, entry: string, m
 /** Removes the project's entry first (the key stops working at once), then its record. */
 export async function revokeApiKey(project: ProjectRef, id: string): Promise<void> {
   await removeMapEntry(project, A.keys, id, `key ${id} does not exist in ${projectName(project)}`);
-  await documents.send(new DeleteCommand({ TableName: tableName(), Key: { pk: keyPk(id) } }));
+  await documents.send(new DeleteCommand({ TableName: tableName(), Key: itemKey(keyPk(id)) }));
 }
 
 export async function setMember(project: ProjectRef, member: string, role: Role): Promise<void> {
@@ -247,7 +249,7 @@ export async function deleteProject(project: ProjectRef, keyIds: string[]): Prom
     await documents.send(
       new DeleteCommand({
         TableName: tableName(),
-        Key: { pk: projectPk(project) },
+        Key: itemKey(projectPk(project)),
         ConditionExpression: 'attribute_exists(pk)',
       }),
     );
@@ -258,7 +260,7 @@ export async function deleteProject(project: ProjectRef, keyIds: string[]): Prom
   }
   for (let i = 0; i < keyIds.length; i += 25) {
     let requests: BatchWriteCommandInput['RequestItems'] = {
-      [tableName()]: keyIds.slice(i, i + 25).map((id) => ({ DeleteRequest: { Key: { pk: keyPk(id) } } })),
+      [tableName()]: keyIds.slice(i, i + 25).map((id) => ({ DeleteRequest: { Key: itemKey(keyPk(id)) } })),
     };
     for (let attempt = 0; requests && Object.keys(requests).length > 0 && attempt < 5; attempt++) {
       const result: BatchWriteCommandOutput = await documents.send(new BatchWriteCommand({ RequestItems: requests }));

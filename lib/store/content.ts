@@ -68,6 +68,7 @@ import {
   type ProjectRef,
   epochSeconds,
   incarnationOf,
+  itemKeyAttributes,
   projectPk,
   readProjectItem,
 } from '../schema/items';
@@ -89,7 +90,7 @@ export interface WriteResult {
   etag: string;
 }
 
-const key = (project: ProjectRef) => ({ pk: { S: projectPk(project) } });
+const key = (project: ProjectRef) => itemKeyAttributes(projectPk(project));
 
 const contentTooLarge = () =>
   new PayloadTooLarge('CONTENT_TOO_LARGE', `the content would exceed ${MAX_CONTENT_BYTES} bytes; nothing was changed`);

@@ -499,7 +499,7 @@ describe('a key only works on its own project; a member only on projects they be
       await documents.send(
         new UpdateCommand({
           TableName: tableName(),
-          Key: { pk: projectPk({ username: p.username, slug: p.slug }) },
+          Key: { pk: projectPk({ username: p.username, slug: p.slug }), sk: '#' },
           UpdateExpression: 'REMOVE #keys.#id.#w',
           ExpressionAttributeNames: { '#keys': 'keys', '#id': id, '#w': 'w' },
         }),

@@ -126,7 +126,7 @@ describe('a replay is answered only after the credential is checked as a new req
     await documents.send(
       new UpdateCommand({
         TableName: process.env.TABLE_NAME,
-        Key: { pk: `P#${p.username}/${p.slug}` },
+        Key: { pk: `P#${p.username}/${p.slug}`, sk: '#' },
         UpdateExpression: update,
         ExpressionAttributeNames: {
           '#keys': 'keys',

@@ -405,7 +405,7 @@ describe('a stored key entry the API would never write does not break the key ro
     await documents.send(
       new UpdateCommand({
         TableName: process.env.TABLE_NAME,
-        Key: { pk: `P#${project.username}/${project.slug}` },
+        Key: { pk: `P#${project.username}/${project.slug}`, sk: '#' },
         UpdateExpression: 'SET #keys.#id = :entry',
         ExpressionAttributeNames: { '#keys': 'keys', '#id': id },
         ExpressionAttributeValues: {
@@ -436,7 +436,7 @@ describe('a stored key entry the API would never write does not break the key ro
     await documents.send(
       new UpdateCommand({
         TableName: process.env.TABLE_NAME,
-        Key: { pk: `P#${project.username}/${project.slug}` },
+        Key: { pk: `P#${project.username}/${project.slug}`, sk: '#' },
         UpdateExpression: 'SET #keys.#a = :a, #keys.#b = :b',
         ExpressionAttributeNames: { '#keys': 'keys', '#a': 'aaaaaaaaaaaaaaaa', '#b': 'bbbbbbbbbbbbbbbb' },
         ExpressionAttributeValues: { ':a': { h: 'x' }, ':b': { h: 'y', n: 7, p: 'content:read', c: 12 } },
