@@ -12,7 +12,6 @@ export const handler = managementRoute({
       owner: item!.owner,
       role: roleOf(item!, username),
       createdAt: item!.createdAt,
-      version: item!.version,
     },
   }),
 });

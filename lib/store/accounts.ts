@@ -14,8 +14,8 @@ import { randomBytes } from 'node:crypto';
 import { tableName } from '../config/env';
 import { documents, dynamo } from '../dynamo/client';
 import { A, type Permission } from '../schema/attributes';
-import { storedSize } from '../content/json';
 import { newApiKey, newSessionToken } from '../auth/credentials';
+import { createRoot } from './segments';
 import {
   type KeyRecord,
   type ProjectItem,
@@ -76,21 +76,19 @@ export async function ensureUser(username: string): Promise<void> {
   }
 }
 
-/** The project item without its content (access, keys, members, version), read consistently. */
+/** The project item (access, keys, members), read consistently. */
 export async function readProjectMeta(project: ProjectRef): Promise<(ProjectItem & { createdAt: string }) | undefined> {
   const { Item } = await dynamo.send(
     new GetItemCommand({
       TableName: tableName(),
       Key: itemKeyAttributes(projectPk(project)),
       ConsistentRead: true,
-      ProjectionExpression: '#pk, #owner, #members, #keys, #ver, #etag, #createdAt',
+      ProjectionExpression: '#pk, #owner, #members, #keys, #createdAt',
       ExpressionAttributeNames: {
         '#pk': 'pk',
         '#owner': A.owner,
         '#members': A.members,
         '#keys': A.keys,
-        '#ver': A.version,
-        '#etag': A.etag,
         '#createdAt': 'createdAt',
       },
     }),
@@ -98,23 +96,20 @@ export async function readProjectMeta(project: ProjectRef): Promise<(ProjectItem
   return Item ? { ...readProjectItem(Item), createdAt: Item.createdAt?.S ?? '' } : undefined;
 }
 
-/** A new project: empty content, version 1, the owner; fails if the owner is unknown or the project exists. */
+/** A new project: its item (the owner, a new incarnation) and an empty content; fails if the project exists. */
 export async function createProject(project: ProjectRef): Promise<{ createdAt: string }> {
   const createdAt = new Date().toISOString();
+  const incarnation = randomBytes(16).toString('base64url');
   try {
     await dynamo.send(
       new PutItemCommand({
         TableName: tableName(),
         Item: {
           ...itemKeyAttributes(projectPk(project)),
-          [A.content]: { M: {} },
-          [A.version]: { N: '1' },
-          [A.etag]: { S: randomBytes(16).toString('base64url') },
-          [A.bytes]: { N: String(storedSize({})) },
           [A.owner]: { S: project.username },
           [A.members]: { M: {} },
           [A.keys]: { M: {} },
-          [A.incarnation]: { S: randomBytes(16).toString('base64url') },
+          [A.incarnation]: { S: incarnation },
           createdAt: { S: createdAt },
         },
         ConditionExpression: 'attribute_not_exists(pk)',
@@ -124,6 +119,7 @@ export async function createProject(project: ProjectRef): Promise<{ createdAt: s
     if (isConditionFailure(error)) throw new AccountError('EXISTS', `project ${projectName(project)} already exists`);
     throw error;
   }
+  await createRoot(incarnation, 0);
   return { createdAt };
 }
 

@@ -3,7 +3,6 @@ import {
   type AttributeValue,
   ConditionalCheckFailedException,
   GetItemCommand,
-  PutItemCommand,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
 import Big from 'big.js';
@@ -50,6 +49,7 @@ import { A, TOKEN_SLOTS } from '../schema/attributes';
 import {
   type Segment,
   commitRewrite,
+  createRoot,
   etagOf,
   forgetLocations,
   getSegment,
@@ -368,35 +368,13 @@ async function settle(
       forgetLocations(grant.inc);
       return 'gone';
     }
-    await createRoot(grant);
+    await createRoot(grant.inc, grant.epoch);
     return 'gone';
   }
   if (segment.epoch === grant.epoch) return 'ok';
   const fresh = await grantFor(request.project, request.principal, need);
   if (segment.epoch < fresh.epoch) await stamp(fresh, key);
   return fresh;
-}
-
-/** A project's root segment appears with its first write: until then its content is `{}`. */
-async function createRoot(grant: Grant): Promise<void> {
-  try {
-    await dynamo.send(
-      new PutItemCommand({
-        TableName: tableName(),
-        Item: {
-          ...segmentItemKey(grant.inc, ROOT_KEY),
-          [A.content]: { M: {} },
-          [A.version]: { N: '1' },
-          [A.etag]: { S: randomBytes(16).toString('base64url') },
-          [A.bytes]: { N: String(storedSize({})) },
-          [A.grantEpoch]: { N: String(grant.epoch) },
-        },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      }),
-    );
-  } catch (error) {
-    if (!(error instanceof ConditionalCheckFailedException)) throw error;
-  }
 }
 
 /** Brings a segment up to the grant epoch a revocation set (section 6: stamping also happens where writes go). */
@@ -500,7 +478,7 @@ async function replaceContent(request: WriteRequest, content: JsonObject): Promi
       if (!request.ifMatch.includes(etag)) throw new PreconditionFailed(formatEtag(etag));
     }
     if (!root) {
-      await createRoot(grant);
+      await createRoot(grant.inc, grant.epoch);
       continue;
     }
     const rootVersion = Number(root.raw[A.version]?.N ?? 0);
@@ -595,6 +573,21 @@ async function loadForBatch(
   return { tree, below: [...loaded.values()] };
 }
 
+const UNBOUNDED = { maxBytes: Number.MAX_SAFE_INTEGER, tooLarge: contentTooLarge };
+
+/** A batch whose result cannot be cut into segments fails at the operation that made it so: its index. */
+function assertBatchFits(key: string, tree: JsonObject, ops: readonly BatchOperation[], result: Json): void {
+  const fits = (value: Json) => cut(key, value, fragmentBytes()).every((p) => storedSize(p.fragment) <= MAX_CONTENT_BYTES);
+  if (fits(result)) return;
+  for (let i = 1; i <= ops.length; i++) {
+    if (!fits(planBatch(tree, ops.slice(0, i), UNBOUNDED).content)) {
+      const error = contentTooLarge();
+      error.index = i - 1;
+      throw error;
+    }
+  }
+}
+
 /** assemble, leaving the stubs of segments not read as they are. */
 function assembleKnown(fragment: Json, fragmentOf: (key: string) => Json | undefined): Json {
   return assemble(fragment, (key) => {
@@ -646,8 +639,9 @@ export async function writeBatch(request: BatchWriteRequest): Promise<WriteResul
         const etag = etagOf([current, ...below]);
         if (!request.ifMatch.includes(etag)) throw new PreconditionFailed(formatEtag(etag));
       }
-      const planned = planBatch(tree as JsonObject, rel, { maxBytes: Number.MAX_SAFE_INTEGER, tooLarge: contentTooLarge });
+      const planned = planBatch(tree as JsonObject, rel, UNBOUNDED);
       if (!planned.changed) return { etag: formatEtag(etagOf([current, ...below])) };
+      assertBatchFits(current.key, tree as JsonObject, rel, planned.content);
       const dropped = stubsIn(tree).filter((k) => !below.some((s) => s.key === k));
       const kept = new Set(stubsIn(planned.content));
       sent = await carryOut(grant, envelope, current, {

@@ -2,7 +2,9 @@
 import {
   type AttributeValue,
   BatchWriteItemCommand,
+  ConditionalCheckFailedException,
   GetItemCommand,
+  PutItemCommand,
   QueryCommand,
   TransactWriteItemsCommand,
   type TransactWriteItem,
@@ -117,7 +119,7 @@ export function forgetLocations(inc: string): void {
 }
 
 /** A new segment's item: written before anything names it, so no reader or writer can meet it half-made. */
-function newSegmentItem(inc: string, key: string, fragment: Json, epoch: number): Record<string, AttributeValue> {
+export function newSegmentItem(inc: string, key: string, fragment: Json, epoch: number): Record<string, AttributeValue> {
   return {
     ...segmentItemKey(inc, key),
     [A.content]: toAttribute(fragment),
@@ -126,6 +128,21 @@ function newSegmentItem(inc: string, key: string, fragment: Json, epoch: number)
     [A.bytes]: { N: String(storedSize(fragment)) },
     [A.grantEpoch]: { N: String(epoch) },
   };
+}
+
+/** A project's root segment, holding `{}`; created with the project, or by the first write if that was lost. */
+export async function createRoot(inc: string, epoch: number): Promise<void> {
+  try {
+    await dynamo.send(
+      new PutItemCommand({
+        TableName: tableName(),
+        Item: newSegmentItem(inc, ROOT_KEY, {}, epoch),
+        ConditionExpression: 'attribute_not_exists(pk)',
+      }),
+    );
+  } catch (error) {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+  }
 }
 
 export type Committed = { ok: true } | { ok: false; item?: Record<string, AttributeValue> };
