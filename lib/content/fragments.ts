@@ -95,21 +95,27 @@ export function cut(
 
 /**
  * The value a fragment stands for: every stub replaced by the fragment of the segment it names, recursively.
- * `fragmentOf` returns undefined for a segment it does not have (the caller reads it, or the content changed).
+ * `fragmentOf` returns undefined for a segment it does not have: a MissingSegment (the content changed while it was
+ * read), or with `keep`, the stub stays (a partial tree: the segments off the paths a batch works on).
  */
-export function assemble(fragment: Json, fragmentOf: (key: string) => Json | undefined): Json {
+export function assemble(
+  fragment: Json,
+  fragmentOf: (key: string) => Json | undefined,
+  missing: 'throw' | 'keep' = 'throw',
+): Json {
   if (fragment instanceof Stub) {
     const child = fragmentOf(fragment.key);
-    if (child === undefined) throw new MissingSegment(fragment.key);
-    return assemble(child, fragmentOf);
+    if (child !== undefined) return assemble(child, fragmentOf, missing);
+    if (missing === 'keep') return fragment;
+    throw new MissingSegment(fragment.key);
   }
-  if (Array.isArray(fragment)) return fragment.map((v) => assemble(v, fragmentOf));
+  if (Array.isArray(fragment)) return fragment.map((v) => assemble(v, fragmentOf, missing));
   if (isObject(fragment)) {
     let copy: JsonObject | undefined;
     for (const k of Object.keys(fragment)) {
       const v = fragment[k] as Json;
       if (!(v instanceof Stub) && !Array.isArray(v) && !isObject(v)) continue;
-      const assembled = assemble(v, fragmentOf);
+      const assembled = assemble(v, fragmentOf, missing);
       if (assembled === v) continue;
       copy ??= { ...fragment };
       setOwn(copy, k, assembled);

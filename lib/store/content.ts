@@ -569,7 +569,7 @@ async function loadForBatch(
       for (const s of (await querySubtree(inc, stub)).values()) loaded.set(s.key, s);
     }
   }
-  const tree = assembleKnown(top.fragment, fragmentOf);
+  const tree = assemble(top.fragment, fragmentOf, 'keep');
   return { tree, below: [...loaded.values()] };
 }
 
@@ -586,14 +586,6 @@ function assertBatchFits(key: string, tree: JsonObject, ops: readonly BatchOpera
       throw error;
     }
   }
-}
-
-/** assemble, leaving the stubs of segments not read as they are. */
-function assembleKnown(fragment: Json, fragmentOf: (key: string) => Json | undefined): Json {
-  return assemble(fragment, (key) => {
-    const child = fragmentOf(key);
-    return child === undefined ? new Stub(key) : child;
-  });
 }
 
 /**
