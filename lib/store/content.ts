@@ -198,11 +198,16 @@ function stubsUnderOf(fragment: Json): Record<string, number> {
   return under;
 }
 
-/** The segments below these stubs, to be deleted with the change that drops the stubs. */
-async function subtreesOf(inc: string, stubs: readonly string[]): Promise<{ key: string }[]> {
-  const keys: { key: string }[] = [];
-  for (const stub of stubs) for (const k of (await querySubtree(inc, stub, true)).keys()) keys.push({ key: k });
-  return keys;
+/**
+ * The segments below these stubs, to be deleted with the change that drops the stubs, each on the version read:
+ * the change was decided (If-Match included) on what they held then.
+ */
+async function subtreesOf(inc: string, stubs: readonly string[]): Promise<{ key: string; version: number }[]> {
+  const found: { key: string; version: number }[] = [];
+  for (const stub of stubs) {
+    for (const s of (await querySubtree(inc, stub, true)).values()) found.push({ key: s.key, version: s.version });
+  }
+  return found;
 }
 
 /** A fragment too large for any one segment: an array or an object of scalars over the item budget. */
@@ -228,7 +233,8 @@ async function assertIfMatch(
   const w = walk(segment.fragment as JsonObject, steps);
   const stubs = w.stop === undefined ? stubsIn(w.node) : [];
   if (stubs.length > 0) {
-    const read = [segment];
+    // The segments a GET of the path reads: a value that is a whole segment is that segment and its subtree.
+    const read = w.node instanceof Stub ? [] : [segment];
     for (const stub of stubs) read.push(...(await querySubtree(inc, stub)).values());
     etag = etagOf(read);
   }
@@ -320,11 +326,16 @@ async function carryOut(
   decision: Extract<Decision, { kind: 'write' | 'rewrite' }>,
 ): Promise<Sent> {
   const access = epochAccess(grant);
-  const base = { ...envelope, guardStubs: false, access };
+  // If-Match was decided on what was read; the write holds on the versions read (the segment's, the orphans').
+  const base = { ...envelope, guardStubs: false, ifMatch: undefined, access };
   if (decision.kind === 'write') {
     const write = compileWrite(
       { action: decision.action, guards: decision.guards },
-      { ...base, expectedVersion: decision.version, size: decision.size },
+      {
+        ...base,
+        expectedVersion: envelope.ifMatch ? segment.version : decision.version,
+        size: decision.size,
+      },
     ) as UpdateRequest;
     return sendUpdate(grant.inc, segment.key, write);
   }
