@@ -58,13 +58,13 @@ import {
   querySubtree,
   readSegment,
   segmentItemKey,
+  stampSegment,
   tokenIn,
 } from './segments';
 import { BadRequest, Conflict, HttpError, PayloadTooLarge, PreconditionFailed } from '../config/errors';
 import type { Segments } from '../paths';
 import { type Need, type Principal, accessCheck, assertAccess } from '../auth/access';
 import {
-  type ProjectItem,
   type ProjectRef,
   epochSeconds,
   incarnationOf,
@@ -384,26 +384,8 @@ async function settle(
   }
   if (segment.epoch === grant.epoch) return 'ok';
   const fresh = await grantFor(request.project, request.principal, need);
-  if (segment.epoch < fresh.epoch) await stamp(fresh, key);
+  if (segment.epoch < fresh.epoch) await stampSegment(fresh.inc, key, fresh.epoch);
   return fresh;
-}
-
-/** Brings a segment up to the grant epoch a revocation set (section 6: stamping also happens where writes go). */
-async function stamp(grant: Grant, key: string): Promise<void> {
-  try {
-    await dynamo.send(
-      new UpdateItemCommand({
-        TableName: tableName(),
-        Key: segmentItemKey(grant.inc, key),
-        UpdateExpression: 'SET #ge = :ge',
-        ConditionExpression: 'attribute_exists(pk) AND #ge < :ge',
-        ExpressionAttributeNames: { '#ge': A.grantEpoch },
-        ExpressionAttributeValues: { ':ge': { N: String(grant.epoch) } },
-      }),
-    );
-  } catch (error) {
-    if (!(error instanceof ConditionalCheckFailedException)) throw error;
-  }
 }
 
 const tooManyWriters = () =>
@@ -705,7 +687,7 @@ export async function readContent(request: ReadRequest): Promise<{ value: Json; 
     }
     if (segment.epoch !== grant.epoch) {
       grant = await grantFor(request.project, request.principal, 'read');
-      if (segment.epoch < grant.epoch) await stamp(grant, at.key);
+      if (segment.epoch < grant.epoch) await stampSegment(grant.inc, at.key, grant.epoch);
       continue;
     }
     const rel = segments.slice(at.depth);

@@ -9,6 +9,7 @@ import {
   TransactWriteItemsCommand,
   type TransactWriteItem,
   TransactionCanceledException,
+  UpdateItemCommand,
   type WriteRequest as BatchWriteEntry,
 } from '@aws-sdk/client-dynamodb';
 import { createHash, randomBytes } from 'node:crypto';
@@ -237,4 +238,45 @@ async function batchWrite(entries: BatchWriteEntry[]): Promise<void> {
       pending = result.UnprocessedItems?.[tableName()];
     }
   }
+}
+
+/** Segments stamped at once by a revocation (each a conditional UpdateItem of a few bytes). */
+const STAMP_CONCURRENCY = 16;
+
+/**
+ * A revocation's second half (docs/design/storage.md, section 6): every segment of the content is brought up to the
+ * project's new grant epoch, so a grant a Lambda verified before the revocation fails its next write's condition
+ * and its next read's comparison, whatever segment it goes to. A segment at that epoch or newer is left alone.
+ */
+export async function stampSegments(inc: string, epoch: number): Promise<void> {
+  const keys = [...(await querySubtree(inc, ROOT_KEY, true)).keys()];
+  let next = 0;
+  const worker = async () => {
+    while (next < keys.length) await stampSegment(inc, keys[next++] as string, epoch);
+  };
+  await Promise.all(Array.from({ length: Math.min(STAMP_CONCURRENCY, keys.length) }, worker));
+}
+
+/** One segment brought up to a grant epoch (by a revocation, or by a writer that meets one not yet stamped). */
+export async function stampSegment(inc: string, key: string, epoch: number): Promise<void> {
+  try {
+    await dynamo.send(
+      new UpdateItemCommand({
+        TableName: tableName(),
+        Key: segmentItemKey(inc, key),
+        UpdateExpression: 'SET #ge = :ge',
+        ConditionExpression: 'attribute_exists(pk) AND #ge < :ge',
+        ExpressionAttributeNames: { '#ge': A.grantEpoch },
+        ExpressionAttributeValues: { ':ge': { N: String(epoch) } },
+      }),
+    );
+  } catch (error) {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+  }
+}
+
+/** A deleted project's content: every segment of its incarnation (no later project reuses it). */
+export async function deleteSegments(inc: string): Promise<void> {
+  const keys = [...(await querySubtree(inc, ROOT_KEY, true)).keys()];
+  await batchWrite(keys.map((key) => ({ DeleteRequest: { Key: segmentItemKey(inc, key) } })));
 }
