@@ -478,7 +478,10 @@ describe('PATCH content, application/merge-patch+json (RFC 7396)', () => {
     const p = await project({});
     await patched(p, '{"n":12345678901234567890,"m":{"x":0.30000000000000001}}', MERGE_PATCH);
     const r = await call('GET', p.content, { token: p.key });
-    expect(r.text).toBe('{"value":{"n":12345678901234567890,"m":{"x":0.30000000000000001}}}');
+    // Every digit as sent (member order is the engine's: DynamoDB Local orders map keys its own way).
+    expect(r.text).toContain('"n":12345678901234567890');
+    expect(r.text).toContain('"m":{"x":0.30000000000000001}');
+    expect(Object.keys(r.body.value).sort()).toEqual(['m', 'n']);
   });
 
   it('a merge that outgrows the content budget: 413 CONTENT_TOO_LARGE, no index', async () => {
