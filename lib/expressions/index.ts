@@ -2,6 +2,7 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { BatchOperation } from '../content/batch';
 import type { Action, ContentOperation, Guard, Step } from '../content/model';
+import { fastForms } from '../content/patch';
 import { type JsonNumber, approximate, storedSize } from '../content/json';
 import { toAttribute } from '../dynamo/attributes';
 import { asIndex, type Segments } from '../paths';
@@ -424,10 +425,23 @@ export function compileBatchWrite(
   envelope: Omit<WriteEnvelope, 'size'>,
 ): UpdateRequest | undefined {
   const writes: ContentOperation[] = [];
+  // Targets a patch's replace requires to be there (its fast form is a set, which would create them).
+  const present: Segments[] = [];
   for (const op of ops) {
     if (op.kind === 'test' || op.kind === 'invalid') return undefined;
-    writes.push(op);
+    if (op.kind === 'patch' || op.kind === 'merge') {
+      const forms = fastForms(op);
+      if (forms === undefined) return undefined;
+      for (const form of forms) {
+        writes.push(form.op);
+        if (form.present) present.push(form.op.segments);
+      }
+    } else {
+      writes.push(op);
+    }
   }
+  // Nothing to write (an empty patch): the read path answers the current ETag without writing.
+  if (writes.length === 0) return undefined;
   for (const [i, a] of writes.entries()) {
     for (const b of writes.slice(i + 1)) {
       if (
@@ -447,6 +461,8 @@ export function compileBatchWrite(
   if (writes.length > 1 && writes.some(removesElement)) return undefined;
   const state = new ExpressionState();
   for (const op of writes) if (!compileFastOperation(state, op)) return undefined;
+  for (const segments of present)
+    state.conditions.push(`attribute_exists(${state.path(assumeSteps(segments) as Step[])})`);
   const growth = writes.reduce((sum, op) => sum + growthBound(op), 0);
   compileEnvelope(state, { ...envelope, size: { growth } }, 'fast');
   const request = state.buildUpdate();

@@ -16,9 +16,9 @@ export async function projectOf(event: Event, principal: Principal, need: Need):
 }
 
 /** Resolves the caller and the project; 401 (no I/O for a missing credential) and the body envelope checks first. */
-export async function beginRequest(event: Event, need: Need) {
+export async function beginRequest(event: Event, need: Need, checkType?: (type: string | undefined) => void) {
   const credential = parseAuthorization(header(event, 'authorization'));
-  const text = need === 'write' ? bodyText(event) : '';
+  const text = need === 'write' ? bodyText(event, checkType) : '';
   const principal = await resolvePrincipal(credential);
   const project = await projectOf(event, principal, need);
   return { text, principal, project };

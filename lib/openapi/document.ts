@@ -120,6 +120,19 @@ function operation(route: RouteDoc): Json {
           },
         }
       : {}),
+    ...(route.bodies
+      ? {
+          requestBody: {
+            required: true,
+            content: Object.fromEntries(
+              Object.entries(route.bodies).map(([type, b]) => [
+                type,
+                { schema: structuredClone(b.schema), example: b.example },
+              ]),
+            ),
+          },
+        }
+      : {}),
     responses: {
       [String(success.status)]: {
         description: success.description,
@@ -192,7 +205,7 @@ function components(routes: readonly RouteDoc[]): Json {
             type: 'integer',
             minimum: 0,
             description:
-              'content/batch only: the position of the operation that failed (its error is the one it gets alone).',
+              'content/batch and JSON Patch only: the position of the operation that failed (its error is the one it gets alone).',
           },
         },
         required: ['message', 'code'],

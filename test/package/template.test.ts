@@ -183,7 +183,7 @@ describe('HTTP API', () => {
     expect(api.Properties.CorsConfiguration).toEqual({
       AllowOrigins: CORS_ORIGINS,
       AllowHeaders: ['Authorization', 'Content-Type', 'If-Match', 'Idempotency-Key'],
-      AllowMethods: ['GET', 'POST', 'PUT', 'DELETE', 'OPTIONS'],
+      AllowMethods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
       ExposeHeaders: ['ETag'],
       MaxAge: 600,
     });
@@ -219,10 +219,10 @@ describe('bundles', () => {
     for (const name of functionNames) expect(lazy[name]).toContain('lib-auth-jose.mjs');
     const mutations = functionNames.filter((name) =>
       (config.functions[name] as { handler: string }).handler.match(
-        /functions\/(set|insert|push|increment|decrement|delete|update|batch)\./,
+        /functions\/(set|insert|push|increment|decrement|delete|update|batch|patch)\./,
       ),
     );
-    expect(mutations).toHaveLength(8);
+    expect(mutations).toHaveLength(9);
     for (const name of functionNames) {
       expect(lazy[name]?.includes('lib-http-idempotency-powertools.mjs')).toBe(mutations.includes(name));
     }
@@ -281,7 +281,8 @@ describe('bundles', () => {
       const results = {};
       for (const [name, file] of Object.entries(JSON.parse(process.argv[1]))) {
         const { handler } = await import(file);
-        for (const [kind, headers] of [['none', {}], ['jwt', { authorization: 'Bearer eyJhbGciOiJSUzI1NiJ9.e30.c2ln' }]]) {
+        // A +json type every route takes as JSON, and PATCH as a merge patch (PATCH refuses a body without a type).
+        for (const [kind, headers] of [['none', {}], ['jwt', { authorization: 'Bearer eyJhbGciOiJSUzI1NiJ9.e30.c2ln', 'content-type': 'application/merge-patch+json' }]]) {
           const event = { version: '2.0', rawPath: '/', headers, isBase64Encoded: false,
             requestContext: { http: { method: 'GET', path: '/' }, requestId: 'package-test' },
             pathParameters: { username: '@someone', projectSlug: 'site', id: 'x', member: '@other' } };
