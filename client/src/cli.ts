@@ -46,12 +46,13 @@ export function exitCodeFor(status: number): number {
   return 5;
 }
 
-// Exact decimals survive the round trip where Node can (JSON.parse source text access, Node 22+).
+// Exact decimals survive the round trip where Node can (JSON.parse source text access, Node 22+): a number whose
+// double does not print as written is kept as its text (JSON.rawJSON, which JSON.stringify writes back verbatim).
 const raw = (JSON as { rawJSON?: (text: string) => unknown }).rawJSON;
 export const parseJson = (text: string): unknown =>
   raw
     ? JSON.parse(text, (_key, value, context?: { source?: string }) =>
-        typeof value === 'number' && context?.source ? raw(context.source) : value,
+        typeof value === 'number' && context?.source && String(value) !== context.source ? raw(context.source) : value,
       )
     : JSON.parse(text);
 

@@ -32,6 +32,14 @@ describe('JSON values', () => {
     },
   );
 
+  it('keeps a number that a double prints as written a plain number (an error index, a count)', () => {
+    expect(parseJson('{"index":0,"n":-12.5,"big":1e400}')).toEqual({
+      index: 0,
+      n: -12.5,
+      big: expect.objectContaining({ rawJSON: '1e400' }),
+    });
+  });
+
   it('refuses what is not JSON', () => {
     expect(() => parseJson('hello')).toThrow(SyntaxError);
   });
