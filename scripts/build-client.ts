@@ -2,7 +2,7 @@
 // `npm run build:client` writes client/src/generated/ (committed; a unit test fails when it drifts from
 // docs/openapi.json or the error catalogue), bundles client/dist with esbuild and prints the core's gzipped size.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
@@ -15,11 +15,16 @@ const GENERATED = {
   errorCodes: join(client, 'src/generated/error-codes.ts'),
 };
 
+// Unchanged files are left alone: a test may be reading them while the package test builds.
+function writeIfChanged(file: string, text: string): void {
+  if (!existsSync(file) || readFileSync(file, 'utf8') !== text) writeFileSync(file, text);
+}
+
 async function main(): Promise<void> {
   mkdirSync(dirname(GENERATED.api), { recursive: true });
   // Kept out of Biome (biome.json): the drift test compares them with the renderer's output byte for byte.
-  writeFileSync(GENERATED.api, renderApiTypes(JSON.parse(readFileSync(join(root, 'docs/openapi.json'), 'utf8'))));
-  writeFileSync(GENERATED.errorCodes, renderErrorCodes());
+  writeIfChanged(GENERATED.api, renderApiTypes(JSON.parse(readFileSync(join(root, 'docs/openapi.json'), 'utf8'))));
+  writeIfChanged(GENERATED.errorCodes, renderErrorCodes());
   if (process.argv.includes('--types-only')) return;
 
   const dist = join(client, 'dist');
@@ -38,7 +43,7 @@ async function main(): Promise<void> {
   // The size an app pays: the core minified as a bundler would (everything imported), then gzipped.
   const minified = await build({ ...common, entryPoints: [join(client, 'src/index.ts')], minify: true, write: false });
   const bytes = minified.outputFiles[0]!.contents;
-  console.log(`client core: ${bytes.length} B minified, ${gzipSync(bytes, { level: 9 }).length} B minified+gzipped`);
+  console.error(`client core: ${bytes.length} B minified, ${gzipSync(bytes, { level: 9 }).length} B minified+gzipped`);
 }
 
 await main();
