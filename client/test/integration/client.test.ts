@@ -253,6 +253,16 @@ describe('retries through a fault proxy', () => {
     expect(await site(p).get()).toEqual({ value: expected, etag: result.etag });
   });
 
+  it('a write with ifMatch whose answer is lost gets its own answer on retry, not a 412 from its own write', async () => {
+    const p = await newProject();
+    const { etag } = await site(p).get();
+    proxy.spoil((n) => (n === 0 ? 'lose-answer' : undefined));
+    const result = await viaProxy(p).set('title', 'v2', { ifMatch: etag! });
+    expect(result).toEqual({ message: 'Value set successfully', etag: expect.stringMatching(ETAG) });
+    expect(proxy.seen).toHaveLength(2);
+    expect(await site(p).get()).toEqual({ value: { title: 'v2' }, etag: result.etag });
+  });
+
   it('a 503 is retried after its Retry-After', async () => {
     const p = await newProject();
     proxy.spoil((n) => (n < 1 ? 'busy' : undefined));
