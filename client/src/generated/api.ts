@@ -11,6 +11,14 @@ export interface Operations {
       value: unknown;
     };
   };
+  patchContent: {
+    method: 'PATCH';
+    path: '/api/{username}/{projectSlug}/content';
+    body: undefined;
+    response: {
+      message: string;
+    };
+  };
   setContent: {
     method: 'POST';
     path: '/api/{username}/{projectSlug}/content/set';

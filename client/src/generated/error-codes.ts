@@ -12,6 +12,7 @@ export type ServerErrorCode =
   | 'PATH_TOO_DEEP'
   | 'RESERVED_KEY'
   | 'INVALID_BATCH'
+  | 'INVALID_PATCH'
   | 'MISSING_VALUE'
   | 'INVALID_INDEX'
   | 'INVALID_AMOUNT'

@@ -60,6 +60,30 @@ describe('content methods', () => {
     await expect(s.get('site.title')).resolves.toEqual({ value: 'Home', etag: etags.at(-1) });
   });
 
+  it('patch (JSON Patch) and mergePatch (merge patch) apply to the content; a failed test is a 409 with its index', async () => {
+    const p = await newProject();
+    const s = site(p);
+    await s.update({ a: { b: 1, c: 2 }, list: [1, 2] });
+    const patched = await s.patch([
+      { op: 'replace', path: '/a/b', value: 10 },
+      { op: 'add', path: '/list/-', value: 3 },
+      { op: 'move', from: '/a/c', path: '/moved' },
+    ]);
+    expect(patched).toEqual({ message: 'Content patched successfully', etag: expect.stringMatching(ETAG) });
+    const merged = await s.mergePatch({ a: { b: null, d: 'x' }, extra: true });
+    expect(merged.message).toBe('Content patched successfully');
+    expect((await s.get()).value).toEqual({ a: { d: 'x' }, list: [1, 2, 3], moved: 2, extra: true });
+    expect(
+      await failure(
+        s.patch([
+          { op: 'add', path: '/z', value: 1 },
+          { op: 'test', path: '/a/d', value: 'y' },
+        ]),
+      ),
+    ).toEqual({ status: 409, code: 'TEST_FAILED', index: 1, etag: null });
+    expect((await s.get()).value).toEqual({ a: { d: 'x' }, list: [1, 2, 3], moved: 2, extra: true });
+  });
+
   it('writes with ifMatch only while the version holds; a 412 carries the current ETag', async () => {
     const p = await newProject();
     const s = site(p);

@@ -75,6 +75,8 @@ describe('the client covers every route of the document', () => {
     await site.delete('a');
     await site.update({});
     await site.batch([{ op: 'delete', path: 'a' }]);
+    await site.patch([{ op: 'remove', path: '/a' }]);
+    await site.mergePatch({ a: null });
     await site.createProject();
     await site.getProject();
     await site.deleteProject();
