@@ -6,7 +6,7 @@ import { Agent } from 'node:https';
 import { Agent as HttpAgent } from 'node:http';
 import { optionalEnv } from '../config/env';
 import { honourDeadline } from './deadline';
-import { recordCall } from './usage';
+import { currentUsage, recordCall } from './usage';
 
 /** The operations that take ReturnConsumedCapacity (the rest, such as CreateTable, are left as they are). */
 const REPORTS_CAPACITY = new Set([
@@ -37,13 +37,15 @@ const measureCapacity = (next: Next, context: { commandName?: string }) => {
   const operation = (context.commandName ?? 'Unknown').replace(/Command$/, '');
   const reports = REPORTS_CAPACITY.has(operation);
   return async (args: { input: Record<string, unknown> }) => {
-    if (reports) args.input.ReturnConsumedCapacity ??= 'TOTAL';
+    if (!reports) return next(args);
+    args.input.ReturnConsumedCapacity ??= 'TOTAL';
+    const usage = currentUsage();
     try {
       const result = await next(args);
-      if (reports) recordCall(operation, result.output, undefined);
+      recordCall(usage, operation, result.output, undefined);
       return result;
     } catch (error) {
-      if (reports) recordCall(operation, undefined, error);
+      recordCall(usage, operation, undefined, error);
       throw error;
     }
   };

@@ -36,7 +36,8 @@ export async function withUsage<T>(usage: DynamoUsage, fn: () => Promise<T>): Pr
   }
 }
 
-const currentUsage = (): DynamoUsage | undefined => (scopes ? scopes.getStore() : single);
+/** The current request's usage (none outside a request: CLI, tests), taken when a call starts. */
+export const currentUsage = (): DynamoUsage | undefined => (scopes ? scopes.getStore() : single);
 
 /** Reads use read capacity; everything else DynamoDB bills as writes. */
 const READS = new Set(['GetItem', 'BatchGetItem', 'Query', 'Scan', 'TransactGetItems']);
@@ -60,9 +61,11 @@ function addCapacity(usage: OperationUsage, operation: string, consumed: Capacit
 
 const CONDITION_FAILED = /ConditionalCheckFailed/;
 
-/** Records one call's outcome in the current request's usage (nothing outside a request: CLI, tests). */
-export function recordCall(operation: string, output: unknown, error: unknown): void {
-  const usage = currentUsage();
+/**
+ * Records one call's outcome in the usage of the request that made it (taken when the call started: a call that
+ * outlives its request's deadline must not count towards the next request in the sandbox).
+ */
+export function recordCall(usage: DynamoUsage | undefined, operation: string, output: unknown, error: unknown): void {
   if (!usage) return;
   let entry = usage.get(operation);
   if (!entry) {

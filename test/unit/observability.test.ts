@@ -21,7 +21,7 @@ let sdk: typeof import('@aws-sdk/client-dynamodb');
 let doc: typeof import('@aws-sdk/lib-dynamodb');
 
 /** What the fake DynamoDB answers next (one per HTTP attempt), and the request bodies it received. */
-const answers: Array<{ status: number; body: unknown }> = [];
+const answers: Array<{ status: number; body: unknown; delayMs?: number }> = [];
 const received: Array<{ target: string; body: Record<string, unknown> }> = [];
 const DYNAMO_ERROR = 'com.amazonaws.dynamodb.v20120810#';
 
@@ -42,6 +42,7 @@ beforeAll(async () => {
         body: JSON.parse(new TextDecoder().decode(args.request.body as unknown as Uint8Array)),
       });
       const answer = answers.shift() ?? { status: 200, body: {} };
+      if (answer.delayMs) await new Promise((resolve) => setTimeout(resolve, answer.delayMs));
       return {
         response: {
           statusCode: answer.status,
@@ -165,6 +166,31 @@ describe('DynamoDB client middleware', () => {
       conditionFailures: 1,
       readUnits: 0,
       writeUnits: 2,
+    });
+  });
+
+  it('a call that outlives its request counts towards that request, never the next one', async () => {
+    answers.push(
+      { status: 200, body: { ConsumedCapacity: capacity(7) }, delayMs: 50 },
+      { status: 200, body: { ConsumedCapacity: capacity(1) } },
+    );
+    const first: UsageModule.DynamoUsage = new Map();
+    const second: UsageModule.DynamoUsage = new Map();
+    const key = { TableName: 't', Key: { pk: { S: 'a' } } };
+    let late: Promise<unknown> = Promise.resolve();
+    // The first request gives up on its call (its deadline passed, say) and the next one starts meanwhile.
+    await usage.withUsage(first, async () => {
+      late = client.dynamo.send(new sdk.UpdateItemCommand({ ...key, UpdateExpression: 'REMOVE a' }));
+    });
+    await usage.withUsage(second, async () => {
+      await client.dynamo.send(new sdk.GetItemCommand(key));
+      await late;
+    });
+    expect(Object.fromEntries(first)).toEqual({
+      UpdateItem: { requests: 1, retries: 0, conditionFailures: 0, readUnits: 0, writeUnits: 7 },
+    });
+    expect(Object.fromEntries(second)).toEqual({
+      GetItem: { requests: 1, retries: 0, conditionFailures: 0, readUnits: 1, writeUnits: 0 },
     });
   });
 
