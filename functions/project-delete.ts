@@ -5,10 +5,8 @@ import { deleteProject } from '../lib/store/accounts';
 
 export const handler = managementRoute({
   rule: 'owner',
-  run: async ({ project, item }) => {
-    await deleteProject(project, Object.keys(item!.keys)).catch((error: unknown) =>
-      accountError(error, () => projectNotFound(project)),
-    );
+  run: async ({ project }) => {
+    await deleteProject(project).catch((error: unknown) => accountError(error, () => projectNotFound(project)));
     return { statusCode: 200, body: { message: 'Project deleted successfully' } };
   },
 });
