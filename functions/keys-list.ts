@@ -1,6 +1,6 @@
 // GET /api/{username}/{projectSlug}/keys: the project's API keys, without secrets. Owner only.
 import { listedKey, managementRoute } from '../lib/http/management-handlers';
-import { listKeys } from '../lib/store/accounts';
+import { listKeys } from '../lib/store/grants';
 
 export const handler = managementRoute({
   rule: 'owner',

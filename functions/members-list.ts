@@ -1,6 +1,6 @@
 // GET /api/{username}/{projectSlug}/members: the owner and the members with their roles. Owner only.
 import { managementRoute } from '../lib/http/management-handlers';
-import { listMembers } from '../lib/store/accounts';
+import { listMembers } from '../lib/store/grants';
 
 export const handler = managementRoute({
   rule: 'owner',

@@ -1,7 +1,7 @@
 // DELETE /api/{username}/{projectSlug}: deletes content, keys and memberships; owner only.
 import { accountError, managementRoute } from '../lib/http/management-handlers';
 import { projectNotFound } from '../lib/auth/access';
-import { deleteProject } from '../lib/store/accounts';
+import { deleteProject } from '../lib/store/grants';
 
 export const handler = managementRoute({
   rule: 'owner',
