@@ -296,7 +296,13 @@ export async function runCost(options: CostOptions): Promise<CostReport> {
   // A small write (set of a leaf, warm key) with 1 key and no members, then with 100 keys and 200 members: keys
   // and members live in grant items of their own, so the write's item (and its bill) does not grow with them.
   const accounts = await import('../lib/store/accounts');
+  const { listKeys, listMembers } = await import('../lib/store/grants');
   const ref = { username: project.username, slug: project.slug };
+  const inc = (await accounts.readProjectMeta(ref))?.inc ?? '';
+  const counts = async () => ({
+    keys: (await listKeys(ref, inc)).length,
+    members: (await listMembers(ref, inc)).length,
+  });
   const smallWrite = async (label: string, keys: number, members: number) => {
     const list: OpSample[] = [];
     for (let i = 0; i < TOKEN_SLOTS; i++) await must('warm-up', post('set', { path: 'meta.warm', value: i }));
@@ -316,17 +322,22 @@ export async function runCost(options: CostOptions): Promise<CostReport> {
     };
   };
   const grants: GrantsResult = { keys: GRANT_KEYS, members: GRANT_MEMBERS, rows: [] };
-  grants.rows.push(await smallWrite('1 key, no members', 1, 0));
+  const before = await counts();
+  grants.rows.push(
+    await smallWrite(`${before.keys} keys, ${before.members} members (the fixtures')`, before.keys, before.members),
+  );
   const added: string[] = [];
-  for (let i = 1; i < GRANT_KEYS; i++) {
+  for (let i = before.keys; i < GRANT_KEYS; i++) {
     added.push((await accounts.createApiKey(ref, { name: `grant-${i}`, permissions: ['content:read'] })).id);
   }
-  for (let i = 0; i < GRANT_MEMBERS; i++) await accounts.setMember(ref, `@bench-member-${i}`, 'viewer');
-  grants.rows.push(await smallWrite(`${GRANT_KEYS} keys, ${GRANT_MEMBERS} members`, GRANT_KEYS, GRANT_MEMBERS));
+  const members = Array.from({ length: GRANT_MEMBERS - before.members }, (_, i) => `@bench-member-${i}`);
+  for (const member of members) await accounts.setMember(ref, member, 'viewer');
+  const full = await counts();
+  grants.rows.push(await smallWrite(`${full.keys} keys, ${full.members} members`, full.keys, full.members));
   for (const row of grants.rows) log(`  small write with ${row.label}: ${row.wcu} WCU, ${row.requests} request(s)`);
   // Taken away again (each advances the grant epoch; the bench key re-verifies once).
   for (const id of added) await accounts.revokeApiKey(ref, id);
-  for (let i = 0; i < GRANT_MEMBERS; i++) await accounts.removeMember(ref, `@bench-member-${i}`);
+  for (const member of members) await accounts.removeMember(ref, member);
 
   const sizes: SizeResult[] = [];
   let stoppedBy: SizeResult['stoppedBy'];
