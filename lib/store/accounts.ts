@@ -1,14 +1,6 @@
 // Accounts: users, projects, sessions, API keys and members: the records the admin CLI and management routes write.
 import { PutItemCommand } from '@aws-sdk/client-dynamodb';
-import {
-  BatchWriteCommand,
-  type BatchWriteCommandInput,
-  type BatchWriteCommandOutput,
-  DeleteCommand,
-  GetCommand,
-  PutCommand,
-  TransactWriteCommand,
-} from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { MAX_EXPIRES_IN_SECONDS, MAX_KEYS_PER_PROJECT, MAX_MEMBERS_PER_PROJECT } from '../config/limits';
 import { randomBytes } from 'node:crypto';
 import { tableName } from '../config/env';
@@ -19,14 +11,9 @@ import { newApiKey, newSessionToken } from '../auth/credentials';
 import { readHeadAndGrant } from '../auth/access';
 import { type ProjectRole, roleAllows, roleOf } from '../policy';
 import {
-  HEAD_SK,
-  KEY_GRANT_PREFIX,
-  type KeyEntry,
   type KeyRecord,
-  MEMBER_GRANT_PREFIX,
   type ProjectRef,
   type Role,
-  type StoredKey,
   epochSeconds,
   incarnationOf,
   itemKey,
@@ -36,7 +23,6 @@ import {
   memberGrantSk,
   projectName,
   projectPk,
-  readKeyEntry,
   sessionPk,
   storedKey,
   userPk,
