@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { type Handler, type RouteInfo, contentRoutes, lambdaContext, loadHandler, v2Event } from './lib/events';
 import { floorClient as createFloorClient } from './lib/floor-client';
 import { httpClient } from './lib/http';
+import { itemKeyAttributes, projectPk } from '../lib/schema/items';
 import { type CpuProfile, type ProfileSummary, summarizeProfile } from './lib/profile';
 import { randomBytes } from 'node:crypto';
 import { median } from './lib/stats';
@@ -114,7 +115,7 @@ function initialContent(marker = 0) {
 
 const floorClient = createFloorClient();
 
-const twinKey = { pk: { S: config.twinPk } };
+const twinKey = itemKeyAttributes(config.twinPk);
 const names = (...parts: string[]) => Object.fromEntries(parts.map((p, i) => [`#p${i}`, p]));
 const path = (count: number) => Array.from({ length: count }, (_, i) => `#p${i}`).join('.');
 
@@ -233,7 +234,7 @@ interface Captured {
 /** The request with another key and a fresh request token (the token is the value assigned to the etag). */
 function forReplay(captured: Captured, pk: string): UpdateItemCommand | GetItemCommand {
   const input = structuredClone(captured.input);
-  input.Key = { pk: { S: pk } };
+  input.Key = itemKeyAttributes(pk);
   delete input.ReturnValuesOnConditionCheckFailure;
   if (captured.command === 'GetItemCommand') return new GetItemCommand(input as GetItemCommand['input']);
   const etagName = Object.entries(input.ExpressionAttributeNames ?? {}).find(([, name]) => name === 'etag')?.[0];
@@ -290,7 +291,7 @@ async function main(): Promise<LatencyResult> {
     const { Item } = await floorClient.send(
       new GetItemCommand({
         TableName: TABLE,
-        Key: { pk: { S: `P#${from.username}/${from.slug}` } },
+        Key: itemKeyAttributes(projectPk(from)),
         ConsistentRead: true,
       }),
     );

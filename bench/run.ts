@@ -20,6 +20,7 @@ import {
   params,
   partsToRun,
 } from './lib/config';
+import { itemKeyAttributes } from '../lib/schema/items';
 import { type Child, spawnTs, startApiServer, startEngineProcess } from './lib/procs';
 import { carryOver, writeReport, type BenchReport } from './report';
 
@@ -64,7 +65,7 @@ async function main(): Promise<number> {
     const twin = async (project: { username: string; slug: string }, name: string) => {
       const pk = `P#${project.username}/${project.slug}`;
       const { Item } = await dynamo.send(
-        new GetItemCommand({ TableName: TABLE_NAME, Key: { pk: { S: pk } }, ConsistentRead: true }),
+        new GetItemCommand({ TableName: TABLE_NAME, Key: itemKeyAttributes(pk), ConsistentRead: true }),
       );
       if (!Item) throw new Error(`no item ${pk}`);
       const twinPk = `BENCH#${name}`;
@@ -73,13 +74,15 @@ async function main(): Promise<number> {
     };
 
     // Does the engine return the old item with a failed condition (as DynamoDB does)? If not, the service reads it.
-    await dynamo.send(new PutItemCommand({ TableName: TABLE_NAME, Item: { pk: { S: 'BENCH#probe' }, n: { N: '1' } } }));
+    await dynamo.send(
+      new PutItemCommand({ TableName: TABLE_NAME, Item: { ...itemKeyAttributes('BENCH#probe'), n: { N: '1' } } }),
+    );
     report.engine = { name: choice.name, returnsOldItemOnConditionFailure: false };
     try {
       await dynamo.send(
         new UpdateItemCommand({
           TableName: TABLE_NAME,
-          Key: { pk: { S: 'BENCH#probe' } },
+          Key: itemKeyAttributes('BENCH#probe'),
           UpdateExpression: 'SET n = :two',
           ConditionExpression: 'n = :two',
           ExpressionAttributeValues: { ':two': { N: '2' } },

@@ -10,7 +10,7 @@ export const handler = async (event: { pk: string }) => {
   await documents.send(
     new UpdateCommand({
       TableName: process.env.TABLE_NAME,
-      Key: { pk: event.pk },
+      Key: { pk: event.pk, sk: '#' },
       UpdateExpression: 'SET #c.#n = :v',
       ExpressionAttributeNames: { '#c': 'content', '#n': 'floor' },
       ExpressionAttributeValues: { ':v': Date.now() },

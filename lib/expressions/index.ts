@@ -7,13 +7,13 @@ import { type JsonNumber, approximate, storedSize } from '../content/json';
 import { toAttribute } from '../dynamo/attributes';
 import { asIndex, type Segments } from '../paths';
 import { MAX_CONTENT_BYTES } from '../config/limits';
-import { A, type Permission, slotAttribute } from '../schema/attributes';
-import { MEMBER_ROLES, memberRolesFor } from '../policy';
+import { A, slotAttribute } from '../schema/attributes';
 
-/** Who is asking, as the condition expression checks it. */
-export type AccessCheck =
-  | { kind: 'key'; keyId: string; keyHash: string; permission: Permission; now: number }
-  | { kind: 'user'; username: string; role: 'read' | 'write' };
+/** What a write proves about its caller: the grant epoch and incarnation its credential was verified at. */
+export interface AccessCheck {
+  ge: number;
+  inc: string;
+}
 
 export interface WriteEnvelope {
   access: AccessCheck;
@@ -304,45 +304,16 @@ export function compileAction(state: ExpressionState, action: Action): void {
 }
 
 /**
- * The condition that the caller may do this: the key's hash, permission and expiry, or the user's role.
- *
- * A fast write checks a key by `w`, the hash that only keys with content:write carry, instead of the hash and a
- * contains() over the permissions: one comparison instead of a function, which engines that parse every expression
- * read several times faster. A key stored without `w` (created before it existed) fails that condition; the store
- * then decides from the item and writes guarded by the full form, so such a key costs one request more, not its use.
+ * The condition that the caller may still do this: the project's grant epoch and incarnation are the ones its
+ * credential was verified at (lib/auth/access.ts). Revoking anything advances the epoch, so a grant a Lambda
+ * remembers fails here from the next request on; the condition costs the same whatever the number of keys and members.
  */
-export function compileAccess(
-  state: ExpressionState,
-  access: AccessCheck,
-  form: 'fast' | 'guarded' = 'guarded',
-): string {
-  if (access.kind === 'key') {
-    const key = `${state.name(A.keys)}.${state.name(access.keyId)}`;
-    const expires = `${key}.${state.name(A.keyExpires)}`;
-    const proof =
-      form === 'fast' && access.permission === 'content:write'
-        ? `${key}.${state.name(A.keyWriteHash)} = ${state.value({ S: access.keyHash })}`
-        : `${key}.${state.name(A.keyHash)} = ${state.value({ S: access.keyHash })}` +
-          ` AND contains(${key}.${state.name(A.keyPermissions)}, ${state.value({ S: access.permission })})`;
-    // A key that never expires has no `e`: the comparison is then false, and NOT makes the clause hold.
-    return `${proof} AND NOT ${expires} <= ${state.number(access.now)}`;
-  }
-  const owner = `${state.name(A.owner)} = ${state.value({ S: access.username })}`;
-  const member = `${state.name(A.members)}.${state.name(access.username)}`;
-  // The policy's member roles for this need: all of them is membership, one is a comparison (owners may do anything).
-  const roles = memberRolesFor(access.role);
-  if (roles.length === MEMBER_ROLES.length) return `(${owner} OR attribute_exists(${member}))`;
-  if (roles.length === 0) return `(${owner})`;
-  const allowed = roles.map((role) => state.value({ S: role }));
-  return `(${owner} OR ${member} ${allowed.length === 1 ? `= ${allowed[0]}` : `IN (${allowed.join(', ')})`})`;
+export function compileAccess(state: ExpressionState, access: AccessCheck): string {
+  return `${state.name(A.grantEpoch)} = ${state.number(access.ge)} AND ${state.name(A.incarnation)} = ${state.value({ S: access.inc })}`;
 }
 
 /** What every write adds: access, the version bump, the new etag, the request token, If-Match and the size budget. */
-export function compileEnvelope(
-  state: ExpressionState,
-  envelope: WriteEnvelope,
-  form: 'fast' | 'guarded' = 'guarded',
-): void {
+export function compileEnvelope(state: ExpressionState, envelope: WriteEnvelope): void {
   const version = state.name(A.version);
   const etag = state.name(A.etag);
   const slot = state.name(slotAttribute(envelope.slot));
@@ -351,7 +322,7 @@ export function compileEnvelope(
   // request with a name no expression uses.)
   const bytes = 'growth' in envelope.size && envelope.size.growth === 0 ? undefined : state.name(A.bytes);
   const token = state.value({ S: envelope.requestToken });
-  state.conditions.unshift(compileAccess(state, envelope.access, form));
+  state.conditions.unshift(compileAccess(state, envelope.access));
   state.sets.push(`${version} = ${version} + ${state.number(1)}`, `${etag} = ${token}`, `${slot} = ${token}`);
   // A missing slot compares unequal on every engine, so this also holds before the slot was first used.
   state.conditions.push(`${slot} <> ${token}`);
@@ -404,7 +375,7 @@ export function compileWrite(
     compileAction(state, change.action);
     compileGuards(state, change.guards ?? []);
   }
-  compileEnvelope(state, envelope, 'op' in change ? 'fast' : 'guarded');
+  compileEnvelope(state, envelope);
   return state.buildUpdate();
 }
 
@@ -464,7 +435,7 @@ export function compileBatchWrite(
   for (const segments of present)
     state.conditions.push(`attribute_exists(${state.path(assumeSteps(segments) as Step[])})`);
   const growth = writes.reduce((sum, op) => sum + growthBound(op), 0);
-  compileEnvelope(state, { ...envelope, size: { growth } }, 'fast');
+  compileEnvelope(state, { ...envelope, size: { growth } });
   const request = state.buildUpdate();
   const tooLong = [request.UpdateExpression, request.ConditionExpression].some((e) => e.length > MAX_EXPRESSION_LENGTH);
   return tooLong ? undefined : request;
@@ -472,11 +443,17 @@ export function compileBatchWrite(
 
 /**
  * GetItem projection for a read: the content down to the first index (the rest is resolved in memory), or none
- * at all when `segments` is null, plus what deciding access needs.
+ * at all when `segments` is null, plus the grant epoch and incarnation the caller's grant is compared with.
  */
-export function compileRead(segments: Segments | undefined | null, access: AccessCheck): ReadRequest {
+export function compileRead(segments: Segments | undefined | null): ReadRequest {
   const state = new ExpressionState();
-  const projection = ['pk', state.name(A.etag), state.name(A.version)];
+  const projection = [
+    'pk',
+    state.name(A.etag),
+    state.name(A.version),
+    state.name(A.grantEpoch),
+    state.name(A.incarnation),
+  ];
   if (segments !== null) {
     const prefix: Step[] = [];
     for (const [i, segment] of (segments ?? []).entries()) {
@@ -484,11 +461,6 @@ export function compileRead(segments: Segments | undefined | null, access: Acces
       prefix.push(segment);
     }
     projection.push(state.path(prefix));
-  }
-  if (access.kind === 'key') {
-    projection.push(`${state.name(A.keys)}.${state.name(access.keyId)}`);
-  } else {
-    projection.push(state.name(A.owner), `${state.name(A.members)}.${state.name(access.username)}`);
   }
   return { ProjectionExpression: projection.join(', '), ExpressionAttributeNames: state.attributeNames() };
 }

@@ -1,6 +1,7 @@
 // Idempotent retries: a mutation with Idempotency-Key applies at most once per project (incarnation), credential and
 // key for 24 h.
 import {
+  type AttributeValue,
   ConditionalCheckFailedException,
   DeleteItemCommand,
   DynamoDBClient,
@@ -13,6 +14,7 @@ import { tableName } from '../config/env';
 import { hashSecret } from '../auth/credentials';
 import { dynamo } from '../dynamo/client';
 import { countIdempotentReplay } from './metrics';
+import { itemKeyAttributes } from '../schema/items';
 import type { Reply } from './edge';
 import { BadRequest, Conflict, HttpError } from '../config/errors';
 
@@ -63,13 +65,22 @@ async function loadRunner(): Promise<Runner> {
     UpdateItemCommand,
   };
   const powertools = await import('./idempotency-powertools');
+  /**
+   * Each record its own partition (`pk` the record's key, `sk` '#', as every single item): Powertools' sort-key form
+   * would put every record of the service under one static partition key.
+   */
+  class IdempotencyStore extends powertools.DynamoDBPersistenceLayer {
+    protected override getKey(idempotencyKey: string): Record<string, AttributeValue> {
+      return itemKeyAttributes(idempotencyKey);
+    }
+  }
   const config = new powertools.IdempotencyConfig({
     eventKeyJmesPath: 'key',
     payloadValidationJmesPath: 'fingerprint',
     expiresAfterSeconds: IDEMPOTENCY_TTL_SECONDS,
   });
   const applyOnce = powertools.makeIdempotent(async (call: IdempotentCall) => call.run(), {
-    persistenceStore: new powertools.DynamoDBPersistenceLayer({
+    persistenceStore: new IdempotencyStore({
       tableName: tableName(),
       keyAttr: 'pk',
       expiryAttr: 'ttl',

@@ -1,7 +1,7 @@
 // Route context: who is calling and which project the route names, shared by every route's handler.
-import { type Need, type Principal, assertAccess, resolvePrincipal } from '../auth/access';
+import { type Need, type Principal, refuseMissingProject, resolvePrincipal } from '../auth/access';
 import { parseAuthorization } from '../auth/credentials';
-import { type ProjectRef, canonicalName, epochSeconds, isProjectRef } from '../schema/items';
+import { type ProjectRef, canonicalName, isProjectRef } from '../schema/items';
 import type { Event } from './edge';
 import { bodyText, header } from './request';
 
@@ -10,7 +10,7 @@ export async function projectOf(event: Event, principal: Principal, need: Need):
   const username = event.pathParameters?.username;
   const slug = event.pathParameters?.projectSlug;
   if (!isProjectRef(username, slug)) {
-    await assertAccess({ username: String(username), slug: String(slug) }, undefined, principal, need, epochSeconds());
+    await refuseMissingProject({ username: String(username), slug: String(slug) }, principal, need);
   }
   return { username: canonicalName(String(username)), slug: canonicalName(String(slug)) };
 }

@@ -57,7 +57,7 @@ async function run(argv: string[]): Promise<unknown> {
   const { values, positionals } = parseCommand(argv);
   applyLocalDefaults();
   process.env.AWS_ENDPOINT_URL_DYNAMODB ??= `http://127.0.0.1:${local.enginePort()}`;
-  const { USERNAME, SLUG, canonicalName } = await import('../schema/items');
+  const { USERNAME, SLUG, canonicalName, itemKey, userPk } = await import('../schema/items');
   const accounts = await import('../store/accounts');
   const { documents } = await import('../dynamo/client');
   const { GetCommand } = await import('@aws-sdk/lib-dynamodb');
@@ -80,7 +80,7 @@ async function run(argv: string[]): Promise<unknown> {
   };
   const requireUser = async (username: string) => {
     const { Item } = await documents.send(
-      new GetCommand({ TableName: process.env.TABLE_NAME, Key: { pk: `U#${username}` } }),
+      new GetCommand({ TableName: process.env.TABLE_NAME, Key: itemKey(userPk(username)) }),
     );
     if (!Item) throw new Error(`user ${username} does not exist`);
   };

@@ -35,15 +35,8 @@ import {
 import { A, TOKEN_SLOTS, slotAttribute } from '../schema/attributes';
 import { BadRequest, Conflict, HttpError, PayloadTooLarge, PreconditionFailed } from '../config/errors';
 import type { Segments } from '../paths';
-import { type Need, type Principal, accessCheck, assertAccess } from '../auth/access';
-import {
-  type ProjectItem,
-  type ProjectRef,
-  epochSeconds,
-  incarnationOf,
-  projectPk,
-  readProjectItem,
-} from '../schema/items';
+import { AccessProof, type Need, type Principal, readEpoch } from '../auth/access';
+import { type ProjectItem, type ProjectRef, itemKeyAttributes, projectPk, readProjectItem } from '../schema/items';
 
 export interface WriteRequest {
   project: ProjectRef;
@@ -62,7 +55,7 @@ export interface WriteResult {
   etag: string;
 }
 
-const key = (project: ProjectRef) => ({ pk: { S: projectPk(project) } });
+const key = (project: ProjectRef) => itemKeyAttributes(projectPk(project));
 
 const contentTooLarge = () =>
   new PayloadTooLarge('CONTENT_TOO_LARGE', `the content would exceed ${MAX_CONTENT_BYTES} bytes; nothing was changed`);
@@ -110,33 +103,44 @@ async function sendUpdate(project: ProjectRef, request: UpdateRequest, fast = fa
   }
 }
 
-async function readItem(project: ProjectRef): Promise<ProjectItem | undefined> {
+type Raw = Record<string, AttributeValue>;
+
+async function readItem(project: ProjectRef): Promise<Raw | undefined> {
   const { Item } = await dynamo.send(
     new GetItemCommand({ TableName: tableName(), Key: key(project), ConsistentRead: true }),
   );
-  return Item ? readProjectItem(Item) : undefined;
+  return Item;
 }
 
 /** The item a failed condition returned (DynamoDB's ALL_OLD), or one read when the engine returned none. */
-async function itemAfterFailure(project: ProjectRef, sent: Sent): Promise<ProjectItem | undefined> {
-  return !sent.ok && sent.item ? readProjectItem(sent.item) : readItem(project);
+async function itemAfterFailure(project: ProjectRef, sent: Sent): Promise<Raw | undefined> {
+  return !sent.ok && sent.item ? sent.item : readItem(project);
 }
 
 type Decision =
   | { kind: 'applied' }
   | { kind: 'unchanged'; etag: string }
+  /** The item read is of another grant epoch than the one the (renewed) grant was verified at: read it again. */
+  | { kind: 'stale' }
   | { kind: 'write'; action: Action; guards: Guard[]; size: WriteEnvelope['size']; version?: number };
 
-/** With the item in hand: did our write already land; if not, may the caller write and does If-Match hold. */
+/**
+ * With the item in hand: did our write already land; if not, is the caller's grant of the item's epoch (else it is
+ * verified afresh: 401/403/404, or the item is older than the renewed grant) and does If-Match hold.
+ */
 async function admit(
   request: Omit<WriteRequest, 'op'>,
-  item: ProjectItem | undefined,
+  proof: AccessProof,
+  raw: Raw | undefined,
   token: string,
   slot: number,
-): Promise<ProjectItem | 'applied'> {
-  if (item?.raw[slotAttribute(slot)]?.S === token) return 'applied';
-  await assertAccess(request.project, item, request.principal, 'write', epochSeconds());
-  const current = item as ProjectItem;
+): Promise<ProjectItem | 'applied' | 'stale'> {
+  if (raw?.[slotAttribute(slot)]?.S === token) return 'applied';
+  if (!proof.holdsOn(raw)) {
+    await proof.renew();
+    if (!proof.holdsOn(raw)) return 'stale';
+  }
+  const current = readProjectItem(raw as Raw);
   if (request.ifMatch && !request.ifMatch.includes(current.etag))
     throw new PreconditionFailed(formatEtag(current.etag));
   return current;
@@ -145,12 +149,13 @@ async function admit(
 /** With the item in hand: did our write already land, may the caller write, does If-Match hold, what to change. */
 async function decide(
   request: WriteRequest,
-  item: ProjectItem | undefined,
+  proof: AccessProof,
+  raw: Raw | undefined,
   token: string,
   slot: number,
 ): Promise<Decision> {
-  const current = await admit(request, item, token, slot);
-  if (current === 'applied') return { kind: 'applied' };
+  const current = await admit(request, proof, raw, token, slot);
+  if (current === 'applied' || current === 'stale') return { kind: current };
   const planned = plan(current.content, request.op);
   if (planned === undefined) return { kind: 'unchanged', etag: current.etag };
   const { action, guards } = planned;
@@ -206,14 +211,17 @@ export const formatEtag = (etag: string) => `"${etag}"`;
  * that decision assumed (the guards plan returns), retrying with jitter while other writers race it.
  */
 export async function writeContent(request: WriteRequest): Promise<WriteResult> {
-  const { token, slot, envelope } = writeEnvelope(request);
+  const proof = await AccessProof.of(request.project, request.principal, 'write');
+  const { token, slot, envelope } = writeEnvelope(request, proof);
   const growth = growthBound(request.op);
   if (request.op.kind === 'replace' && growth > MAX_CONTENT_BYTES) throw contentTooLarge();
   const fast = compileWrite(
     { op: request.op },
     { ...envelope, size: request.op.kind === 'replace' ? { exact: growth } : { growth } },
   );
-  return sendDecided(request.project, envelope, token, fast, (item) => decide(request, item, token, slot));
+  return sendDecided(request.project, proof, envelope, token, fast, (item) =>
+    decide(request, proof, item, token, slot),
+  );
 }
 
 export interface BatchWriteRequest extends Omit<WriteRequest, 'op'> {
@@ -224,12 +232,13 @@ export interface BatchWriteRequest extends Omit<WriteRequest, 'op'> {
 /** With the item in hand, a batch planned in memory: the whole resulting content, guarded by the version read. */
 async function decideBatch(
   request: BatchWriteRequest,
-  item: ProjectItem | undefined,
+  proof: AccessProof,
+  raw: Raw | undefined,
   token: string,
   slot: number,
 ): Promise<Decision> {
-  const current = await admit(request, item, token, slot);
-  if (current === 'applied') return { kind: 'applied' };
+  const current = await admit(request, proof, raw, token, slot);
+  if (current === 'applied' || current === 'stale') return { kind: current };
   const planned = planBatch(current.content, request.ops, { maxBytes: MAX_CONTENT_BYTES, tooLarge: contentTooLarge });
   if (!planned.changed) return { kind: 'unchanged', etag: current.etag };
   return {
@@ -247,21 +256,33 @@ async function decideBatch(
  * a copy and writes the result conditioned on the version read, retrying with jitter while other writers race it.
  */
 export async function writeBatch(request: BatchWriteRequest): Promise<WriteResult> {
-  const { token, slot, envelope } = writeEnvelope(request);
+  const proof = await AccessProof.of(request.project, request.principal, 'write');
+  const { token, slot, envelope } = writeEnvelope(request, proof);
   const fast = compileBatchWrite(request.ops, envelope);
   // What the engine refuses of a merged write (a result beyond its digits or range) belongs to one of its operations:
   // planning says which, with its index.
-  return sendDecided(request.project, envelope, token, fast, (item) => decideBatch(request, item, token, slot), true);
+  return sendDecided(
+    request.project,
+    proof,
+    envelope,
+    token,
+    fast,
+    (item) => decideBatch(request, proof, item, token, slot),
+    true,
+  );
 }
 
 type Envelope = Omit<WriteEnvelope, 'size'>;
 
-function writeEnvelope(request: Omit<WriteRequest, 'op'>): { token: string; slot: number; envelope: Envelope } {
+function writeEnvelope(
+  request: Omit<WriteRequest, 'op'>,
+  proof: AccessProof,
+): { token: string; slot: number; envelope: Envelope } {
   const token = request.requestToken ?? randomBytes(16).toString('base64url');
   // The slot follows from the token, so a retry in another invocation checks the slot the first attempt used.
   const slot = createHash('sha256').update(token).digest()[0]! % TOKEN_SLOTS;
   const envelope = {
-    access: accessCheck(request.principal, 'write', epochSeconds()),
+    access: proof.check(),
     requestToken: token,
     slot,
     ifMatch: request.ifMatch,
@@ -272,13 +293,14 @@ function writeEnvelope(request: Omit<WriteRequest, 'op'>): { token: string; slot
 /** Sends the fast write if there is one; otherwise, or when its condition fails, reads, decides and writes guarded. */
 async function sendDecided(
   project: ProjectRef,
+  proof: AccessProof,
   envelope: Envelope,
   token: string,
   fast: UpdateRequest | undefined,
-  decideOn: (item: ProjectItem | undefined) => Promise<Decision>,
+  decideOn: (item: Raw | undefined) => Promise<Decision>,
   planOnRefusal = false,
 ): Promise<WriteResult> {
-  let item: ProjectItem | undefined;
+  let item: Raw | undefined;
   if (fast) {
     const sent = await sendUpdate(project, fast, true).catch((error: unknown): Sent => {
       if (planOnRefusal && error instanceof HttpError && error.statusCode < 500) return { ok: false };
@@ -294,12 +316,18 @@ async function sendDecided(
     const decision = await decideOn(item);
     if (decision.kind === 'applied') return { etag: formatEtag(token) };
     if (decision.kind === 'unchanged') return { etag: formatEtag(decision.etag) };
-    const write = compileWrite(
-      { action: decision.action, guards: decision.guards },
-      { ...envelope, expectedVersion: decision.version, size: decision.size },
-    ) as UpdateRequest;
-    const sent = await sendUpdate(project, write);
-    if (sent.ok) return { etag: formatEtag(token) };
+    let sent: Sent;
+    if (decision.kind === 'stale') {
+      sent = { ok: false };
+    } else {
+      const write = compileWrite(
+        { action: decision.action, guards: decision.guards },
+        // The epoch of the grant as it is now (renewed when an item showed another one).
+        { ...envelope, access: proof.check(), expectedVersion: decision.version, size: decision.size },
+      ) as UpdateRequest;
+      sent = await sendUpdate(project, write);
+      if (sent.ok) return { etag: formatEtag(token) };
+    }
     if (attempt >= MAX_WRITE_ATTEMPTS || Date.now() >= currentDeadline()) {
       throw new Conflict('WRITE_CONFLICT', 'Too many concurrent writes to this project; retry shortly', {
         'Retry-After': '1',
@@ -322,20 +350,33 @@ export interface ReadRequest {
   segments?: Segments;
 }
 
-/** One GetItem: the content (or the part the path needs), the etag, and what access needs to be decided. */
+/** Reads of an item that shows another grant epoch than a renewed grant's before giving up (a revocation storm). */
+const MAX_READ_ATTEMPTS = 5;
+
+/**
+ * One GetItem: the content (or the part the path needs), the etag, and the grant epoch the caller's grant is
+ * compared with (a different one: verified afresh, 401/403/404 or read again). The first request with a
+ * credential in a container adds its verification (one BatchGetItem).
+ */
 export async function readContent(request: ReadRequest): Promise<{ value: Json; etag: string }> {
-  const now = epochSeconds();
-  const projection = compileRead(request.segments, accessCheck(request.principal, 'read', now));
-  const { Item } = await dynamo.send(
-    new GetItemCommand({ TableName: tableName(), Key: key(request.project), ConsistentRead: true, ...projection }),
-  );
-  const item = Item ? readProjectItem(Item) : undefined;
-  await assertAccess(request.project, item, request.principal, 'read', now);
-  const content = (item as ProjectItem).content;
-  return {
-    value: request.segments ? valueAt(content, request.segments) : content,
-    etag: formatEtag((item as ProjectItem).etag),
-  };
+  const proof = await AccessProof.of(request.project, request.principal, 'read');
+  const projection = compileRead(request.segments);
+  for (let attempt = 1; ; attempt++) {
+    const { Item } = await dynamo.send(
+      new GetItemCommand({ TableName: tableName(), Key: key(request.project), ConsistentRead: true, ...projection }),
+    );
+    if (!proof.holdsOn(Item)) await proof.renew();
+    if (proof.holdsOn(Item)) {
+      const item = readProjectItem(Item as Raw);
+      return {
+        value: request.segments ? valueAt(item.content, request.segments) : item.content,
+        etag: formatEtag(item.etag),
+      };
+    }
+    if (attempt >= MAX_READ_ATTEMPTS) {
+      throw new Conflict('WRITE_CONFLICT', 'Access to this project is changing; retry shortly', { 'Retry-After': '1' });
+    }
+  }
 }
 
 /**
@@ -344,18 +385,8 @@ export async function readContent(request: ReadRequest): Promise<{ value: Json; 
  * Returns the project's incarnation, so a record of a deleted project never answers for its re-creation.
  */
 export async function assertProjectAccess(project: ProjectRef, principal: Principal, need: Need): Promise<string> {
-  const now = epochSeconds();
-  const read = compileRead(null, accessCheck(principal, need, now));
-  const { Item } = await dynamo.send(
-    new GetItemCommand({
-      TableName: tableName(),
-      Key: key(project),
-      ConsistentRead: true,
-      // And which incarnation of the project this is (incarnationOf).
-      ProjectionExpression: `${read.ProjectionExpression}, #inc, #createdAt`,
-      ExpressionAttributeNames: { ...read.ExpressionAttributeNames, '#inc': A.incarnation, '#createdAt': A.createdAt },
-    }),
-  );
-  await assertAccess(project, Item ? readProjectItem(Item) : undefined, principal, need, now);
-  return incarnationOf(Item as Record<string, AttributeValue>);
+  const proof = await AccessProof.of(project, principal, need);
+  // A grant verified by this request is as current as the head; a remembered one is compared with it (one GetItem).
+  if (!proof.grant.fresh && !proof.holdsOn(await readEpoch(project))) await proof.renew();
+  return proof.grant.inc;
 }

@@ -9,7 +9,7 @@ import { formatPointer, parsePath, parsePointer } from '../../lib/paths';
 import { thrownBy } from './helpers';
 
 const BUDGET = { maxBytes: 1000, tooLarge: () => new PayloadTooLarge('CONTENT_TOO_LARGE', 'too large') };
-const USER_WRITE: AccessCheck = { kind: 'user', username: '@ann', role: 'write' };
+const USER_WRITE: AccessCheck = { ge: 0, inc: 'INC' };
 const envelope = { access: USER_WRITE, requestToken: 'tok', slot: 3 };
 
 const p = (op: PatchOperation['op'], path: string, rest: { from?: string; value?: Json } = {}): PatchOperation => ({
