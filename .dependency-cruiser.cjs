@@ -37,6 +37,13 @@ module.exports = {
       to: { circular: true },
     },
     {
+      name: 'client-stands-alone',
+      comment: 'the client package ships alone: it imports only its own files (generated copies included) and Node',
+      severity: 'error',
+      from: { path: '^client/src/' },
+      to: { pathNot: '^client/src/', dependencyTypesNot: ['core'] },
+    },
+    {
       name: 'not-to-unresolvable',
       comment: 'every import resolves (a moved file left an old path behind)',
       severity: 'error',

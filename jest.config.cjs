@@ -12,13 +12,18 @@ const common = {
 
 module.exports = {
   projects: [
-    { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
+    {
+      ...common,
+      displayName: 'unit',
+      testMatch: ['<rootDir>/test/unit/**/*.test.ts', '<rootDir>/client/test/unit/**/*.test.ts'],
+    },
     {
       ...common,
       displayName: 'integration',
       // The property and hardening suites run here at a bounded size; their own configs run them larger (.ci/run).
       testMatch: [
         '<rootDir>/test/integration/**/*.test.ts',
+        '<rootDir>/client/test/integration/**/*.test.ts',
         '<rootDir>/test/property/**/*.test.ts',
         '<rootDir>/test/hardening/**/*.test.ts',
       ],

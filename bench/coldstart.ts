@@ -11,6 +11,23 @@ import { type Summary, quantile, summarize } from './lib/stats';
 
 export const TARGET = 1.2;
 const FLOOR = 'floor';
+/**
+ * The same bundles with tracing on (`<name>+xray`): what a Lambda with active tracing and POWERTOOLS_TRACE_ENABLED=true
+ * sees (AWS_EXECUTION_ENV, LAMBDA_TASK_ROOT and a sampled trace header), so lib/http/tracing.ts loads Powertools Tracer
+ * and captures the clients. Segments go by UDP to a daemon address where nothing listens, as X-Ray's own client does.
+ */
+const TRACED = ['set', 'get'];
+const XRAY = '+xray';
+const TRACING_ENV = {
+  POWERTOOLS_TRACE_ENABLED: 'true',
+  AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs24.x',
+  AWS_LAMBDA_FUNCTION_NAME: 'bench',
+  LAMBDA_TASK_ROOT: ROOT,
+  _X_AMZN_TRACE_ID: 'Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1',
+  AWS_XRAY_DAEMON_ADDRESS: '127.0.0.1:2000',
+  AWS_XRAY_CONTEXT_MISSING: 'IGNORE_ERROR',
+};
+const functionOf = (name: string) => name.replace(XRAY, '');
 
 interface Built {
   name: string;
@@ -136,7 +153,7 @@ export async function runColdStart(ctx: {
   };
   const eventFor = (name: string, run: number): unknown => {
     if (name === FLOOR) return { pk: ctx.twinPk };
-    const route = routes[name] as RouteInfo;
+    const route = routes[functionOf(name)] as RouteInfo;
     const bodies: Record<string, unknown> = {
       set: { path: 'data.item.name', value: `cold ${run}` },
       push: { path: 'data.items', value: run },
@@ -145,17 +162,23 @@ export async function runColdStart(ctx: {
       increment: { path: 'data.counter' },
       delete: { path: `data.bag.k${run % bag}` },
       update: { content },
+      batch: { operations: [{ op: 'increment', path: 'data.counter' }] },
     };
     const event: APIGatewayProxyEventV2 = v2Event(route, p, {
       token: p.key,
-      body: bodies[name],
-      query: name === 'get' ? { path: 'data.item' } : undefined,
+      body: bodies[functionOf(name)],
+      query: functionOf(name) === 'get' ? { path: 'data.item' } : undefined,
     });
     return event;
   };
-  const measured = [FLOOR, ...Object.keys(routes)];
+  const measured = [
+    FLOOR,
+    ...Object.keys(routes),
+    ...TRACED.filter((name) => name in routes).map((name) => `${name}${XRAY}`),
+  ];
   const env = baseEnv({ AWS_ENDPOINT_URL_DYNAMODB: ctx.endpoint });
-  const bundleOf = (name: string) => join(ROOT, (built.find((b) => b.name === name) as Built).bundle);
+  const envOf = (name: string) => (name.endsWith(XRAY) ? { ...env, ...TRACING_ENV } : env);
+  const bundleOf = (name: string) => join(ROOT, (built.find((b) => b.name === functionOf(name)) as Built).bundle);
 
   const once = (name: string, run: number, profile = false) => {
     const started = process.hrtime.bigint();
@@ -164,7 +187,7 @@ export async function runColdStart(ctx: {
       ['--enable-source-maps', join(ROOT, 'bench/coldstart/child.mjs'), bundleOf(name)],
       {
         cwd: ROOT,
-        env: profile ? { ...env, BENCH_COLDSTART_PROFILE: '1' } : env,
+        env: profile ? { ...envOf(name), BENCH_COLDSTART_PROFILE: '1' } : envOf(name),
         input: JSON.stringify(eventFor(name, run)),
         encoding: 'utf8',
         maxBuffer: 16 * 2 ** 20,

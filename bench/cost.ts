@@ -74,13 +74,25 @@ export interface GrowthResult {
   stoppedBy?: { status: number; code?: string; message?: string };
 }
 
+/** A small write's cost with the project's one key, and again after it gained 99 more keys and 200 members. */
+export interface GrantsResult {
+  keys: number;
+  members: number;
+  rows: Array<{ label: string; keys: number; members: number; wcu: number; rcu: number; requests: number }>;
+}
+
 export interface CostReport {
   engine: string;
   repeats: number;
   recordBytes: number;
   sizes: SizeResult[];
   growth: GrowthResult;
+  grants?: GrantsResult;
 }
+
+/** Keys and members the grants row adds (the caps: MAX_KEYS_PER_PROJECT, MAX_MEMBERS_PER_PROJECT). */
+const GRANT_KEYS = 100;
+const GRANT_MEMBERS = 200;
 
 /** A build record of exactly `RECORD_BYTES` as DynamoDB counts them (an object of short fields and a message). */
 const RECORD_BYTES = 200;
@@ -281,6 +293,52 @@ export async function runCost(options: CostOptions): Promise<CostReport> {
     return undefined;
   };
 
+  // A small write (set of a leaf, warm key) with 1 key and no members, then with 100 keys and 200 members: keys
+  // and members live in grant items of their own, so the write's item (and its bill) does not grow with them.
+  const accounts = await import('../lib/store/accounts');
+  const { listKeys, listMembers } = await import('../lib/store/grants');
+  const ref = { username: project.username, slug: project.slug };
+  const inc = (await accounts.readProjectMeta(ref))?.inc ?? '';
+  const counts = async () => ({
+    keys: (await listKeys(ref, inc)).length,
+    members: (await listMembers(ref, inc)).length,
+  });
+  const smallWrite = async (label: string, keys: number, members: number) => {
+    const list: OpSample[] = [];
+    for (let i = 0; i < TOKEN_SLOTS; i++) await must('warm-up', post('set', { path: 'meta.warm', value: i }));
+    for (let rep = 0; rep < repeats; rep++) {
+      proxy.reset();
+      const reply = await post('set', { path: 'meta.leaf', value: `g${rep}` });
+      const counts = proxy.counts();
+      list.push({ status: reply.status, byOperation: counts, ...summarise(proxy.capacity(), counts) });
+    }
+    return {
+      label,
+      keys,
+      members,
+      wcu: median(list.map((x) => x.writeUnits)),
+      rcu: median(list.map((x) => x.readUnits)),
+      requests: median(list.map((x) => x.requests)),
+    };
+  };
+  const grants: GrantsResult = { keys: GRANT_KEYS, members: GRANT_MEMBERS, rows: [] };
+  const before = await counts();
+  grants.rows.push(
+    await smallWrite(`${before.keys} keys, ${before.members} members (the fixtures')`, before.keys, before.members),
+  );
+  const added: string[] = [];
+  for (let i = before.keys; i < GRANT_KEYS; i++) {
+    added.push((await accounts.createApiKey(ref, { name: `grant-${i}`, permissions: ['content:read'] })).id);
+  }
+  const members = Array.from({ length: GRANT_MEMBERS - before.members }, (_, i) => `@bench-member-${i}`);
+  for (const member of members) await accounts.setMember(ref, member, 'viewer');
+  const full = await counts();
+  grants.rows.push(await smallWrite(`${full.keys} keys, ${full.members} members`, full.keys, full.members));
+  for (const row of grants.rows) log(`  small write with ${row.label}: ${row.wcu} WCU, ${row.requests} request(s)`);
+  // Taken away again (each advances the grant epoch; the bench key re-verifies once).
+  for (const id of added) await accounts.revokeApiKey(ref, id);
+  for (const member of members) await accounts.removeMember(ref, member);
+
   const sizes: SizeResult[] = [];
   let stoppedBy: SizeResult['stoppedBy'];
   for (const size of SIZES) {
@@ -320,7 +378,7 @@ export async function runCost(options: CostOptions): Promise<CostReport> {
     estimate = await contentBytes();
   }
   growth.stoppedBy = stoppedBy;
-  return { engine: options.engine, repeats, recordBytes: RECORD_BYTES, sizes, growth };
+  return { engine: options.engine, repeats, recordBytes: RECORD_BYTES, sizes, growth, grants };
 }
 
 const kib = (bytes: number) => (bytes < 1024 ? `${bytes} B` : `${(bytes / 1024).toFixed(1)} KiB`);
@@ -398,6 +456,16 @@ export function costMarkdown(c: CostReport, heading = '##'): string[] {
       `**Not in the units:** ${[...new Set(unreported)].join(', ')}: one answer per repetition came back without \`ConsumedCapacity\`: the first \`UpdateItem\`, refused by its condition (\`ConditionalCheckFailedException\`, which returns the item for the planned write but reports no capacity). DynamoDB bills a refused conditional write by the size of the existing item (at least 1 WCU), so on DynamoDB such an operation costs about twice the WCU shown.`,
       '',
     );
+  if (c.grants) {
+    out.push(
+      `**A small write by the number of keys and members** (set of a leaf with a warm API key, empty content, medians of ${c.repeats}): keys and members are grant items beside the project's head, and a write checks only the head's grant epoch, so its bill does not grow with them.`,
+      '',
+      '| Keys, members | requests | WCU | RCU |',
+      '|---|---|---|---|',
+      ...c.grants.rows.map((r) => `| ${r.label} | ${units(r.requests)} | ${units(r.wcu)} | ${units(r.rcu)} |`),
+      '',
+    );
+  }
   const g = c.growth;
   out.push(
     `**Time to grow a project to ${g.targetBytes / 1024 / 1024} MiB** (${c.recordBytes}-byte records, one write each, every fourth record also pushed onto the log; one client, sequential): ` +

@@ -15,9 +15,9 @@ interface Case {
   id: string;
   label: string;
   group: Group;
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'PATCH';
   route: string;
-  body?: Record<string, unknown>;
+  body?: Record<string, unknown> | unknown[];
   query?: string;
   headers?: Record<string, string>;
   /** Content the project holds before the request (written first, not counted). */
@@ -594,6 +594,80 @@ const CASES: Case[] = [
         { op: 'set', path: 'data.missing.key', value: 1 },
       ],
     },
+    expectStatus: 200,
+    target: one(2),
+    creds: all,
+  },
+  // PATCH content (issue 15): the same planner and store step as content/batch. add/replace/remove on plain member
+  // paths and merge patches of plain keys are the one-request form; move, copy, test and array positions read first.
+  {
+    id: 'patch-members',
+    label: 'JSON Patch: add + replace + remove of members (one request)',
+    group: 'fast path',
+    method: 'PATCH',
+    route: '',
+    headers: { 'content-type': 'application/json-patch+json' },
+    initial: { data: { item: { name: 'lamp', count: 5 }, old: 1 } },
+    body: [
+      { op: 'add', path: '/data/item/color', value: 'red' },
+      { op: 'replace', path: '/data/item/name', value: 'desk' },
+      { op: 'remove', path: '/data/old' },
+    ],
+    expectStatus: 200,
+    target: one(1),
+    creds: all,
+  },
+  {
+    id: 'patch-move',
+    label: 'JSON Patch: move a member (read, plan, one write)',
+    group: 'read-then-write',
+    method: 'PATCH',
+    route: '',
+    headers: { 'content-type': 'application/json-patch+json' },
+    initial: { data: { draft: { title: 't' }, published: {} } },
+    body: [{ op: 'move', from: '/data/draft', path: '/data/published/first' }],
+    expectStatus: 200,
+    target: one(2),
+    creds: all,
+  },
+  {
+    id: 'patch-test-failed',
+    label: 'JSON Patch: a test that fails (409 TEST_FAILED, nothing written)',
+    group: 'error path',
+    method: 'PATCH',
+    route: '',
+    headers: { 'content-type': 'application/json-patch+json' },
+    initial: { data: { item: { count: 5 } } },
+    body: [
+      { op: 'test', path: '/data/item/count', value: 6 },
+      { op: 'replace', path: '/data/item/count', value: 4 },
+    ],
+    expectStatus: 409,
+    target: one(1),
+    creds: all,
+  },
+  {
+    id: 'patch-merge',
+    label: 'merge patch: set and delete leaves of existing objects (one request)',
+    group: 'fast path',
+    method: 'PATCH',
+    route: '',
+    headers: { 'content-type': 'application/merge-patch+json' },
+    initial: { data: { item: { name: 'lamp', draft: true }, tags: ['a'] } },
+    body: { data: { item: { name: 'desk', draft: null }, tags: ['a', 'b'] } },
+    expectStatus: 200,
+    target: one(1),
+    creds: all,
+  },
+  {
+    id: 'patch-merge-new-parent',
+    label: 'merge patch: an object under a missing member (fast form fails its condition, then read and plan)',
+    group: 'read-then-write',
+    method: 'PATCH',
+    route: '',
+    headers: { 'content-type': 'application/merge-patch+json' },
+    initial: { data: {} },
+    body: { data: { item: { name: 'desk' } } },
     expectStatus: 200,
     target: one(2),
     creds: all,

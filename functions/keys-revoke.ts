@@ -7,9 +7,8 @@ const keyNotFound = () => new NotFound('KEY_NOT_FOUND', 'no such API key in this
 
 export const handler = managementRoute({
   rule: 'owner',
-  run: async ({ project, event, item }) => {
+  run: async ({ project, event }) => {
     const id = event.pathParameters?.id ?? '';
-    if (!Object.hasOwn(item!.keys, id)) throw keyNotFound();
     await revokeApiKey(project, id).catch((error: unknown) => accountError(error, keyNotFound));
     return { statusCode: 200, body: { message: 'API key revoked successfully' } };
   },

@@ -1,14 +1,12 @@
 // DELETE /api/{username}/{projectSlug}: deletes content, keys and memberships; owner only.
 import { accountError, managementRoute } from '../lib/http/management-handlers';
 import { projectNotFound } from '../lib/auth/access';
-import { deleteProject } from '../lib/store/accounts';
+import { deleteProject } from '../lib/store/grants';
 
 export const handler = managementRoute({
   rule: 'owner',
-  run: async ({ project, item }) => {
-    await deleteProject(project, Object.keys(item!.keys)).catch((error: unknown) =>
-      accountError(error, () => projectNotFound(project)),
-    );
+  run: async ({ project }) => {
+    await deleteProject(project).catch((error: unknown) => accountError(error, () => projectNotFound(project)));
     return { statusCode: 200, body: { message: 'Project deleted successfully' } };
   },
 });

@@ -1,9 +1,11 @@
-// osls plugin: bundles each function with esbuild (scripts/bundle.mjs) and gives each its own least-privilege role
-// from infra/iam.yml. Both run inside `osls package` and `osls deploy`, so a deploy never ships a stale bundle.
+// osls plugin: bundles each function with esbuild (scripts/bundle.mjs), gives each its own least-privilege role
+// from infra/iam.yml, and adds the stage's alarms and dashboard (infra/observability.mjs). All run inside
+// `osls package` and `osls deploy`, so a deploy never ships a stale bundle.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { bundleFunctions } from '../scripts/bundle.mjs';
+import { observabilityResources } from './observability.mjs';
 
 /** The table every function's DynamoDB actions are granted on (a resource in serverless.yml). */
 const TABLE = 'ContentTable';
@@ -37,6 +39,8 @@ export default class ContentApiPackaging {
       'before:package:setupProviderConfiguration': () => this.addFunctionRoles(),
       'before:package:createDeploymentArtifacts': () => this.bundleAll(),
       'before:deploy:function:packageFunction': () => this.bundleOne(this.options.function),
+      // After osls compiled the functions, the HTTP API and the resources the alarms and dashboard point at.
+      'before:package:finalize': () => this.addObservability(),
     };
   }
 
@@ -71,6 +75,7 @@ export default class ContentApiPackaging {
       throw new Error(`serverless.yml has no ${TABLE} resource to grant access to`);
     const { naming } = this.provider;
     const resources = this.service.provider.compiledCloudFormationTemplate.Resources;
+    const tracing = Boolean(this.service.provider.tracing?.lambda);
     for (const name of names) {
       const fn = this.service.getFunction(name);
       const roleId = `${naming.getNormalizedFunctionName(name)}IamRoleLambdaExecution`;
@@ -96,6 +101,16 @@ export default class ContentApiPackaging {
                     Resource: [{ 'Fn::GetAtt': [naming.getLogGroupLogicalId(name), 'Arn'] }],
                   },
                   { Effect: 'Allow', Action: [...permissions[name]], Resource: [{ 'Fn::GetAtt': [TABLE, 'Arn'] }] },
+                  // Active tracing: the function sends its trace segments (these actions take no resource ARN).
+                  ...(tracing
+                    ? [
+                        {
+                          Effect: 'Allow',
+                          Action: ['xray:PutTraceSegments', 'xray:PutTelemetryRecords'],
+                          Resource: ['*'],
+                        },
+                      ]
+                    : []),
                 ],
               },
             },
@@ -104,5 +119,29 @@ export default class ContentApiPackaging {
       };
       fn.role = roleId;
     }
+  }
+
+  /** The alarm topic, alarms and dashboard of this stage, thresholds from serverless.yml `custom.alarms`. */
+  addObservability() {
+    const { naming } = this.provider;
+    const template = this.service.provider.compiledCloudFormationTemplate;
+    const custom = this.service.custom ?? {};
+    const { Resources, Conditions } = observabilityResources({
+      service: this.service.service,
+      stage: this.provider.getStage(),
+      functions: this.service.getAllFunctions().map((name) => ({
+        name,
+        logicalId: naming.getLambdaLogicalId(name),
+        lambdaName: this.service.getFunction(name).name,
+      })),
+      thresholds: custom.alarms ?? {},
+      alarmEmail: custom.alarmEmail ?? '',
+      api: naming.getHttpApiLogicalId(),
+      table: TABLE,
+    });
+    for (const id of Object.keys(Resources))
+      if (template.Resources[id]) throw new Error(`infra/observability.mjs: ${id} is already in the template`);
+    Object.assign(template.Resources, Resources);
+    template.Conditions = { ...template.Conditions, ...Conditions };
   }
 }

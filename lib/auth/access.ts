@@ -1,22 +1,38 @@
-// Access: who the caller is, and the 401 -> 404 -> 403 decision when the fast path's condition did not hold.
+// Access: who the caller is, and what a credential may do in a project: verified against the project's head and the
+// credential's grant item with one request, then cached per warm container and proven by each write's condition.
+import {
+  type AttributeValue,
+  BatchGetItemCommand,
+  type BatchGetItemCommandOutput,
+  GetItemCommand,
+} from '@aws-sdk/client-dynamodb';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { documents } from '../dynamo/client';
+import { documents, dynamo } from '../dynamo/client';
 import { tableName } from '../config/env';
 import { Forbidden, NotFound, Unauthorized } from '../config/errors';
+import { fromAttribute } from '../dynamo/attributes';
 import type { AccessCheck } from '../expressions';
 import { type ContentNeed, keyAllows, permissionFor, roleAllows, roleOf } from '../policy';
+import { A } from '../schema/attributes';
 import { type Credential, sameHash } from './credentials';
 import { verifyJwt } from './jwt';
 import {
+  HEAD_SK,
   type KeyEntry,
   type KeyRecord,
-  type ProjectItem,
   type ProjectRef,
   type SessionRecord,
+  type StoredKey,
   canonicalName,
+  grantEpochOf,
+  incarnationOf,
   itemKey,
+  itemKeyAttributes,
+  keyGrantSk,
   keyPk,
+  memberGrantSk,
   projectName,
+  projectPk,
   readKeyEntry,
   sessionPk,
 } from '../schema/items';
@@ -50,7 +66,7 @@ async function lookupSession(tokenHash: string): Promise<string> {
   return session.u;
 }
 
-/** Turns a credential into a principal: API keys as they are (checked in the write), sessions by lookup. */
+/** Turns a credential into a principal: API keys as they are (checked against their grant), sessions by lookup. */
 export async function resolvePrincipal(credential: Credential): Promise<Principal> {
   switch (credential.kind) {
     case 'key':
@@ -63,49 +79,224 @@ export async function resolvePrincipal(credential: Credential): Promise<Principa
   }
 }
 
-export function accessCheck(principal: Principal, need: Need, now: number): AccessCheck {
-  return principal.kind === 'key'
-    ? { kind: 'key', keyId: principal.keyId, keyHash: principal.keyHash, permission: permissionFor(need), now }
-    : { kind: 'user', username: principal.username, role: need };
-}
-
 function keyValid(entry: KeyEntry | undefined, keyHash: string, now: number): entry is KeyEntry {
   return (
-    entry !== undefined && sameHash(entry.hash, keyHash) && (entry.expiresAt === undefined || entry.expiresAt > now)
+    entry !== undefined &&
+    typeof entry.hash === 'string' &&
+    sameHash(entry.hash, keyHash) &&
+    (entry.expiresAt === undefined || entry.expiresAt > now)
   );
 }
 
+/** A key's permissions as stored; an entry written by hand may hold anything, which allows nothing. */
+const allows = (entry: KeyEntry, need: Need) => Array.isArray(entry.permissions) && keyAllows(entry.permissions, need);
+
+/** The head's attributes deciding access needs (and the grant items' own, read in the same request). */
+const ACCESS_ATTRIBUTES = ['pk', 'sk', A.owner, A.incarnation, A.grantEpoch, A.createdAt] as const;
+const GRANT_ATTRIBUTES = [A.keyHash, A.keyPermissions, A.keyExpires, A.role] as const;
+
+export interface HeadAndGrant {
+  /** The project's head (`P#<p>` / `#`), projected; undefined when the project does not exist. */
+  head?: Record<string, AttributeValue>;
+  /** The principal's grant item (`K#<keyId>` or `M#<user>`) of this incarnation of the project, if any. */
+  grant?: Record<string, AttributeValue>;
+}
+
 /**
- * Decides 401, 404 or 403 in the documented order, given the project item (or its absence). An API key the
- * project does not hold is looked up in its own record: valid elsewhere is a 403 (or 404), else a 401.
+ * One strongly consistent BatchGetItem of the project's head and the principal's grant (a grant left behind by a
+ * deleted incarnation of the project is no grant). `headAttributes` are projected besides what access needs.
  */
-export async function assertAccess(
+export async function readHeadAndGrant(
   project: ProjectRef,
-  item: ProjectItem | undefined,
+  principal: Principal,
+  headAttributes: readonly string[] = [],
+): Promise<HeadAndGrant> {
+  const pk = projectPk(project);
+  const sk = principal.kind === 'key' ? keyGrantSk(principal.keyId) : memberGrantSk(principal.username);
+  const attributes = [...new Set([...ACCESS_ATTRIBUTES, ...GRANT_ATTRIBUTES, ...headAttributes])];
+  const names = Object.fromEntries(attributes.map((name, i) => [`#a${i}`, name]));
+  let keys: Record<string, AttributeValue>[] | undefined = [itemKeyAttributes(pk), itemKeyAttributes(pk, sk)];
+  const items: Record<string, AttributeValue>[] = [];
+  for (let attempt = 0; keys && keys.length > 0; attempt++) {
+    if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * 2 ** attempt));
+    if (attempt >= 6) throw new Error('BatchGetItem left keys unprocessed six times');
+    const { Responses, UnprocessedKeys }: BatchGetItemCommandOutput = await dynamo.send(
+      new BatchGetItemCommand({
+        RequestItems: {
+          [tableName()]: {
+            Keys: keys,
+            ConsistentRead: true,
+            ProjectionExpression: Object.keys(names).join(', '),
+            ExpressionAttributeNames: names,
+          },
+        },
+      }),
+    );
+    items.push(...(Responses?.[tableName()] ?? []));
+    keys = UnprocessedKeys?.[tableName()]?.Keys;
+  }
+  const head = items.find((item) => item.sk?.S === HEAD_SK);
+  const grant = items.find((item) => item.sk?.S === sk);
+  const live = head !== undefined && grant !== undefined && grant[A.incarnation]?.S === incarnationOf(head);
+  return { head, grant: live ? grant : undefined };
+}
+
+/** What a verified credential may do in one project, and the head's state it was verified against. */
+export interface Grant {
+  /** The project's incarnation and grant epoch at verification. */
+  inc: string;
+  ge: number;
+  /** The content needs the credential satisfies. */
+  rights: readonly Need[];
+  /** The key's expiry, epoch seconds (checked against the clock on every request); undefined for users and keys that never expire. */
+  expiresAt?: number;
+  /** When it was verified, epoch seconds. */
+  verifiedAt: number;
+}
+
+/**
+ * Verified grants, per warm container: `(credential, project) -> Grant`. An entry is only trusted together with a
+ * write's condition on the epoch (or a read's comparison), which revocation advances; the ceiling bounds what a
+ * Lambda remembers regardless. Only grants that allow something are kept; a refusal is verified afresh each time.
+ */
+const GRANT_CACHE_SECONDS = 60;
+const GRANT_CACHE_SIZE = 10_000;
+const grants = new Map<string, Grant>();
+
+const cacheKey = (project: ProjectRef, principal: Principal) =>
+  `${principal.kind === 'key' ? `k ${principal.keyId} ${principal.keyHash}` : `u ${principal.username}`} ${projectName(project)}`;
+
+/** Drops every cached grant (tests that change the table behind the service's back). */
+export function forgetGrants(): void {
+  grants.clear();
+}
+
+/**
+ * Decides 401, 404 or 403 in the documented order from the head and the grant (or their absence). An API key the
+ * project does not hold is looked up in its key index: valid elsewhere is a 403 (or 404), else a 401. Returns what
+ * the credential may do when `need` is among it; throws otherwise.
+ */
+async function decide(
+  project: ProjectRef,
   principal: Principal,
   need: Need,
+  { head, grant }: HeadAndGrant,
   now: number,
-): Promise<void> {
+): Promise<Pick<Grant, 'rights' | 'expiresAt'>> {
   if (principal.kind === 'user') {
-    if (!item) throw projectNotFound(project);
-    if (!roleAllows(roleOf(item, principal.username), need)) throw new Forbidden();
-    return;
+    if (!head) throw projectNotFound(project);
+    const role = grant?.[A.role]?.S;
+    const standing = roleOf(
+      { owner: head[A.owner]?.S, members: role ? { [principal.username]: role } : {} },
+      principal.username,
+    );
+    if (!roleAllows(standing, need)) throw new Forbidden();
+    return { rights: (['read', 'write'] as const).filter((n) => roleAllows(standing, n)) };
   }
-  const entry = item?.keys[principal.keyId];
+  const entry = grant ? readKeyEntry(fromAttribute({ M: grant }) as unknown as StoredKey) : undefined;
   if (keyValid(entry, principal.keyHash, now)) {
-    if (!keyAllows(entry.permissions, need)) {
-      throw new Forbidden(`This API key lacks the ${permissionFor(need)} permission`);
-    }
-    return;
+    if (!allows(entry, need)) throw new Forbidden(`This API key lacks the ${permissionFor(need)} permission`);
+    return { rights: (['read', 'write'] as const).filter((n) => allows(entry, n)), expiresAt: entry.expiresAt };
   }
   const { Item } = await documents.send(
     new GetCommand({ TableName: tableName(), Key: itemKey(keyPk(principal.keyId)), ConsistentRead: true }),
   );
   const record = Item as KeyRecord | undefined;
-  // The project item is the authority for its own keys; the record only speaks for other projects.
+  // The project's grants are the authority for its own keys; the key index only speaks for other projects.
   if (!keyValid(record && readKeyEntry(record), principal.keyHash, now) || record?.project === projectName(project)) {
     throw new Unauthorized();
   }
-  if (!item) throw projectNotFound(project);
+  if (!head) throw projectNotFound(project);
   throw new Forbidden('This API key belongs to another project');
+}
+
+/** 401 or 404 for a project that cannot exist (a name no project can have): never returns. */
+export async function refuseMissingProject(project: ProjectRef, principal: Principal, need: Need): Promise<never> {
+  await decide(project, principal, need, {}, Date.now() / 1000);
+  throw projectNotFound(project);
+}
+
+/**
+ * What `principal` may do in `project`, when it may do `need` (else 401/404/403 in the documented order): from the
+ * cache while the entry is under a minute old and the key unexpired, else verified with one BatchGetItem (plus the
+ * key index's GetItem for a key the project does not hold). `fresh` says it was verified by this call.
+ */
+export async function grantFor(
+  project: ProjectRef,
+  principal: Principal,
+  need: Need,
+): Promise<Grant & { fresh: boolean }> {
+  const now = Date.now() / 1000;
+  const id = cacheKey(project, principal);
+  const cached = grants.get(id);
+  if (
+    cached &&
+    now - cached.verifiedAt < GRANT_CACHE_SECONDS &&
+    (cached.expiresAt === undefined || cached.expiresAt > now) &&
+    cached.rights.includes(need)
+  ) {
+    return { ...cached, fresh: false };
+  }
+  grants.delete(id);
+  const read = await readHeadAndGrant(project, principal);
+  const decided = await decide(project, principal, need, read, now);
+  const head = read.head as Record<string, AttributeValue>;
+  const grant: Grant = { ...decided, inc: incarnationOf(head), ge: grantEpochOf(head), verifiedAt: now };
+  if (grants.size >= GRANT_CACHE_SIZE) grants.delete(grants.keys().next().value as string);
+  grants.set(id, grant);
+  return { ...grant, fresh: true };
+}
+
+/**
+ * The access proof of one request, for any item that carries the project's grant epoch (today the head, which
+ * holds the content; segments later): a write conditions on `check()` (`ge = :ge AND inc = :inc`), a read
+ * compares the item with `holdsOn()`. When the item shows another epoch (or is gone), `renew()` forgets the cached
+ * grant and verifies afresh: the credential may still do it (the caller retries with the new epoch) or the
+ * request ends in 401/403/404.
+ */
+export class AccessProof {
+  private constructor(
+    private readonly project: ProjectRef,
+    private readonly principal: Principal,
+    private readonly need: Need,
+    private current: Grant & { fresh: boolean },
+  ) {}
+
+  static async of(project: ProjectRef, principal: Principal, need: Need): Promise<AccessProof> {
+    return new AccessProof(project, principal, need, await grantFor(project, principal, need));
+  }
+
+  /** The grant the request proves; `fresh` when it was verified (not cached) by this request. */
+  get grant(): Grant & { fresh: boolean } {
+    return this.current;
+  }
+
+  /** What a write's condition checks. */
+  check(): AccessCheck {
+    return { ge: this.current.ge, inc: this.current.inc };
+  }
+
+  /** The item (or its projection of `ge` and `inc`) is of the epoch and incarnation the grant was verified at. */
+  holdsOn(item: Record<string, AttributeValue> | undefined): boolean {
+    return item !== undefined && grantEpochOf(item) === this.current.ge && incarnationOf(item) === this.current.inc;
+  }
+
+  async renew(): Promise<void> {
+    grants.delete(cacheKey(this.project, this.principal));
+    this.current = await grantFor(this.project, this.principal, this.need);
+  }
+}
+
+/** The head's `ge` and `inc` only, read consistently: what a warm grant is compared with when nothing is written. */
+export async function readEpoch(project: ProjectRef): Promise<Record<string, AttributeValue> | undefined> {
+  const { Item } = await dynamo.send(
+    new GetItemCommand({
+      TableName: tableName(),
+      Key: itemKeyAttributes(projectPk(project)),
+      ConsistentRead: true,
+      ProjectionExpression: '#ge, #inc, #createdAt',
+      ExpressionAttributeNames: { '#ge': A.grantEpoch, '#inc': A.incarnation, '#createdAt': A.createdAt },
+    }),
+  );
+  return Item;
 }

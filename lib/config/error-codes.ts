@@ -67,6 +67,11 @@ export const ERROR_CODES = {
     status: 400,
     message: 'operations must be an array of 1 to 100 operations',
   },
+  INVALID_PATCH: {
+    when: 'A PATCH body that is not a JSON Patch document (an array of 0 to 100 operations with their members) or has a duplicate member',
+    status: 400,
+    message: "operation 0 needs a string 'path' (a JSON Pointer)",
+  },
   MISSING_VALUE: { when: 'value is missing', status: 400, message: 'value is required (null is a value)' },
   INVALID_INDEX: {
     when: 'index is missing, not a number or not an integer',
@@ -226,7 +231,7 @@ export const ERROR_CODES = {
     message: 'the value is larger than 4194304 bytes; read the parts below it one by one',
   },
   UNSUPPORTED_MEDIA_TYPE: {
-    when: 'Content-Type is not JSON',
+    when: 'Content-Type is not JSON (on PATCH: not application/json-patch+json or application/merge-patch+json)',
     status: 415,
     message: 'The request body must be JSON (Content-Type: application/json)',
   },

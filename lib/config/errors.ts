@@ -79,8 +79,8 @@ export class PayloadTooLarge extends HttpError {
 }
 
 export class UnsupportedMediaType extends HttpError {
-  constructor() {
-    super(415, 'UNSUPPORTED_MEDIA_TYPE', 'The request body must be JSON (Content-Type: application/json)');
+  constructor(message = 'The request body must be JSON (Content-Type: application/json)') {
+    super(415, 'UNSUPPORTED_MEDIA_TYPE', message);
   }
 }
 

@@ -7,13 +7,13 @@ import {
   type JsonObject,
   decimalOf,
   hasOwn,
-  isJsonNumber,
-  isObject,
+  jsonEquals,
   numberError,
   numberProblem,
   storedSize,
 } from './json';
-import { type ContentOperation, type Step, applyAction, plan, walk } from './model';
+import { type Action, type ContentOperation, type Step, applyAction, plan, walk } from './model';
+import { type MergeOperation, type PatchOperation, applyMerge, applyPatch } from './patch';
 
 /** A precondition: the value at the path equals `value` (as JSON, numbers as decimals), or nothing is there. */
 export interface TestOperation {
@@ -29,7 +29,13 @@ export interface InvalidOperation {
   error: HttpError;
 }
 
-export type BatchOperation = Exclude<ContentOperation, { kind: 'replace' }> | TestOperation | InvalidOperation;
+export type BatchOperation =
+  | Exclude<ContentOperation, { kind: 'replace' }>
+  | TestOperation
+  | InvalidOperation
+  /** PATCH content: an RFC 6902 operation, or an RFC 7396 merge patch (lib/content/patch.ts). */
+  | PatchOperation
+  | MergeOperation;
 
 export interface BatchPlan {
   /** The content after every operation. */
@@ -40,23 +46,8 @@ export interface BatchPlan {
   bytes: number;
 }
 
-/** JSON equality: numbers by exact decimal value, objects by their own keys in any order. */
-export function jsonEquals(a: Json, b: Json): boolean {
-  if (isJsonNumber(a) || isJsonNumber(b)) return isJsonNumber(a) && isJsonNumber(b) && decimalOf(a).eq(decimalOf(b));
-  if (Array.isArray(a) || Array.isArray(b)) {
-    return (
-      Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((v, i) => jsonEquals(v, b[i] as Json))
-    );
-  }
-  if (isObject(a) || isObject(b)) {
-    if (!isObject(a) || !isObject(b)) return false;
-    const keys = Object.keys(a);
-    return (
-      keys.length === Object.keys(b).length && keys.every((k) => hasOwn(b, k) && jsonEquals(a[k] as Json, b[k] as Json))
-    );
-  }
-  return a === b;
-}
+/** JSON equality (numbers as decimals): kept here for the batch's callers. */
+export { jsonEquals } from './json';
 
 function assertTest(root: JsonObject, op: TestOperation): void {
   const w = walk(root, op.segments);
@@ -93,25 +84,46 @@ function entrySize(root: JsonObject, steps: readonly Step[]): number {
   return 1 + Buffer.byteLength(last as string, 'utf8') + storedSize(object[last as string] as Json);
 }
 
+type PlanState = { content: JsonObject; bytes: number; owned: WeakSet<object> };
+
 /** One operation on the content as the ones before it left it: its own error, exactly as it would get it alone. */
-function applyOne(
-  state: { content: JsonObject; bytes: number; owned: WeakSet<object> },
-  op: BatchOperation,
-  maxBytes: number,
-  tooLarge: () => HttpError,
-): void {
+function applyOne(state: PlanState, op: BatchOperation, maxBytes: number, tooLarge: () => HttpError): void {
   const root = state.content;
   if (op.kind === 'invalid') throw op.error;
   if (op.kind === 'test') {
     assertTest(root, op);
     return;
   }
+  if (op.kind === 'patch' || op.kind === 'merge') {
+    // A patch operation is one or more actions (move: a remove, then an add), each seeing the one before it.
+    const ctx = {
+      content: () => state.content,
+      change: (action: Action) => applyChange(state, action, maxBytes, tooLarge),
+    };
+    if (op.kind === 'patch') applyPatch(ctx, op);
+    else applyMerge(ctx, op);
+    return;
+  }
   const planned = plan(root, op);
   if (planned === undefined) return;
-  const { action } = planned;
+  applyChange(state, planned.action, maxBytes, tooLarge);
+}
+
+/** One action on the planned content, within the number rules and the size budget. */
+function applyChange(state: PlanState, action: Action, maxBytes: number, tooLarge: () => HttpError): void {
+  const root = state.content;
   if (action.kind === 'add') {
     const problem = numberProblem(decimalOf(numberAt(root, action.steps)).plus(decimalOf(action.amount)));
     if (problem !== undefined) throw numberError(problem, 'the result');
+  }
+  if (action.steps.length === 0) {
+    // The whole content replaced (a patch of the root).
+    const next = applyAction(root, action, state.owned);
+    const bytes = storedSize(next);
+    if (bytes > maxBytes) throw tooLarge();
+    state.content = next;
+    state.bytes = bytes;
+    return;
   }
   // Only the entry at the action's path changes (a removed element: one entry fewer), so the size moves by its change.
   const before = entrySize(root, action.steps);
@@ -138,7 +150,8 @@ export function planBatch(
     try {
       applyOne(state, op, budget.maxBytes, budget.tooLarge);
     } catch (error) {
-      if (error instanceof HttpError) error.index = index;
+      // A merge patch is the whole request's one operation: its errors name no position.
+      if (error instanceof HttpError && op.kind !== 'merge') error.index = index;
       throw error;
     }
   }

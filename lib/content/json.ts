@@ -188,3 +188,21 @@ export function cloneJson(value: Json): Json {
   }
   return value;
 }
+
+/** JSON equality: numbers by exact decimal value, objects by their own keys in any order. */
+export function jsonEquals(a: Json, b: Json): boolean {
+  if (isJsonNumber(a) || isJsonNumber(b)) return isJsonNumber(a) && isJsonNumber(b) && decimalOf(a).eq(decimalOf(b));
+  if (Array.isArray(a) || Array.isArray(b)) {
+    return (
+      Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((v, i) => jsonEquals(v, b[i] as Json))
+    );
+  }
+  if (isObject(a) || isObject(b)) {
+    if (!isObject(a) || !isObject(b)) return false;
+    const keys = Object.keys(a);
+    return (
+      keys.length === Object.keys(b).length && keys.every((k) => hasOwn(b, k) && jsonEquals(a[k] as Json, b[k] as Json))
+    );
+  }
+  return a === b;
+}

@@ -6,6 +6,50 @@ import { Agent } from 'node:https';
 import { Agent as HttpAgent } from 'node:http';
 import { optionalEnv } from '../config/env';
 import { honourDeadline } from './deadline';
+import { currentUsage, recordCall } from './usage';
+
+/** The operations that take ReturnConsumedCapacity (the rest, such as CreateTable, are left as they are). */
+const REPORTS_CAPACITY = new Set([
+  'GetItem',
+  'PutItem',
+  'UpdateItem',
+  'DeleteItem',
+  'Query',
+  'Scan',
+  'BatchGetItem',
+  'BatchWriteItem',
+  'TransactGetItems',
+  'TransactWriteItems',
+  'ExecuteStatement',
+  'BatchExecuteStatement',
+  'ExecuteTransaction',
+]);
+
+type Next = (args: { input: Record<string, unknown> }) => Promise<{ output: unknown }>;
+
+/**
+ * SDK middleware: asks for the capacity every request consumes (`ReturnConsumedCapacity: TOTAL`, free on DynamoDB)
+ * and records each call, its retries and that capacity in the current request's usage (lib/dynamo/usage.ts), which
+ * the request's metrics publish. On the client, so every command is covered: lib-dynamodb's, Powertools
+ * idempotency's, batches and transactions alike.
+ */
+const measureCapacity = (next: Next, context: { commandName?: string }) => {
+  const operation = (context.commandName ?? 'Unknown').replace(/Command$/, '');
+  const reports = REPORTS_CAPACITY.has(operation);
+  return async (args: { input: Record<string, unknown> }) => {
+    if (!reports) return next(args);
+    args.input.ReturnConsumedCapacity ??= 'TOTAL';
+    const usage = currentUsage();
+    try {
+      const result = await next(args);
+      recordCall(usage, operation, result.output, undefined);
+      return result;
+    } catch (error) {
+      recordCall(usage, operation, undefined, error);
+      throw error;
+    }
+  };
+};
 
 /** One connection pool for both clients below. */
 const requestHandler = new NodeHttpHandler({
@@ -32,6 +76,7 @@ function createClient(cacheMiddleware: boolean): DynamoDBClient {
   // Every call honours the request's deadline, so a slow DynamoDB becomes a 503 before Lambda's timeout, never a
   // timeout.
   client.middlewareStack.add(honourDeadline as never, { step: 'initialize', name: 'requestDeadline' });
+  client.middlewareStack.add(measureCapacity as never, { step: 'initialize', name: 'consumedCapacity' });
   return client;
 }
 

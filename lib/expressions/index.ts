@@ -2,19 +2,18 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { BatchOperation } from '../content/batch';
 import type { Action, ContentOperation, Guard, Step } from '../content/model';
+import { fastForms } from '../content/patch';
 import { type JsonNumber, approximate, storedSize } from '../content/json';
 import { toAttribute } from '../dynamo/attributes';
 import { asIndex, type Segments } from '../paths';
 import { fragmentBytes } from '../config/env';
-import { A, type Permission, slotAttribute } from '../schema/attributes';
-import { MEMBER_ROLES, memberRolesFor } from '../policy';
+import { A, slotAttribute } from '../schema/attributes';
 
-/** Who is asking, as the condition expression checks it. */
-export type AccessCheck =
-  /** A segment: the grant epoch the caller's access was verified at (docs/design/storage.md, section 6). */
-  | { kind: 'epoch'; epoch: number }
-  | { kind: 'key'; keyId: string; keyHash: string; permission: Permission; now: number }
-  | { kind: 'user'; username: string; role: 'read' | 'write' };
+/** What a write proves about its caller: the grant epoch and incarnation its credential was verified at. */
+export interface AccessCheck {
+  ge: number;
+  inc: string;
+}
 
 export interface WriteEnvelope {
   access: AccessCheck;
@@ -309,46 +308,16 @@ export function compileAction(state: ExpressionState, action: Action): void {
 }
 
 /**
- * The condition that the caller may do this: the key's hash, permission and expiry, or the user's role.
- *
- * A fast write checks a key by `w`, the hash that only keys with content:write carry, instead of the hash and a
- * contains() over the permissions: one comparison instead of a function, which engines that parse every expression
- * read several times faster. A key stored without `w` (created before it existed) fails that condition; the store
- * then decides from the item and writes guarded by the full form, so such a key costs one request more, not its use.
+ * The condition that the caller may still do this: the project's grant epoch and incarnation are the ones its
+ * credential was verified at (lib/auth/access.ts). Revoking anything advances the epoch, so a grant a Lambda
+ * remembers fails here from the next request on; the condition costs the same whatever the number of keys and members.
  */
-export function compileAccess(
-  state: ExpressionState,
-  access: AccessCheck,
-  form: 'fast' | 'guarded' = 'guarded',
-): string {
-  if (access.kind === 'epoch') return `${state.name(A.grantEpoch)} = ${state.number(access.epoch)}`;
-  if (access.kind === 'key') {
-    const key = `${state.name(A.keys)}.${state.name(access.keyId)}`;
-    const expires = `${key}.${state.name(A.keyExpires)}`;
-    const proof =
-      form === 'fast' && access.permission === 'content:write'
-        ? `${key}.${state.name(A.keyWriteHash)} = ${state.value({ S: access.keyHash })}`
-        : `${key}.${state.name(A.keyHash)} = ${state.value({ S: access.keyHash })}` +
-          ` AND contains(${key}.${state.name(A.keyPermissions)}, ${state.value({ S: access.permission })})`;
-    // A key that never expires has no `e`: the comparison is then false, and NOT makes the clause hold.
-    return `${proof} AND NOT ${expires} <= ${state.number(access.now)}`;
-  }
-  const owner = `${state.name(A.owner)} = ${state.value({ S: access.username })}`;
-  const member = `${state.name(A.members)}.${state.name(access.username)}`;
-  // The policy's member roles for this need: all of them is membership, one is a comparison (owners may do anything).
-  const roles = memberRolesFor(access.role);
-  if (roles.length === MEMBER_ROLES.length) return `(${owner} OR attribute_exists(${member}))`;
-  if (roles.length === 0) return `(${owner})`;
-  const allowed = roles.map((role) => state.value({ S: role }));
-  return `(${owner} OR ${member} ${allowed.length === 1 ? `= ${allowed[0]}` : `IN (${allowed.join(', ')})`})`;
+export function compileAccess(state: ExpressionState, access: AccessCheck): string {
+  return `${state.name(A.grantEpoch)} = ${state.number(access.ge)} AND ${state.name(A.incarnation)} = ${state.value({ S: access.inc })}`;
 }
 
 /** What every write adds: access, the version bump, the new etag, the request token, If-Match and the size budget. */
-export function compileEnvelope(
-  state: ExpressionState,
-  envelope: WriteEnvelope,
-  form: 'fast' | 'guarded' = 'guarded',
-): void {
+export function compileEnvelope(state: ExpressionState, envelope: WriteEnvelope): void {
   const version = state.name(A.version);
   const etag = state.name(A.etag);
   const slot = state.name(slotAttribute(envelope.slot));
@@ -357,7 +326,7 @@ export function compileEnvelope(
   // request with a name no expression uses.)
   const bytes = 'growth' in envelope.size && envelope.size.growth === 0 ? undefined : state.name(A.bytes);
   const token = state.value({ S: envelope.requestToken });
-  state.conditions.unshift(compileAccess(state, envelope.access, form));
+  state.conditions.unshift(compileAccess(state, envelope.access));
   state.sets.push(`${version} = ${version} + ${state.number(1)}`, `${etag} = ${token}`, `${slot} = ${token}`);
   // A missing slot compares unequal on every engine, so this also holds before the slot was first used.
   state.conditions.push(`${slot} <> ${token}`);
@@ -426,7 +395,7 @@ export function compileWrite(
     compileAction(state, change.action);
     compileGuards(state, change.guards ?? []);
   }
-  compileEnvelope(state, envelope, 'op' in change ? 'fast' : 'guarded');
+  compileEnvelope(state, envelope);
   return state.buildUpdate();
 }
 
@@ -447,10 +416,23 @@ export function compileBatchWrite(
   envelope: Omit<WriteEnvelope, 'size'>,
 ): UpdateRequest | undefined {
   const writes: ContentOperation[] = [];
+  // Targets a patch's replace requires to be there (its fast form is a set, which would create them).
+  const present: Segments[] = [];
   for (const op of ops) {
     if (op.kind === 'test' || op.kind === 'invalid') return undefined;
-    writes.push(op);
+    if (op.kind === 'patch' || op.kind === 'merge') {
+      const forms = fastForms(op);
+      if (forms === undefined) return undefined;
+      for (const form of forms) {
+        writes.push(form.op);
+        if (form.present) present.push(form.op.segments);
+      }
+    } else {
+      writes.push(op);
+    }
   }
+  // Nothing to write (an empty patch): the read path answers the current ETag without writing.
+  if (writes.length === 0) return undefined;
   for (const [i, a] of writes.entries()) {
     for (const b of writes.slice(i + 1)) {
       if (
@@ -471,8 +453,10 @@ export function compileBatchWrite(
   const state = new ExpressionState();
   for (const op of writes) if (!compileFastOperation(state, op)) return undefined;
   if (envelope.guardStubs) compileStubGuards(state, writes);
+  for (const segments of present)
+    state.conditions.push(`attribute_exists(${state.path(assumeSteps(segments) as Step[])})`);
   const growth = writes.reduce((sum, op) => sum + growthBound(op), 0);
-  compileEnvelope(state, { ...envelope, size: { growth } }, 'fast');
+  compileEnvelope(state, { ...envelope, size: { growth } });
   const request = state.buildUpdate();
   const tooLong = [request.UpdateExpression, request.ConditionExpression].some((e) => e.length > MAX_EXPRESSION_LENGTH);
   return tooLong ? undefined : request;
@@ -480,11 +464,17 @@ export function compileBatchWrite(
 
 /**
  * GetItem projection for a read: the content down to the first index (the rest is resolved in memory), or none
- * at all when `segments` is null, plus what deciding access needs.
+ * at all when `segments` is null, plus the grant epoch and incarnation the caller's grant is compared with.
  */
-export function compileRead(segments: Segments | undefined | null, access: AccessCheck): ReadRequest {
+export function compileRead(segments: Segments | undefined | null): ReadRequest {
   const state = new ExpressionState();
-  const projection = ['pk', state.name(A.etag), state.name(A.version)];
+  const projection = [
+    'pk',
+    state.name(A.etag),
+    state.name(A.version),
+    state.name(A.grantEpoch),
+    state.name(A.incarnation),
+  ];
   if (segments !== null) {
     const prefix: Step[] = [];
     for (const [i, segment] of (segments ?? []).entries()) {
@@ -492,13 +482,6 @@ export function compileRead(segments: Segments | undefined | null, access: Acces
       prefix.push(segment);
     }
     projection.push(state.path(prefix));
-  }
-  if (access.kind === 'epoch') {
-    projection.push(state.name(A.grantEpoch));
-  } else if (access.kind === 'key') {
-    projection.push(`${state.name(A.keys)}.${state.name(access.keyId)}`);
-  } else {
-    projection.push(state.name(A.owner), `${state.name(A.members)}.${state.name(access.username)}`);
   }
   return { ProjectionExpression: projection.join(', '), ExpressionAttributeNames: state.attributeNames() };
 }

@@ -4,7 +4,8 @@ import type { ContentOperation } from '../content/model';
 import { projectName } from '../schema/items';
 import { assertProjectAccess, writeBatch, writeContent } from '../store/content';
 import { schemaView } from './batch';
-import { httpHandler } from './edge';
+import { type Event, httpHandler } from './edge';
+import { type PatchMediaType, assertPatchType, patchMediaType, patchOperations } from './patch';
 import { BadRequest } from '../config/errors';
 import { type Validator, schemaError, validated } from './validation';
 import { parseIdempotencyKey, runIdempotently } from './idempotency';
@@ -19,14 +20,40 @@ export interface MutationSpec {
   message: string;
 }
 export function contentMutation(spec: MutationSpec) {
+  return mutationHandler(spec.message, (text) => {
+    const body = parseJsonObject(text);
+    if (!spec.validate(schemaView(body))) throw schemaError(spec.validate.errors);
+    return { body, op: spec.operation(body) };
+  });
+}
+
+/** PATCH content: an RFC 6902 or RFC 7396 document (by Content-Type; 415 for any other), planned as a batch. */
+export function contentPatch(message: string) {
+  return mutationHandler(
+    message,
+    (text, event) => {
+      const type = patchMediaType(header(event, 'content-type')) as PatchMediaType;
+      const { body, ops } = patchOperations(text, type);
+      // The media type is part of the request an Idempotency-Key names.
+      return { body: [type, body], op: ops };
+    },
+    assertPatchType,
+  );
+}
+
+/** The flow of every content write: credential and envelope, the body read into operations, If-Match, idempotency. */
+function mutationHandler(
+  message: string,
+  read: (text: string, event: Event) => { body: unknown; op: ContentOperation | BatchOperation[] },
+  checkType?: (type: string | undefined) => void,
+) {
   return httpHandler(async (event, context) => {
-    const { text, principal, project } = await beginRequest(event, 'write');
+    const { text, principal, project } = await beginRequest(event, 'write', checkType);
     const input = validated(() => {
-      const body = parseJsonObject(text);
-      if (!spec.validate(schemaView(body))) throw schemaError(spec.validate.errors);
+      const { body, op } = read(text, event);
       const ifMatch = parseIfMatch(event);
       const idempotencyKey = parseIdempotencyKey(header(event, 'idempotency-key'));
-      return { body, op: spec.operation(body), ifMatch, idempotencyKey };
+      return { body, op, ifMatch, idempotencyKey };
     });
     if (input instanceof BadRequest) {
       await assertProjectAccess(project, principal, 'write');
@@ -37,7 +64,7 @@ export function contentMutation(spec: MutationSpec) {
       const { etag } = Array.isArray(input.op)
         ? await writeBatch({ ...write, ops: input.op })
         : await writeContent({ ...write, op: input.op });
-      return { statusCode: 200, body: { message: spec.message }, headers: { ETag: etag } };
+      return { statusCode: 200, body: { message }, headers: { ETag: etag } };
     };
     if (input.idempotencyKey === undefined) return run();
     // A replay is answered from its record without writing, so no write's condition proves access: decide it first,

@@ -6,7 +6,10 @@ import { HttpError, unavailable } from '../config/errors';
 import { LosslessNumber } from '../content/json';
 import type { ErrorCode } from '../config/error-codes';
 import { withDeadline } from '../dynamo/deadline';
+import { withUsage } from '../dynamo/usage';
 import { logger } from './logger';
+import { publishMetrics, usageOf } from './metrics';
+import { traceRequest } from './tracing';
 
 export type Event = APIGatewayProxyEventV2;
 export type Result = APIGatewayProxyStructuredResultV2;
@@ -95,8 +98,9 @@ export function accessLog(): MiddlewareObj<Event, Result> {
 export const deadlineOf = (context: Context) => Date.now() + Math.max(1000, context.getRemainingTimeInMillis() - 500);
 
 /**
- * `middy().use(...).handler(...)`: the request id in every log line, the access log, and the one error handler;
- * handlers return a Reply and the chain makes it a Lambda result, within the invocation's deadline.
+ * `middy().use(...).handler(...)`: the request id in every log line, the access log, the request's metrics (EMF),
+ * its trace when tracing is on, and the one error handler; handlers return a Reply and the chain makes it a Lambda
+ * result, within the invocation's deadline, with its DynamoDB usage collected for the metrics.
  */
 export function httpHandler(fn: (event: Event, context: Context) => Promise<Reply>) {
   return (
@@ -104,7 +108,11 @@ export function httpHandler(fn: (event: Event, context: Context) => Promise<Repl
       // No resetKeys: nothing appends keys to the logger, so there is nothing to reset between invocations.
       .use(injectLambdaContext(logger))
       .use(accessLog())
+      .use(publishMetrics())
+      .use(traceRequest())
       .use(httpErrors())
-      .handler(async (event, context) => toResult(await withDeadline(deadlineOf(context), () => fn(event, context))))
+      .handler(async (event, context) =>
+        toResult(await withUsage(usageOf(context), () => withDeadline(deadlineOf(context), () => fn(event, context)))),
+      )
   );
 }

@@ -13,6 +13,7 @@ import type { Context } from 'aws-lambda';
 import { tableName } from '../config/env';
 import { hashSecret } from '../auth/credentials';
 import { dynamo } from '../dynamo/client';
+import { countIdempotentReplay } from './metrics';
 import { itemKeyAttributes } from '../schema/items';
 import type { Reply } from './edge';
 import { BadRequest, Conflict, HttpError } from '../config/errors';
@@ -114,11 +115,18 @@ export async function runIdempotently(
   const { powertools, config, applyOnce } = await runner;
   config.registerLambdaContext(context);
   try {
-    return await applyOnce({
+    let ran = false;
+    const reply = await applyOnce({
       key: [request.project, request.incarnation, hashSecret(request.authorization), request.idempotencyKey],
       fingerprint: request.fingerprint,
-      run,
+      run: () => {
+        ran = true;
+        return run();
+      },
     });
+    // Powertools answered from the stored record without running the mutation: a replay.
+    if (!ran) countIdempotentReplay();
+    return reply;
   } catch (error) {
     if (error instanceof HttpError) throw error;
     if (error instanceof powertools.IdempotencyValidationError) {

@@ -5,18 +5,11 @@ import { BadRequest, Conflict, Forbidden, type HttpError, NotFound, Unauthorized
 import { bodyText, header, parseJsonObject } from './request';
 import { type Validator, schemaError, validated } from './validation';
 import { projectOf } from './route-context';
-import { assertAccess, projectNotFound, resolvePrincipal } from '../auth/access';
+import { grantFor, projectNotFound, resolvePrincipal } from '../auth/access';
 import { parseAuthorization } from '../auth/credentials';
-import { AccountError, readProjectMeta } from '../store/accounts';
-import { roleAllows, roleOf } from '../policy';
-import {
-  type KeyEntry,
-  type ProjectItem,
-  type ProjectRef,
-  epochSeconds,
-  isProjectRef,
-  projectName,
-} from '../schema/items';
+import { AccountError, type ProjectMeta, readProjectMeta } from '../store/accounts';
+import { roleAllows } from '../policy';
+import { type KeyEntry, type ProjectRef, isProjectRef, projectName } from '../schema/items';
 
 /** Who may call a route: the user named in the URL creating it, its owner, or any member (owner included). */
 export type Rule = 'creator' | 'owner' | 'member';
@@ -25,8 +18,8 @@ export interface ManagementContext {
   event: Event;
   project: ProjectRef;
   username: string;
-  /** The project item without content; present for every rule but `creator`. */
-  item: (ProjectItem & { createdAt: string }) | undefined;
+  /** The project's head without content, with the caller's role; present for every rule but `creator`. */
+  item: ProjectMeta | undefined;
   body: Record<string, unknown>;
 }
 
@@ -61,24 +54,24 @@ export function managementRoute(spec: ManagementSpec) {
     const named = isProjectRef(event.pathParameters?.username, event.pathParameters?.projectSlug);
     if (spec.rule === 'creator' && !named && principal.kind === 'user') throw invalidProjectName();
     const project = await projectOf(event, principal, 'read');
-    const item = await readProjectMeta(project);
 
     if (principal.kind === 'key') {
       // A usable key still gets 404 for a missing project (order: 401, 404, 403), then the 403 every key gets here.
       try {
-        await assertAccess(project, item, principal, 'read', epochSeconds());
+        await grantFor(project, principal, 'read');
       } catch (error) {
         if (error instanceof Unauthorized || (error instanceof NotFound && spec.rule !== 'creator')) throw error;
       }
       throw new Forbidden('API keys cannot manage projects; sign in with a session');
     }
     const username = principal.username;
+    const item = await readProjectMeta(project, username);
     if (spec.rule === 'creator') {
       if (username !== project.username) throw new Forbidden('You can create projects only under your own username');
       if (item) throw new Conflict('PROJECT_EXISTS', `project ${projectName(project)} already exists`);
     } else {
       if (!item) throw projectNotFound(project);
-      if (!roleAllows(roleOf(item, username), spec.rule === 'owner' ? 'manage' : 'read')) {
+      if (!roleAllows(item.role, spec.rule === 'owner' ? 'manage' : 'read')) {
         throw new Forbidden(spec.rule === 'owner' ? 'Only the project owner can do this' : undefined);
       }
     }
@@ -107,7 +100,7 @@ export const isoTime = (epoch: unknown): string | null =>
 
 const PERMISSIONS: readonly unknown[] = ['content:read', 'content:write'];
 
-/** A key entry of the project item as GET keys lists it; whatever a stored entry holds, it is listed (and revocable). */
+/** A key grant as GET keys lists it; whatever a stored grant holds, it is listed (and revocable). */
 export function listedKey(id: string, stored: unknown) {
   const key = (typeof stored === 'object' && stored !== null ? stored : {}) as Partial<Record<keyof KeyEntry, unknown>>;
   return {

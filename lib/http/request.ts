@@ -17,15 +17,22 @@ const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
  */
 const NOT_UTF8 = '\ud800';
 
-/** The raw body text after the envelope checks: 413 when too large, 415 when not JSON. */
-export function bodyText(event: APIGatewayProxyEventV2): string {
+/** A Content-Type a JSON body may have (absent or empty reads as JSON); 415 otherwise. */
+function assertJsonType(type: string | undefined): void {
+  if (type !== undefined && type.trim() !== '' && !JSON_TYPE.test(type.trim())) throw new UnsupportedMediaType();
+}
+
+/** The raw body text after the envelope checks: 413 when too large, 415 when `checkType` refuses the Content-Type. */
+export function bodyText(
+  event: APIGatewayProxyEventV2,
+  checkType: (type: string | undefined) => void = assertJsonType,
+): string {
   const raw = event.body ?? '';
   const bytes = event.isBase64Encoded ? Buffer.from(raw, 'base64') : undefined;
   if ((bytes?.length ?? Buffer.byteLength(raw, 'utf8')) > MAX_BODY_BYTES) {
     throw new PayloadTooLarge('PAYLOAD_TOO_LARGE', `the request body must be at most ${MAX_BODY_BYTES} bytes`);
   }
-  const type = header(event, 'content-type');
-  if (type !== undefined && type.trim() !== '' && !JSON_TYPE.test(type.trim())) throw new UnsupportedMediaType();
+  checkType(header(event, 'content-type'));
   if (bytes === undefined) return raw;
   try {
     return UTF8.decode(bytes);
@@ -41,10 +48,13 @@ const LONG_OR_EXPONENT = /\d[eE]|\d[\d.]{15}/;
  * JSON with its numbers read exactly (see jsonNumber). Bodies with no number a double could change (no token of
  * 16+ digits, none with an exponent; a match inside a string only costs the slower parser) take JSON.parse.
  */
-function parseJsonExactly(text: string): unknown {
-  if (!LONG_OR_EXPONENT.test(text)) return JSON.parse(text);
-  // Like JSON.parse, the last of duplicate keys wins.
-  return parseLossless(text, null, { parseNumber: jsonNumber, onDuplicateKey: ({ newValue }) => newValue });
+function parseJsonExactly(text: string, onDuplicate?: (key: string) => never): unknown {
+  if (onDuplicate === undefined && !LONG_OR_EXPONENT.test(text)) return JSON.parse(text);
+  // Like JSON.parse, the last of duplicate keys wins, unless the caller refuses them.
+  return parseLossless(text, null, {
+    parseNumber: jsonNumber,
+    onDuplicateKey: ({ key, newValue }) => (onDuplicate === undefined ? newValue : onDuplicate(key)),
+  });
 }
 
 /** Every string and key is well-formed UTF-16 (an escaped lone surrogate, `"\ud800"`, is not: DynamoDB refuses it). */
@@ -66,13 +76,17 @@ function wellFormed(value: unknown): boolean {
   return true;
 }
 
-/** Parses the body as a JSON object: UTF-8 text, numbers exact, every string well-formed. */
-export function parseJsonObject(text: string): Record<string, unknown> {
+/**
+ * Parses the body as JSON: UTF-8 text, numbers exact, every string well-formed. `onDuplicate` refuses an object
+ * member named twice (its error is thrown as is); without it the last one wins.
+ */
+export function parseJson(text: string, onDuplicate?: (key: string) => never): unknown {
   let value: unknown;
   try {
     if (!text.isWellFormed()) throw new SyntaxError('not UTF-8');
-    value = parseJsonExactly(text);
+    value = parseJsonExactly(text, onDuplicate);
   } catch (error) {
+    if (error instanceof BadRequest) throw error;
     // The exact parser recurses: nesting thousands deep overflows its stack (content may nest 32 levels anyway).
     if (error instanceof RangeError) throw new BadRequest('INVALID_JSON', 'the request body nests too deep to be read');
     throw new BadRequest('INVALID_JSON', 'the request body is not valid JSON');
@@ -81,6 +95,12 @@ export function parseJsonObject(text: string): Record<string, unknown> {
   if (text.includes('\\u') && !wellFormed(value)) {
     throw new BadRequest('INVALID_JSON', 'the request body has a string with a lone surrogate (\\ud800-\\udfff)');
   }
+  return value;
+}
+
+/** Parses the body as a JSON object (parseJson). */
+export function parseJsonObject(text: string): Record<string, unknown> {
+  const value = parseJson(text);
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new BadRequest('INVALID_BODY', 'the request body must be a JSON object');
   }

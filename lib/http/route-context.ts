@@ -1,7 +1,7 @@
 // Route context: who is calling and which project the route names, shared by every route's handler.
-import { type Need, type Principal, assertAccess, resolvePrincipal } from '../auth/access';
+import { type Need, type Principal, refuseMissingProject, resolvePrincipal } from '../auth/access';
 import { parseAuthorization } from '../auth/credentials';
-import { type ProjectRef, canonicalName, epochSeconds, isProjectRef } from '../schema/items';
+import { type ProjectRef, canonicalName, isProjectRef } from '../schema/items';
 import type { Event } from './edge';
 import { bodyText, header } from './request';
 
@@ -10,15 +10,15 @@ export async function projectOf(event: Event, principal: Principal, need: Need):
   const username = event.pathParameters?.username;
   const slug = event.pathParameters?.projectSlug;
   if (!isProjectRef(username, slug)) {
-    await assertAccess({ username: String(username), slug: String(slug) }, undefined, principal, need, epochSeconds());
+    await refuseMissingProject({ username: String(username), slug: String(slug) }, principal, need);
   }
   return { username: canonicalName(String(username)), slug: canonicalName(String(slug)) };
 }
 
 /** Resolves the caller and the project; 401 (no I/O for a missing credential) and the body envelope checks first. */
-export async function beginRequest(event: Event, need: Need) {
+export async function beginRequest(event: Event, need: Need, checkType?: (type: string | undefined) => void) {
   const credential = parseAuthorization(header(event, 'authorization'));
-  const text = need === 'write' ? bodyText(event) : '';
+  const text = need === 'write' ? bodyText(event, checkType) : '';
   const principal = await resolvePrincipal(credential);
   const project = await projectOf(event, principal, need);
   return { text, principal, project };

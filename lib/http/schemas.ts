@@ -108,3 +108,36 @@ export const managementSchemas = {
     'role',
   ]),
 } as const;
+
+const pointer = (what: string) => ({
+  type: 'string',
+  description: `${what}: a JSON Pointer (RFC 6901): '' is the whole content, '/a/b' the key b of a, '/l/0' an element, '/l/-' (add only) after the last one; '~1' is '/', '~0' is '~'.`,
+});
+
+/**
+ * The PATCH bodies, for the API docs (lib/http/patch.ts reads them by RFC 6902 and RFC 7396, with its own errors):
+ * each media type's schema.
+ */
+export const patchSchemas = {
+  jsonPatch: {
+    type: 'array',
+    maxItems: 100,
+    description:
+      'RFC 6902: applied in order, each operation seeing the ones before it, all or none. Members besides these are ignored.',
+    items: {
+      type: 'object',
+      properties: {
+        op: { enum: ['add', 'remove', 'replace', 'move', 'copy', 'test'] },
+        path: pointer('The target'),
+        from: pointer('move and copy: the source'),
+        value: { description: 'add, replace, test: any JSON (test compares numbers as decimals).' },
+      },
+      required: ['op', 'path'],
+    },
+  },
+  mergePatch: {
+    type: 'object',
+    description:
+      'RFC 7396: null removes a member, an object merges into an object member, anything else replaces it. Applied to the whole content.',
+  },
+} as const;

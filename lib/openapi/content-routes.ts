@@ -1,6 +1,6 @@
 // Route table of the content routes (GET content and the POST content/* mutations), for the API docs.
 import { SUCCESS_MESSAGES } from '../content/operations';
-import { requestSchemas } from '../http/schemas';
+import { patchSchemas, requestSchemas } from '../http/schemas';
 import type { ErrorCode } from '../config/error-codes';
 import { ACCESS_ERRORS, BODY_ERRORS, type RouteDoc, messageSchema } from './route-doc';
 
@@ -185,4 +185,46 @@ export const CONTENT_ROUTES: readonly RouteDoc[] = [
       'NOT_A_CONTAINER',
     ],
   }),
+  {
+    method: 'PATCH',
+    path: CONTENT,
+    operationId: 'patchContent',
+    tag: 'content',
+    summary: 'Patch the content (JSON Patch or JSON Merge Patch)',
+    description:
+      "By `Content-Type`: `application/json-patch+json` takes an RFC 6902 document (an array of at most 100 operations `add`, `remove`, `replace`, `move`, `copy`, `test`, paths as JSON Pointers), with the RFC's semantics: `add` creates or replaces a member and inserts into an array (`-`: at the end), `remove`/`replace`/`move`/`copy` of a missing location is a 404 `PATH_NOT_FOUND`, `test` compares JSON values (numbers as decimals); a failed test is a 409 `TEST_FAILED`. `application/merge-patch+json` takes an RFC 7396 merge patch of the whole content (an object: anything else would make the content something else, a 400 `INVALID_CONTENT`). Any other type, or none, is a 415. All or none: a failing operation changes nothing and its error carries its position `index` (a merge patch is one operation: no index). Our content rules hold (no empty keys, depth, numbers, `__proto__`). A JSON Pointer reaches any key our content allows, dots included (`/a.b` is the key `a.b`). `If-Match` and `Idempotency-Key` apply to the whole patch. A patch that changes nothing answers the current `ETag`.",
+    bodies: {
+      'application/json-patch+json': {
+        schema: patchSchemas.jsonPatch,
+        example: [
+          { op: 'test', path: '/data/item/count', value: 3 },
+          { op: 'replace', path: '/data/item/count', value: 2 },
+          { op: 'add', path: '/data/orders/-', value: { id: 7 } },
+          { op: 'move', from: '/data/draft', path: '/data/published' },
+        ],
+      },
+      'application/merge-patch+json': {
+        schema: patchSchemas.mergePatch,
+        example: { data: { item: { name: 'Lamp', draft: null } } },
+      },
+    },
+    versioned: 'write',
+    success: {
+      status: 200,
+      description: 'Done; `ETag` carries the new version of the content.',
+      schema: messageSchema,
+      example: { message: SUCCESS_MESSAGES.patch },
+    },
+    errors: [
+      ...MUTATION,
+      ...PATH,
+      ...VALUE.filter((code) => code !== 'MISSING_VALUE'),
+      'INVALID_PATCH',
+      'INVALID_CONTENT',
+      'PATH_NOT_FOUND',
+      'TEST_FAILED',
+      'INDEX_OUT_OF_RANGE',
+      'NOT_A_CONTAINER',
+    ],
+  },
 ];

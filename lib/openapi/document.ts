@@ -32,6 +32,15 @@ then **Try it out** on any operation.
 **Errors.** Every error is JSON \`{"message", "code"}\`: \`message\` is a sentence for people, \`code\` is stable for
 programs. Checks run in this order: credential (401), project (404), access (403), request (400), operation.
 
+**API Gateway's own answers.** Deployed, a few answers come from API Gateway itself, before or instead of the
+service, and carry only \`{"message"}\` (no \`code\`; HTTP APIs cannot reshape them): 429 \`{"message":"Too Many
+Requests"}\` when the stage's throttling (rate and burst per stage) refuses a request, with no \`Retry-After\` (retry
+with exponential backoff and jitter); 404 \`{"message":"Not Found"}\` for a path or method no route serves; 500
+\`{"message":"Internal Server Error"}\` when Lambda refuses the invocation (its concurrency throttled, say) and 502
+with the same body when the function fails without answering (crash, timeout); 503 \`{"message":"Service
+Unavailable"}\` when the integration times out; 413 \`{"message":"Request Entity Too Large"}\` for a body over API
+Gateway's 10 MB. Clients should treat a 429, 500, 502 or 503 without \`code\` as retryable.
+
 **Concurrency.** Every write bumps the content's version, sent back as \`ETag\`. A mutation with \`If-Match\` that no
 longer matches is a 412 and changes nothing. Retrying a mutation with the same \`Idempotency-Key\` returns the first
 answer and applies it once.
@@ -120,6 +129,19 @@ function operation(route: RouteDoc): Json {
           },
         }
       : {}),
+    ...(route.bodies
+      ? {
+          requestBody: {
+            required: true,
+            content: Object.fromEntries(
+              Object.entries(route.bodies).map(([type, b]) => [
+                type,
+                { schema: structuredClone(b.schema), example: b.example },
+              ]),
+            ),
+          },
+        }
+      : {}),
     responses: {
       [String(success.status)]: {
         description: success.description,
@@ -127,6 +149,12 @@ function operation(route: RouteDoc): Json {
         ...(success.schema ? { content: json(structuredClone(success.schema), { example: success.example }) } : {}),
       },
       ...errorResponses(route.errors),
+      // API Gateway's stage throttling, before any function runs: its own body, no code (HTTP APIs cannot change it).
+      '429': {
+        description:
+          "Too Many Requests: API Gateway's stage throttling refused the request. API Gateway's own body, without `code` or `Retry-After`: retry with exponential backoff and jitter.",
+        content: json(ref('schemas', 'GatewayError'), { example: { message: 'Too Many Requests' } }),
+      },
     },
   };
 }
@@ -192,10 +220,18 @@ function components(routes: readonly RouteDoc[]): Json {
             type: 'integer',
             minimum: 0,
             description:
-              'content/batch only: the position of the operation that failed (its error is the one it gets alone).',
+              'content/batch and JSON Patch only: the position of the operation that failed (its error is the one it gets alone).',
           },
         },
         required: ['message', 'code'],
+        additionalProperties: false,
+      },
+      GatewayError: {
+        type: 'object',
+        description:
+          "API Gateway's own answers (429 throttling; 404 for an unserved route; 500/502/503 when the function cannot answer), deployed only: a message, no code.",
+        properties: { message: { type: 'string', examples: ['Too Many Requests'] } },
+        required: ['message'],
         additionalProperties: false,
       },
     },

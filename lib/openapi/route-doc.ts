@@ -2,7 +2,7 @@
 import { SLUG, USERNAME } from '../schema/items';
 import type { ErrorCode } from '../config/error-codes';
 
-export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 /** The reference's sections, in order; a route names one. */
 export const TAGS = {
@@ -30,6 +30,8 @@ export interface RouteDoc {
   description: string;
   /** The request body: `schema` is an object from lib/http/schemas.ts, the one the route's validator is built from. */
   body?: { schema: object; example: unknown; optional?: boolean };
+  /** A body of other media types than JSON (PATCH), each with its schema (from lib/http/schemas.ts) and example. */
+  bodies?: Record<string, { schema: object; example: unknown }>;
   query?: QueryParameter[];
   /** `write`: takes If-Match and Idempotency-Key and answers with the new ETag; `read`: answers with the ETag. */
   versioned?: 'read' | 'write';

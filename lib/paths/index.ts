@@ -64,3 +64,39 @@ export function escapeSegment(segment: string): string {
 export function formatPath(segments: Segments): string {
   return segments.map(escapeSegment).join('.');
 }
+
+/**
+ * RFC 6901: '' is the whole document; otherwise '/' then tokens separated by '/', in which `~1` is '/' and `~0` is
+ * '~' (decoded in that order, so `~01` is the key `~1`). A token is any key, so a JSON Pointer reaches keys a dot
+ * path spells with escapes (`a.b` is `/a.b`); the same limits and `__proto__` rule as dot paths hold. Whether a
+ * token is an array index is decided by the container it meets (see lib/content/patch.ts).
+ */
+export function parsePointer(pointer: string): Segments {
+  if (pointer === '') return [];
+  if (!pointer.startsWith('/')) {
+    throw new BadRequest('INVALID_PATH', `'${pointer}' is not a JSON Pointer: it must be empty or start with '/'`);
+  }
+  if (pointer.length > MAX_PATH_LENGTH) {
+    throw new BadRequest('INVALID_PATH', `a JSON Pointer must be at most ${MAX_PATH_LENGTH} characters`);
+  }
+  if (/~(?![01])/.test(pointer)) {
+    throw new BadRequest('INVALID_PATH', `'${pointer}' is not a JSON Pointer: '~' must be followed by 0 or 1`);
+  }
+  const tokens = pointer
+    .slice(1)
+    .split('/')
+    .map((token) => token.replaceAll('~1', '/').replaceAll('~0', '~'));
+  if (tokens.includes(RESERVED_KEY)) throw new BadRequest('RESERVED_KEY', '"__proto__" cannot be used as a key');
+  if (tokens.some((t) => t.length > MAX_KEY_LENGTH)) {
+    throw new BadRequest('INVALID_PATH', `pointer tokens must be at most ${MAX_KEY_LENGTH} characters`);
+  }
+  if (tokens.length > MAX_CONTAINER_DEPTH) {
+    throw new BadRequest('PATH_TOO_DEEP', `path must have at most ${MAX_CONTAINER_DEPTH} segments`);
+  }
+  return tokens;
+}
+
+/** The JSON Pointer of a list of tokens (parsePointer's inverse). */
+export function formatPointer(tokens: Segments): string {
+  return tokens.map((t) => `/${t.replaceAll('~', '~0').replaceAll('/', '~1')}`).join('');
+}

@@ -1,25 +1,33 @@
-// Attributes: the names a project item's attributes have on disk (short where DynamoDB reads them per request).
+// Attributes: the names a project's items' attributes have on disk (short where DynamoDB reads them per request).
 
-/** Attribute names of a project item. */
+/** Attribute names of a project's head, its grant items and its content's segments (which carry `ge` and `inc` too). */
 export const A = {
   content: 'content',
   version: 'ver',
   etag: 'etag',
   bytes: 'bytes',
   owner: 'owner',
-  members: 'members',
-  keys: 'keys',
+  /**
+   * The grant epoch, a number (0 at creation): advanced by every change that takes access away (a key revoked, a
+   * member removed or demoted), and checked by every content write's condition and read.
+   */
+  grantEpoch: 'ge',
+  /** How many key grants and member grants the project has (the caps are checked on these counters). */
+  keyCount: 'nk',
+  memberCount: 'nm',
+  /** A key grant's (and the key index's) secret hash, permissions and expiry. */
   keyHash: 'h',
   keyPermissions: 'p',
   keyExpires: 'e',
-  /** The key's hash again, present only on keys with content:write: one comparison proves the key and the right. */
-  keyWriteHash: 'w',
-  /** Random, set when the project is created: tells a re-created project from the one deleted under its name. */
+  /** A member grant's role. */
+  role: 'r',
+  /**
+   * Random, set when the project is created: tells a re-created project from the one deleted under its name. Its
+   * grants and key index records carry it too.
+   */
   incarnation: 'inc',
   /** When the project was created (ISO time); names the incarnation of projects created before `inc` existed. */
   createdAt: 'createdAt',
-  /** The grant epoch: advanced by every revocation; a segment written at an older one refuses the write. */
-  grantEpoch: 'ge',
   /**
    * A segment's stubs by the first key of their path (key → count): a write that replaces or deletes a member
    * without reading first is conditioned on its first key having none, so it never orphans a segment unseen.

@@ -46,7 +46,7 @@ export const itemKeyAttributes = (pk: string, sk: string = HEAD_SK): Record<stri
 
 export type Role = 'viewer' | 'editor';
 
-/** An API key as the service reads it (ProjectItem.keys, the key record). */
+/** An API key as the service reads it (its grant item, its key index record). */
 export interface KeyEntry {
   hash: string;
   permissions: Permission[];
@@ -57,14 +57,12 @@ export interface KeyEntry {
 }
 
 /**
- * An API key on disk, in the project item's `keys` map and its own record: short names, as the condition
- * expression checks them (A.keyHash, ...) in every request. Only this module and the writes see them.
+ * An API key on disk, in its grant item (`P#<p>` / `K#<keyId>`) and its key index record (`K#<keyId>` / `#`): short
+ * names (A.keyHash, ...). Only this module and the writes see them.
  */
 export interface StoredKey {
   h: string;
   p: Permission[];
-  /** The hash again, only in the project item's entry of a key with content:write (the fast write's check). */
-  w?: string;
   e?: number;
   n?: string;
   c?: string;
@@ -87,11 +85,13 @@ export const storedKey = (key: KeyEntry): StoredKey => ({
   c: key.createdAt,
 });
 
-/** The key record beside the project: lets a key be recognised on any project (401 vs 403) and listed. */
+/** The key index record: lets a key be recognised on any project (401 vs 403). */
 export interface KeyRecord extends StoredKey {
   pk: string;
   sk: string;
   project: string;
+  /** The incarnation of the project the key was created in. */
+  inc: string;
 }
 
 export interface SessionRecord {
@@ -102,33 +102,26 @@ export interface SessionRecord {
   ttl: number;
 }
 
+/** A project's head as the content store reads it (the content lives in it until segments do). */
 export interface ProjectItem {
   content: JsonObject;
   version: number;
   etag: string;
-  owner?: string;
-  members: Record<string, string>;
-  keys: Record<string, KeyEntry>;
   raw: Record<string, AttributeValue>;
 }
 
 export function readProjectItem(raw: Record<string, AttributeValue>): ProjectItem {
-  const field = (name: string) => (raw[name] ? fromAttribute(raw[name]) : undefined);
+  const content = raw[A.content];
   return {
-    content: (field(A.content) ?? {}) as JsonObject,
+    content: (content ? fromAttribute(content) : {}) as JsonObject,
     version: Number(raw[A.version]?.N ?? 0),
     etag: raw[A.etag]?.S ?? '',
-    owner: raw[A.owner]?.S,
-    members: (field(A.members) ?? {}) as Record<string, string>,
-    keys: Object.fromEntries(
-      Object.entries((field(A.keys) ?? {}) as unknown as Record<string, StoredKey>).map(([id, key]) => [
-        id,
-        readKeyEntry(key),
-      ]),
-    ),
     raw,
   };
 }
+
+/** The grant epoch an item carries; NaN when it has none (which equals no epoch). */
+export const grantEpochOf = (raw: Record<string, AttributeValue>): number => Number(raw[A.grantEpoch]?.N ?? Number.NaN);
 
 export const epochSeconds = () => Math.floor(Date.now() / 1000);
 

@@ -1,34 +1,29 @@
 // Accounts: users, projects, sessions, API keys and members: the records the admin CLI and management routes write.
-import { GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
-import {
-  BatchWriteCommand,
-  type BatchWriteCommandInput,
-  type BatchWriteCommandOutput,
-  DeleteCommand,
-  GetCommand,
-  PutCommand,
-  UpdateCommand,
-} from '@aws-sdk/lib-dynamodb';
+import { PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { MAX_EXPIRES_IN_SECONDS, MAX_KEYS_PER_PROJECT, MAX_MEMBERS_PER_PROJECT } from '../config/limits';
 import { randomBytes } from 'node:crypto';
 import { tableName } from '../config/env';
 import { documents, dynamo } from '../dynamo/client';
 import { A, type Permission } from '../schema/attributes';
 import { newApiKey, newSessionToken } from '../auth/credentials';
-import { createRoot } from './segments';
+import { createRoot, stampSegments } from './segments';
+import { readEpoch, readHeadAndGrant } from '../auth/access';
+import { type ProjectRole, roleAllows, roleOf } from '../policy';
 import {
   type KeyRecord,
-  type ProjectItem,
   type ProjectRef,
   type Role,
   epochSeconds,
+  incarnationOf,
   itemKey,
   itemKeyAttributes,
+  keyGrantSk,
   keyPk,
+  memberGrantSk,
   projectName,
   projectPk,
   sessionPk,
-  readProjectItem,
   storedKey,
   userPk,
 } from '../schema/items';
@@ -76,27 +71,30 @@ export async function ensureUser(username: string): Promise<void> {
   }
 }
 
-/** The project item (access, keys, members), read consistently. */
-export async function readProjectMeta(project: ProjectRef): Promise<(ProjectItem & { createdAt: string }) | undefined> {
-  const { Item } = await dynamo.send(
-    new GetItemCommand({
-      TableName: tableName(),
-      Key: itemKeyAttributes(projectPk(project)),
-      ConsistentRead: true,
-      ProjectionExpression: '#pk, #owner, #members, #keys, #createdAt',
-      ExpressionAttributeNames: {
-        '#pk': 'pk',
-        '#owner': A.owner,
-        '#members': A.members,
-        '#keys': A.keys,
-        '#createdAt': 'createdAt',
-      },
-    }),
-  );
-  return Item ? { ...readProjectItem(Item), createdAt: Item.createdAt?.S ?? '' } : undefined;
+/** A project's head without its content, and the caller's standing in it. */
+export interface ProjectMeta {
+  owner?: string;
+  createdAt: string;
+  inc: string;
+  /** The caller's role, when `username` was given: owner, a member's role, or undefined. */
+  role?: ProjectRole;
 }
 
-/** A new project: its item (the owner, a new incarnation) and an empty content; fails if the project exists. */
+/** The project's head and (for `username`) the member grant, with one strongly consistent BatchGetItem. */
+export async function readProjectMeta(project: ProjectRef, username?: string): Promise<ProjectMeta | undefined> {
+  const { head, grant } = await readHeadAndGrant(project, { kind: 'user', username: username ?? '' });
+  if (!head) return undefined;
+  const owner = head[A.owner]?.S;
+  const role = grant?.[A.role]?.S;
+  return {
+    owner,
+    createdAt: head[A.createdAt]?.S ?? '',
+    inc: incarnationOf(head),
+    role: username === undefined ? undefined : roleOf({ owner, members: role ? { [username]: role } : {} }, username),
+  };
+}
+
+/** A new project: empty content, version 1, the owner, grant epoch 0; fails if the project exists. */
 export async function createProject(project: ProjectRef): Promise<{ createdAt: string }> {
   const createdAt = new Date().toISOString();
   const incarnation = randomBytes(16).toString('base64url');
@@ -107,10 +105,11 @@ export async function createProject(project: ProjectRef): Promise<{ createdAt: s
         Item: {
           ...itemKeyAttributes(projectPk(project)),
           [A.owner]: { S: project.username },
-          [A.members]: { M: {} },
-          [A.keys]: { M: {} },
+          [A.grantEpoch]: { N: '0' },
+          [A.keyCount]: { N: '0' },
+          [A.memberCount]: { N: '0' },
           [A.incarnation]: { S: incarnation },
-          createdAt: { S: createdAt },
+          [A.createdAt]: { S: createdAt },
         },
         ConditionExpression: 'attribute_not_exists(pk)',
       }),
@@ -141,35 +140,52 @@ export async function createSession(
   return { token, expiresAt };
 }
 
-/**
- * Sets one entry of a map attribute of the project item (keys or members), only while the project exists and the
- * map is under its cap (replacing an existing entry is always allowed).
- */
-async function putMapEntry(
-  project: ProjectRef,
-  map: string,
-  entry: string,
-  value: unknown,
-  cap: number,
-): Promise<void> {
-  try {
-    await documents.send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: itemKey(projectPk(project)),
-        UpdateExpression: 'SET #map.#entry = :value',
-        ConditionExpression: 'attribute_exists(pk) AND (attribute_exists(#map.#entry) OR size(#map) < :cap)',
-        ExpressionAttributeNames: { '#map': map, '#entry': entry },
-        ExpressionAttributeValues: { ':value': value, ':cap': cap },
-      }),
-    );
-  } catch (error) {
-    if (!isConditionFailure(error)) throw error;
-    if (!(await readProjectMeta(project)))
-      throw new AccountError('NOT_FOUND', `project ${projectName(project)} does not exist`);
-    throw new AccountError('LIMIT', `a project may have at most ${cap} ${map}`);
-  }
+/** The project's incarnation, read consistently; NOT_FOUND when the project does not exist. */
+async function incarnationNow(project: ProjectRef): Promise<string> {
+  const { Item } = await documents.send(
+    new GetCommand({
+      TableName: tableName(),
+      Key: itemKey(projectPk(project)),
+      ConsistentRead: true,
+      ProjectionExpression: '#inc',
+      ExpressionAttributeNames: { '#inc': A.incarnation },
+    }),
+  );
+  if (!Item) throw new AccountError('NOT_FOUND', `project ${projectName(project)} does not exist`);
+  return Item[A.incarnation] as string;
 }
+
+/** Which items of a transaction DynamoDB refused on their condition (empty for any other failure). */
+function refusedItems(error: unknown): number[] {
+  if (!(error instanceof Error) || error.name !== 'TransactionCanceledException') return [];
+  const reasons = (error as { CancellationReasons?: Array<{ Code?: string }> }).CancellationReasons ?? [];
+  return reasons.flatMap((reason, i) => (reason.Code === 'ConditionalCheckFailed' ? [i] : []));
+}
+
+/** The head's update in a grant's transaction: the project is still this incarnation, and what else is asked. */
+const headUpdate = (
+  project: ProjectRef,
+  inc: string,
+  update: string,
+  condition = '',
+  values: Record<string, unknown> = {},
+) => ({
+  Update: {
+    TableName: tableName(),
+    Key: itemKey(projectPk(project)),
+    UpdateExpression: update,
+    ConditionExpression: `#inc = :inc${condition}`,
+    ExpressionAttributeNames: {
+      '#inc': A.incarnation,
+      ...Object.fromEntries(
+        [A.grantEpoch, A.keyCount, A.memberCount]
+          .filter((name) => update.includes(`#${name}`) || condition.includes(`#${name}`))
+          .map((name) => [`#${name}`, name]),
+      ),
+    },
+    ExpressionAttributeValues: { ':inc': inc, ...values },
+  },
+});
 
 export interface CreatedKey {
   id: string;
@@ -181,8 +197,8 @@ export interface CreatedKey {
 }
 
 /**
- * Writes the key's own record first, then the project's entry (the one the fast path checks); DynamoDB Local's
- * embedded stand-in has no transactions, and this order never leaves a usable key without its record.
+ * One transaction: the key index record, the key grant, and the head's key count under its cap (while the project
+ * is the incarnation read). Granting changes no epoch.
  */
 export async function createApiKey(
   project: ProjectRef,
@@ -192,75 +208,168 @@ export async function createApiKey(
   const createdAt = new Date().toISOString();
   const expiresAt = options.expiresInSeconds === undefined ? undefined : expiryAfter(options.expiresInSeconds);
   const entry = storedKey({ hash, permissions: options.permissions, expiresAt, name: options.name, createdAt });
-  const record: KeyRecord = { ...itemKey(keyPk(id)), project: projectName(project), ...entry };
-  await putNew({ ...record, ...(expiresAt === undefined ? {} : { ttl: expiresAt }) }, 'key');
+  const inc = await incarnationNow(project);
+  const record: KeyRecord = { ...itemKey(keyPk(id)), project: projectName(project), inc, ...entry };
   try {
-    const writes = options.permissions.includes('content:write');
-    await putMapEntry(project, A.keys, id, writes ? { ...entry, w: hash } : entry, MAX_KEYS_PER_PROJECT);
+    await documents.send(
+      new TransactWriteCommand({
+        TransactItems: [
+          {
+            Put: {
+              TableName: tableName(),
+              Item: { ...record, ...(expiresAt === undefined ? {} : { ttl: expiresAt }) },
+              ConditionExpression: 'attribute_not_exists(pk)',
+            },
+          },
+          {
+            Put: {
+              TableName: tableName(),
+              Item: { ...itemKey(projectPk(project), keyGrantSk(id)), ...entry, inc },
+              ConditionExpression: 'attribute_not_exists(pk)',
+            },
+          },
+          headUpdate(project, inc, 'SET #nk = #nk + :one', ' AND #nk < :cap', {
+            ':one': 1,
+            ':cap': MAX_KEYS_PER_PROJECT,
+          }),
+        ],
+      }),
+    );
   } catch (error) {
-    await documents.send(new DeleteCommand({ TableName: tableName(), Key: itemKey(keyPk(id)) }));
+    const refused = refusedItems(error);
+    if (refused.includes(2)) {
+      await incarnationNow(project);
+      throw new AccountError('LIMIT', `a project may have at most ${MAX_KEYS_PER_PROJECT} keys`);
+    }
+    if (refused.length > 0) throw new AccountError('EXISTS', 'key already exists');
     throw error;
   }
   return { id, key, name: options.name, permissions: options.permissions, createdAt, expiresAt: expiresAt ?? null };
 }
 
-/** Removes one entry of a map attribute of the project item; NOT_FOUND when there is none. */
-async function removeMapEntry(project: ProjectRef, map: string, entry: string, missing: string): Promise<void> {
-  try {
-    await documents.send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: itemKey(projectPk(project)),
-        UpdateExpression: 'REMOVE #map.#entry',
-        ConditionExpression: 'attribute_exists(#map.#entry)',
-        ExpressionAttributeNames: { '#map': map, '#entry': entry },
-      }),
-    );
-  } catch (error) {
-    if (isConditionFailure(error)) throw new AccountError('NOT_FOUND', missing);
-    throw error;
-  }
-}
-
-/** Removes the project's entry first (the key stops working at once), then its record. */
-export async function revokeApiKey(project: ProjectRef, id: string): Promise<void> {
-  await removeMapEntry(project, A.keys, id, `key ${id} does not exist in ${projectName(project)}`);
-  await documents.send(new DeleteCommand({ TableName: tableName(), Key: itemKey(keyPk(id)) }));
-}
-
-export async function setMember(project: ProjectRef, member: string, role: Role): Promise<void> {
-  await putMapEntry(project, A.members, member, role, MAX_MEMBERS_PER_PROJECT);
-}
-
-export async function removeMember(project: ProjectRef, member: string): Promise<void> {
-  await removeMapEntry(project, A.members, member, `${member} is not a member of ${projectName(project)}`);
+/**
+ * A revocation's second half: the content's segments take the head's new grant epoch before the revocation answers,
+ * so a grant remembered from before it fails on whichever segment it writes or reads next (docs/design/storage.md 6).
+ */
+async function stampContent(project: ProjectRef, inc: string): Promise<void> {
+  const head = await readEpoch(project);
+  const epoch = Number(head?.[A.grantEpoch]?.N ?? 0);
+  if (head) await stampSegments(inc, epoch);
 }
 
 /**
- * Deletes the project item (content, members and the keys' entries go with it, so every key stops working at
- * once), then the keys' own records.
+ * One transaction: the grant and the key index record go, the key count goes down and the grant epoch advances,
+ * so the key fails its very next request in any warm Lambda. NOT_FOUND when the project holds no such key.
  */
-export async function deleteProject(project: ProjectRef, keyIds: string[]): Promise<void> {
+export async function revokeApiKey(project: ProjectRef, id: string): Promise<void> {
+  const inc = await incarnationNow(project);
   try {
     await documents.send(
-      new DeleteCommand({
-        TableName: tableName(),
-        Key: itemKey(projectPk(project)),
-        ConditionExpression: 'attribute_exists(pk)',
+      new TransactWriteCommand({
+        TransactItems: [
+          {
+            Delete: {
+              TableName: tableName(),
+              Key: itemKey(projectPk(project), keyGrantSk(id)),
+              ConditionExpression: '#inc = :inc',
+              ExpressionAttributeNames: { '#inc': A.incarnation },
+              ExpressionAttributeValues: { ':inc': inc },
+            },
+          },
+          { Delete: { TableName: tableName(), Key: itemKey(keyPk(id)) } },
+          headUpdate(project, inc, 'SET #nk = #nk - :one ADD #ge :one', '', { ':one': 1 }),
+        ],
       }),
     );
   } catch (error) {
-    if (isConditionFailure(error))
-      throw new AccountError('NOT_FOUND', `project ${projectName(project)} does not exist`);
+    if (refusedItems(error).length > 0) {
+      throw new AccountError('NOT_FOUND', `key ${id} does not exist in ${projectName(project)}`);
+    }
     throw error;
   }
-  for (let i = 0; i < keyIds.length; i += 25) {
-    let requests: BatchWriteCommandInput['RequestItems'] = {
-      [tableName()]: keyIds.slice(i, i + 25).map((id) => ({ DeleteRequest: { Key: itemKey(keyPk(id)) } })),
-    };
-    for (let attempt = 0; requests && Object.keys(requests).length > 0 && attempt < 5; attempt++) {
-      const result: BatchWriteCommandOutput = await documents.send(new BatchWriteCommand({ RequestItems: requests }));
-      requests = result.UnprocessedItems;
+  await stampContent(project, inc);
+}
+
+const memberGrant = (project: ProjectRef, member: string) => itemKey(projectPk(project), memberGrantSk(member));
+
+/**
+ * Adds a member (the grant and the member count under its cap, one transaction) or changes their role: a promotion
+ * is one conditional put, a demotion also advances the grant epoch in the same transaction. Each is conditioned on
+ * the grant read, and retried when a concurrent change got there first.
+ */
+export async function setMember(project: ProjectRef, member: string, role: Role): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    const meta = await readProjectMeta(project, member);
+    if (!meta) throw new AccountError('NOT_FOUND', `project ${projectName(project)} does not exist`);
+    const old = meta.role === 'owner' ? undefined : meta.role;
+    if (old === role) return;
+    const grant = { ...memberGrant(project, member), [A.role]: role, inc: meta.inc };
+    const same = old
+      ? {
+          ConditionExpression: '#r = :old AND #inc = :inc',
+          ExpressionAttributeValues: { ':old': old, ':inc': meta.inc },
+        }
+      : // A grant left by a deleted incarnation of the project is overwritten.
+        {
+          ConditionExpression: 'attribute_not_exists(pk) OR #inc <> :inc',
+          ExpressionAttributeValues: { ':inc': meta.inc },
+        };
+    const names: Record<string, string> = old ? { '#r': A.role, '#inc': A.incarnation } : { '#inc': A.incarnation };
+    const put = { TableName: tableName(), Item: grant, ...same, ExpressionAttributeNames: names };
+    const lowered =
+      old !== undefined && (['read', 'write'] as const).some((n) => roleAllows(old, n) && !roleAllows(role, n));
+    try {
+      if (old && !lowered) {
+        await documents.send(new PutCommand(put));
+      } else {
+        const head = old
+          ? headUpdate(project, meta.inc, 'ADD #ge :one', '', { ':one': 1 })
+          : headUpdate(project, meta.inc, 'SET #nm = #nm + :one', ' AND #nm < :cap', {
+              ':one': 1,
+              ':cap': MAX_MEMBERS_PER_PROJECT,
+            });
+        await documents.send(new TransactWriteCommand({ TransactItems: [{ Put: put }, head] }));
+        if (lowered) await stampContent(project, meta.inc);
+      }
+      return;
+    } catch (error) {
+      const refused = isConditionFailure(error) ? [0] : refusedItems(error);
+      if (refused.includes(1)) {
+        if (!(await readProjectMeta(project)))
+          throw new AccountError('NOT_FOUND', `project ${projectName(project)} does not exist`);
+        throw new AccountError('LIMIT', `a project may have at most ${MAX_MEMBERS_PER_PROJECT} members`);
+      }
+      if (refused.length === 0 || attempt >= 5) throw error;
     }
   }
+}
+
+/** One transaction: the member grant goes, the member count goes down and the grant epoch advances. */
+export async function removeMember(project: ProjectRef, member: string): Promise<void> {
+  const missing = `${member} is not a member of ${projectName(project)}`;
+  const inc = await incarnationNow(project).catch((error: unknown) => {
+    throw error instanceof AccountError ? new AccountError('NOT_FOUND', missing) : error;
+  });
+  try {
+    await documents.send(
+      new TransactWriteCommand({
+        TransactItems: [
+          {
+            Delete: {
+              TableName: tableName(),
+              Key: memberGrant(project, member),
+              ConditionExpression: '#inc = :inc',
+              ExpressionAttributeNames: { '#inc': A.incarnation },
+              ExpressionAttributeValues: { ':inc': inc },
+            },
+          },
+          headUpdate(project, inc, 'SET #nm = #nm - :one ADD #ge :one', '', { ':one': 1 }),
+        ],
+      }),
+    );
+  } catch (error) {
+    if (refusedItems(error).length > 0) throw new AccountError('NOT_FOUND', missing);
+    throw error;
+  }
+  await stampContent(project, inc);
 }

@@ -63,7 +63,7 @@ import {
 } from './segments';
 import { BadRequest, Conflict, HttpError, PayloadTooLarge, PreconditionFailed } from '../config/errors';
 import type { Segments } from '../paths';
-import { type Need, type Principal, accessCheck, assertAccess } from '../auth/access';
+import { AccessProof, type Need, type Principal, readEpoch } from '../auth/access';
 import {
   type ProjectRef,
   epochSeconds,
@@ -142,29 +142,20 @@ async function sendUpdate(inc: string, key: string, request: UpdateRequest, fast
 interface Grant {
   inc: string;
   epoch: number;
+  proof: AccessProof;
 }
 
-/** Verifies access against the project item (401, 404, 403 in the documented order) and returns its grant. */
+const grantOf = (proof: AccessProof): Grant => ({ inc: proof.grant.inc, epoch: proof.grant.ge, proof });
+
+/** Verifies the caller (401, 404, 403 in the documented order; cached per warm Lambda) and returns its grant. */
 async function grantFor(project: ProjectRef, principal: Principal, need: Need): Promise<Grant> {
-  const now = epochSeconds();
-  const read = compileRead(null, accessCheck(principal, need, now));
-  const { Item } = await dynamo.send(
-    new GetItemCommand({
-      TableName: tableName(),
-      Key: key(project),
-      ConsistentRead: true,
-      ProjectionExpression: `${read.ProjectionExpression}, #inc, #createdAt, #ge`,
-      ExpressionAttributeNames: {
-        ...read.ExpressionAttributeNames,
-        '#inc': A.incarnation,
-        '#createdAt': A.createdAt,
-        '#ge': A.grantEpoch,
-      },
-    }),
-  );
-  await assertAccess(project, Item ? readProjectItem(Item) : undefined, principal, need, now);
-  const head = Item as Record<string, AttributeValue>;
-  return { inc: incarnationOf(head), epoch: Number(head[A.grantEpoch]?.N ?? 0) };
+  return grantOf(await AccessProof.of(project, principal, need));
+}
+
+/** The grant verified afresh: a segment showed another epoch (a revocation, or a grant remembered from before one). */
+async function renewed(grant: Grant): Promise<Grant> {
+  await grant.proof.renew();
+  return grantOf(grant.proof);
 }
 
 /** Set and delete replace what is at the path, so they act in the segment holding its parent; the rest follow stubs. */
@@ -257,7 +248,8 @@ async function decide(
   const { action, guards } = planned;
   if (action.kind === 'add') assertSumStorable(segment.raw, action.steps, action.amount);
   const next = applyToFragment(segment.fragment, action);
-  const replaced = action.kind === 'set' || action.kind === 'remove' ? atSteps(segment.fragment, action.steps) : undefined;
+  const replaced =
+    action.kind === 'set' || action.kind === 'remove' ? atSteps(segment.fragment, action.steps) : undefined;
   const dropped = stubsIn(replaced);
   const bytes = storedSize(next);
   if (dropped.length > 0 || (bytes > fragmentBytes() && cut(segment.key, next, fragmentBytes()).length > 1)) {
@@ -316,7 +308,7 @@ function writeEnvelope(request: Omit<WriteRequest, 'op'>): { token: string; slot
   return { token, slot, envelope: { requestToken: token, slot, ifMatch: request.ifMatch, guardStubs: true } };
 }
 
-const epochAccess = (grant: Grant) => ({ kind: 'epoch', epoch: grant.epoch }) as const;
+const epochAccess = (grant: Grant) => grant.proof.check();
 
 /** Sends a decision: one guarded UpdateItem, or a commit over several segments. */
 async function carryOut(
@@ -379,11 +371,14 @@ async function settle(
       forgetLocations(grant.inc);
       return 'gone';
     }
-    await createRoot(grant.inc, grant.epoch);
-    return 'gone';
+    // No root: the project was deleted (its segments with it), or its creation stopped half-way. The credential is
+    // verified afresh (a deleted project's 404), and only then is an empty root made.
+    const fresh = await renewed(grant);
+    await createRoot(fresh.inc, fresh.epoch);
+    return fresh;
   }
   if (segment.epoch === grant.epoch) return 'ok';
-  const fresh = await grantFor(request.project, request.principal, need);
+  const fresh = await renewed(grant);
   if (segment.epoch < fresh.epoch) await stampSegment(fresh.inc, key, fresh.epoch);
   return fresh;
 }
@@ -503,7 +498,7 @@ async function replaceContent(request: WriteRequest, content: JsonObject): Promi
     if (sent.ok) return { etag: formatEtag(token) };
     if (!sent.ok && sent.item && readSegment(sent.item).epoch !== grant.epoch) {
       // A revocation since the grant was read: verified again, the caller gets its 401 or 403.
-      await grantFor(request.project, request.principal, 'write');
+      await renewed(grant);
     }
     if (attempt >= MAX_WRITE_ATTEMPTS || Date.now() >= currentDeadline()) throw tooManyWriters();
     await backoff(attempt);
@@ -570,7 +565,8 @@ const UNBOUNDED = { maxBytes: Number.MAX_SAFE_INTEGER, tooLarge: contentTooLarge
 
 /** A batch whose result cannot be cut into segments fails at the operation that made it so: its index. */
 function assertBatchFits(key: string, tree: JsonObject, ops: readonly BatchOperation[], result: Json): void {
-  const fits = (value: Json) => cut(key, value, fragmentBytes()).every((p) => storedSize(p.fragment) <= MAX_CONTENT_BYTES);
+  const fits = (value: Json) =>
+    cut(key, value, fragmentBytes()).every((p) => storedSize(p.fragment) <= MAX_CONTENT_BYTES);
   if (fits(result)) return;
   for (let i = 1; i <= ops.length; i++) {
     if (!fits(planBatch(tree, ops.slice(0, i), UNBOUNDED).content)) {
@@ -679,14 +675,17 @@ export async function readContent(request: ReadRequest): Promise<{ value: Json; 
   for (let attempt = 1; ; attempt++) {
     const segment = await getSegment(grant.inc, at.key);
     if (segment === undefined) {
-      // No root yet: the content of a project nobody has written to.
-      if (at.key === ROOT_KEY) return { value: segments.length === 0 ? {} : valueAt({}, segments), etag: '"0"' };
+      if (at.key === ROOT_KEY) {
+        // No root: a deleted project (verified afresh: its 404), or one whose creation stopped half-way (`{}`).
+        grant = await renewed(grant);
+        return { value: segments.length === 0 ? {} : valueAt({}, segments), etag: '"0"' };
+      }
       forgetLocations(grant.inc);
       at = { key: ROOT_KEY, depth: 0 };
       continue;
     }
     if (segment.epoch !== grant.epoch) {
-      grant = await grantFor(request.project, request.principal, 'read');
+      grant = await renewed(grant);
       if (segment.epoch < grant.epoch) await stampSegment(grant.inc, at.key, grant.epoch);
       continue;
     }
@@ -724,18 +723,8 @@ export async function readContent(request: ReadRequest): Promise<{ value: Json; 
  * Returns the project's incarnation, so a record of a deleted project never answers for its re-creation.
  */
 export async function assertProjectAccess(project: ProjectRef, principal: Principal, need: Need): Promise<string> {
-  const now = epochSeconds();
-  const read = compileRead(null, accessCheck(principal, need, now));
-  const { Item } = await dynamo.send(
-    new GetItemCommand({
-      TableName: tableName(),
-      Key: key(project),
-      ConsistentRead: true,
-      // And which incarnation of the project this is (incarnationOf).
-      ProjectionExpression: `${read.ProjectionExpression}, #inc, #createdAt`,
-      ExpressionAttributeNames: { ...read.ExpressionAttributeNames, '#inc': A.incarnation, '#createdAt': A.createdAt },
-    }),
-  );
-  await assertAccess(project, Item ? readProjectItem(Item) : undefined, principal, need, now);
-  return incarnationOf(Item as Record<string, AttributeValue>);
+  const proof = await AccessProof.of(project, principal, need);
+  // A grant verified by this request is as current as the head; a remembered one is compared with it (one GetItem).
+  if (!proof.grant.fresh && !proof.holdsOn(await readEpoch(project))) await proof.renew();
+  return proof.grant.inc;
 }

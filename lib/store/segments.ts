@@ -56,11 +56,7 @@ export async function getSegment(inc: string, key: string): Promise<Segment | un
 }
 
 /** Every segment whose key starts with `prefix` (a segment and its subtree), read consistently, page by page. */
-export async function querySubtree(
-  inc: string,
-  prefix: string,
-  keysOnly = false,
-): Promise<Map<string, Segment>> {
+export async function querySubtree(inc: string, prefix: string, keysOnly = false): Promise<Map<string, Segment>> {
   const found = new Map<string, Segment>();
   let start: Record<string, AttributeValue> | undefined;
   do {
@@ -69,9 +65,7 @@ export async function querySubtree(
         TableName: tableName(),
         KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
         ExpressionAttributeValues: { ':pk': { S: contentPk(inc) }, ':prefix': { S: prefix } },
-        ...(keysOnly
-          ? { ProjectionExpression: 'pk, sk, #ver', ExpressionAttributeNames: { '#ver': A.version } }
-          : {}),
+        ...(keysOnly ? { ProjectionExpression: 'pk, sk, #ver', ExpressionAttributeNames: { '#ver': A.version } } : {}),
         ConsistentRead: true,
         ExclusiveStartKey: start,
       }),
@@ -120,7 +114,12 @@ export function forgetLocations(inc: string): void {
 }
 
 /** A new segment's item: written before anything names it, so no reader or writer can meet it half-made. */
-export function newSegmentItem(inc: string, key: string, fragment: Json, epoch: number): Record<string, AttributeValue> {
+export function newSegmentItem(
+  inc: string,
+  key: string,
+  fragment: Json,
+  epoch: number,
+): Record<string, AttributeValue> {
   return {
     ...segmentItemKey(inc, key),
     [A.content]: toAttribute(fragment),
@@ -128,6 +127,8 @@ export function newSegmentItem(inc: string, key: string, fragment: Json, epoch: 
     [A.etag]: { S: randomBytes(16).toString('base64url') },
     [A.bytes]: { N: String(storedSize(fragment)) },
     [A.grantEpoch]: { N: String(epoch) },
+    // Writes prove the grant by epoch and incarnation (lib/expressions compileAccess), as on the project's head.
+    [A.incarnation]: { S: inc },
   };
 }
 
@@ -234,7 +235,9 @@ async function batchWrite(entries: BatchWriteEntry[]): Promise<void> {
     let pending: BatchWriteEntry[] | undefined = entries.slice(i, i + 25);
     for (let attempt = 0; pending && pending.length > 0; attempt++) {
       if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 20 * 2 ** attempt)));
-      const result: { UnprocessedItems?: Record<string, BatchWriteEntry[]> } = await dynamo.send(new BatchWriteItemCommand({ RequestItems: { [tableName()]: pending } }));
+      const result: { UnprocessedItems?: Record<string, BatchWriteEntry[]> } = await dynamo.send(
+        new BatchWriteItemCommand({ RequestItems: { [tableName()]: pending } }),
+      );
       pending = result.UnprocessedItems?.[tableName()];
     }
   }

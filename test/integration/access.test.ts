@@ -487,36 +487,41 @@ describe('a key only works on its own project; a member only on projects they be
     expect(await state(other)).toEqual(before);
   });
 
-  it('a key stored before keys carried their write hash (w) still writes, and a read-only one still cannot', async () => {
+  it('a key grant whose permissions were written by hand as something else allows only what it names', async () => {
     const { documents } = await import('../../lib/dynamo/client');
     const { UpdateCommand } = await import('@aws-sdk/lib-dynamodb');
     const { tableName } = await import('../../lib/config/env');
-    const { projectPk } = await import('../../lib/schema/items');
-    const writer = await newKey(p, ['content:write']);
-    const reader = await newKey(p, ['content:read']);
-    // The entries as this service wrote them before: no w (the fast path's check), so the write takes the read path.
-    for (const id of [writer.id, reader.id]) {
+    const { itemKey, keyGrantSk, projectPk } = await import('../../lib/schema/items');
+    const scalar = await newKey(p, ['content:write']);
+    const mixed = await newKey(p, ['content:read']);
+    // The grants as no route writes them (before either key is used): a string, a list with an unknown permission.
+    for (const [id, permissions] of [
+      [scalar.id, 'content:write'],
+      [mixed.id, ['content:read', 'content:admin']],
+    ] as const) {
       await documents.send(
         new UpdateCommand({
           TableName: tableName(),
-          Key: { pk: projectPk({ username: p.username, slug: p.slug }), sk: '#' },
-          UpdateExpression: 'REMOVE #keys.#id.#w',
-          ExpressionAttributeNames: { '#keys': 'keys', '#id': id, '#w': 'w' },
+          Key: itemKey(projectPk({ username: p.username, slug: p.slug }), keyGrantSk(id)),
+          UpdateExpression: 'SET #p = :p',
+          ExpressionAttributeNames: { '#p': 'p' },
+          ExpressionAttributeValues: { ':p': permissions },
         }),
       );
     }
-    const written = await send(p.content, 'set', {
-      authorization: bearer(writer.key),
-      body: { path: 'legacy_key', value: 7 },
-    });
-    expect({ status: written.status, body: written.body }).toEqual({ status: 200, body: { message: MESSAGE.set } });
-    expect((await state(p)).value.legacy_key).toBe(7);
+    const before = (await state(p)).value;
     const refused = await send(p.content, 'set', {
-      authorization: bearer(reader.key),
-      body: { path: 'legacy_key', value: 8 },
+      authorization: bearer(scalar.key),
+      body: { path: 'hand_written', value: 7 },
     });
     expect(refused.status).toBe(403);
-    expect((await state(p)).value.legacy_key).toBe(7);
+    expect((await send(p.content, 'get', { authorization: bearer(mixed.key) })).status).toBe(200);
+    const alsoRefused = await send(p.content, 'set', {
+      authorization: bearer(mixed.key),
+      body: { path: 'hand_written', value: 8 },
+    });
+    expect(alsoRefused.status).toBe(403);
+    expect((await state(p)).value).toEqual(before);
   });
 
   it('a newly revoked key stops working at once, on reads and writes', async () => {

@@ -127,15 +127,17 @@ describe('a content larger than one segment', () => {
 
   it('a batch over several segments applies atomically; a failing operation leaves every segment as it was', async () => {
     const p = await project(content);
-    const batch = (operations: unknown[]) =>
-      call('POST', `${p.content}/batch`, { token: p.key, body: { operations } });
+    const batch = (operations: unknown[]) => call('POST', `${p.content}/batch`, { token: p.key, body: { operations } });
     const r = await batch([
       { op: 'increment', path: 's0.n', value: 5 },
       { op: 'set', path: 's11.f0', value: 'b' },
       { op: 'test', path: 's5.n', value: 5 },
       { op: 'delete', path: 's6' },
     ]);
-    expect({ status: r.status, body: r.body }).toEqual({ status: 200, body: { message: 'Batch applied successfully' } });
+    expect({ status: r.status, body: r.body }).toEqual({
+      status: 200,
+      body: { message: 'Batch applied successfully' },
+    });
     const after = structuredClone(content) as Record<string, Record<string, unknown>>;
     (after.s0 as Record<string, unknown>).n = 5;
     (after.s11 as Record<string, unknown>).f0 = 'b';

@@ -383,7 +383,22 @@ describe('numeric fields of the management bodies: every out-of-range or edge va
 
 describe('a stored key entry the API would never write does not break the key routes', () => {
   const now = () => Math.floor(Date.now() / 1000);
-  // Written straight to the project item, as an older version, a bug or an operator could have left them.
+  // Written straight to the table as key grants, as an older version, a bug or an operator could have left them.
+  async function putKeyGrant(project: { username: string; slug: string }, id: string, fields: Record<string, unknown>) {
+    const { documents } = await import('../../lib/dynamo/client');
+    const { GetCommand, PutCommand } = await import('@aws-sdk/lib-dynamodb');
+    const { itemKey, keyGrantSk, projectPk } = await import('../../lib/schema/items');
+    const pk = projectPk({ username: project.username, slug: project.slug });
+    const { Item } = await documents.send(
+      new GetCommand({ TableName: process.env.TABLE_NAME, Key: itemKey(pk), ConsistentRead: true }),
+    );
+    await documents.send(
+      new PutCommand({
+        TableName: process.env.TABLE_NAME,
+        Item: { ...itemKey(pk, keyGrantSk(id)), inc: Item?.inc, ...fields },
+      }),
+    );
+  }
   const ENTRIES: Array<[string, Record<string, unknown>, string | null]> = [
     ['an expiry beyond the Date range', { e: now() + 9_000_000_000_000 }, '9999-12-31T23:59:59.000Z'],
     ['an expiry of 1e125', { e: NumberValue.from('1e125') }, '9999-12-31T23:59:59.000Z'],
@@ -398,20 +413,14 @@ describe('a stored key entry the API would never write does not break the key ro
 
   it.each(ENTRIES)('lists and revokes a key with %s', async (_, fields, expiresAt) => {
     const project = await newProject();
-    const { documents } = await import('../../lib/dynamo/client');
-    const { UpdateCommand } = await import('@aws-sdk/lib-dynamodb');
     const id = 'badbadbadbadbad0';
-    await documents.send(
-      new UpdateCommand({
-        TableName: process.env.TABLE_NAME,
-        Key: { pk: `P#${project.username}/${project.slug}`, sk: '#' },
-        UpdateExpression: 'SET #keys.#id = :entry',
-        ExpressionAttributeNames: { '#keys': 'keys', '#id': id },
-        ExpressionAttributeValues: {
-          ':entry': { h: 'x'.repeat(43), p: ['content:read'], n: 'odd', c: '2020-01-01T00:00:00.000Z', ...fields },
-        },
-      }),
-    );
+    await putKeyGrant(project, id, {
+      h: 'x'.repeat(43),
+      p: ['content:read'],
+      n: 'odd',
+      c: '2020-01-01T00:00:00.000Z',
+      ...fields,
+    });
     const listed = await call('GET', api(project.username, project.slug, '/keys'), { token: project.owner });
     expect(listed.status).toBe(200);
     expect(listed.body.keys).toContainEqual({
@@ -430,17 +439,8 @@ describe('a stored key entry the API would never write does not break the key ro
 
   it('lists a key entry with missing or malformed fields', async () => {
     const project = await newProject();
-    const { documents } = await import('../../lib/dynamo/client');
-    const { UpdateCommand } = await import('@aws-sdk/lib-dynamodb');
-    await documents.send(
-      new UpdateCommand({
-        TableName: process.env.TABLE_NAME,
-        Key: { pk: `P#${project.username}/${project.slug}`, sk: '#' },
-        UpdateExpression: 'SET #keys.#a = :a, #keys.#b = :b',
-        ExpressionAttributeNames: { '#keys': 'keys', '#a': 'aaaaaaaaaaaaaaaa', '#b': 'bbbbbbbbbbbbbbbb' },
-        ExpressionAttributeValues: { ':a': { h: 'x' }, ':b': { h: 'y', n: 7, p: 'content:read', c: 12 } },
-      }),
-    );
+    await putKeyGrant(project, 'aaaaaaaaaaaaaaaa', { h: 'x' });
+    await putKeyGrant(project, 'bbbbbbbbbbbbbbbb', { h: 'y', n: 7, p: 'content:read', c: 12 });
     const listed = await call('GET', api(project.username, project.slug, '/keys'), { token: project.owner });
     expect(listed.status).toBe(200);
     expect(listed.body.keys).toContainEqual({

@@ -236,10 +236,7 @@ describe('the service against the reference model', () => {
             const content = reference('update', { content: initial }, {}).content;
             // The whole content's ETag (the update's own is its written value's: the same for one segment).
             const etag = (await call('GET', project.content, { token: project.key })).headers.get('etag');
-            await fc.asyncModelRun(
-              async () => ({ model: { content }, real: { project, etag } }),
-              cmds,
-            );
+            await fc.asyncModelRun(async () => ({ model: { content }, real: { project, etag } }), cmds);
           },
         ),
         { numRuns: RUNS, seed: SEED, verbose: 1, endOnFailure: true },

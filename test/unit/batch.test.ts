@@ -157,8 +157,8 @@ describe('jsonEquals', () => {
 });
 
 describe('compileBatchWrite', () => {
-  const USER_WRITE: AccessCheck = { kind: 'user', username: '@ann', role: 'write' };
-  const envelope = { access: USER_WRITE, requestToken: 'tok', slot: 3 };
+  const ACCESS: AccessCheck = { ge: 3, inc: 'INC' };
+  const envelope = { access: ACCESS, requestToken: 'tok', slot: 3 };
   const N = (n: string): AttributeValue => ({ N: n });
 
   it('merges the fast forms of operations on unrelated paths into one UpdateItem', () => {
@@ -167,7 +167,7 @@ describe('compileBatchWrite', () => {
         'SET #n0.#n1 = if_not_exists(#n0.#n1, :v0) + :v1, #n0.#n2 = list_append(if_not_exists(#n0.#n2, :v4), :v5),' +
         ' #n5 = #n5 + :v9, #n6 = :v6, #n7 = :v6, #n8 = #n8 + :v10 REMOVE #n0.#n3.#n4',
       ConditionExpression:
-        '(#n9 = :v7 OR #n10.#n11 = :v8) AND NOT #n0.#n1 < :v2 AND NOT #n0.#n1 > :v3' +
+        '#n9 = :v7 AND #n10 = :v8 AND NOT #n0.#n1 < :v2 AND NOT #n0.#n1 > :v3' +
         ' AND attribute_exists(#n0.#n3.#n4) AND #n7 <> :v6 AND #n8 <= :v11',
       ExpressionAttributeNames: {
         '#n0': 'content',
@@ -179,9 +179,8 @@ describe('compileBatchWrite', () => {
         '#n6': 'etag',
         '#n7': 'rq3',
         '#n8': 'bytes',
-        '#n9': 'owner',
-        '#n10': 'members',
-        '#n11': '@ann',
+        '#n9': 'ge',
+        '#n10': 'inc',
       },
       ExpressionAttributeValues: {
         ':v0': N('0'),
@@ -191,8 +190,8 @@ describe('compileBatchWrite', () => {
         ':v4': { L: [] },
         ':v5': { L: [{ S: 'x' }] },
         ':v6': { S: 'tok' },
-        ':v7': { S: '@ann' },
-        ':v8': { S: 'editor' },
+        ':v7': N('3'),
+        ':v8': { S: 'INC' },
         ':v9': N('1'),
         // The growth bounds of the operations, summed: 23 for the counter, 7 for the push.
         ':v10': N('30'),

@@ -23,22 +23,8 @@ import { add, del, insert, push, replace, set } from './helpers';
 const N = (n: string): AttributeValue => ({ N: n });
 const S = (s: string): AttributeValue => ({ S: s });
 
-const USER_WRITE: AccessCheck = { kind: 'user', username: '@ann', role: 'write' };
-const USER_READ: AccessCheck = { kind: 'user', username: '@ann', role: 'read' };
-const KEY_WRITE: AccessCheck = {
-  kind: 'key',
-  keyId: '0123456789abcdef',
-  keyHash: 'HASH',
-  permission: 'content:write',
-  now: 1700000000,
-};
-const KEY_READ: AccessCheck = {
-  kind: 'key',
-  keyId: '0123456789abcdef',
-  keyHash: 'HASH',
-  permission: 'content:read',
-  now: 1700000000,
-};
+/** A grant verified at epoch 3 of incarnation INC: what every write's condition checks. */
+const ACCESS: AccessCheck = { ge: 3, inc: 'INC' };
 
 /** Everything a state accumulated, as plain data. */
 function contents(state: ExpressionState) {
@@ -430,62 +416,24 @@ describe('compileAction', () => {
 });
 
 describe('compileAccess', () => {
-  it.each<[string, AccessCheck, string, Record<string, string>, Record<string, AttributeValue>]>([
-    [
-      'a key with write permission',
-      KEY_WRITE,
-      '#n0.#n1.#n3 = :v0 AND contains(#n0.#n1.#n4, :v1) AND NOT #n0.#n1.#n2 <= :v2',
-      { '#n0': 'keys', '#n1': '0123456789abcdef', '#n2': 'e', '#n3': 'h', '#n4': 'p' },
-      { ':v0': S('HASH'), ':v1': S('content:write'), ':v2': N('1700000000') },
-    ],
-    [
-      'a key with read permission',
-      KEY_READ,
-      '#n0.#n1.#n3 = :v0 AND contains(#n0.#n1.#n4, :v1) AND NOT #n0.#n1.#n2 <= :v2',
-      { '#n0': 'keys', '#n1': '0123456789abcdef', '#n2': 'e', '#n3': 'h', '#n4': 'p' },
-      { ':v0': S('HASH'), ':v1': S('content:read'), ':v2': N('1700000000') },
-    ],
-    [
-      'a user writing: the owner or an editor',
-      USER_WRITE,
-      '(#n0 = :v0 OR #n1.#n2 = :v1)',
-      { '#n0': 'owner', '#n1': 'members', '#n2': '@ann' },
-      { ':v0': S('@ann'), ':v1': S('editor') },
-    ],
-    [
-      'a user reading: the owner or any member',
-      USER_READ,
-      '(#n0 = :v0 OR attribute_exists(#n1.#n2))',
-      { '#n0': 'owner', '#n1': 'members', '#n2': '@ann' },
-      { ':v0': S('@ann') },
-    ],
-  ])('%s', (_, access, condition, names, values) => {
+  it('checks the grant epoch and the incarnation the credential was verified at: two comparisons', () => {
     const state = new ExpressionState();
-    expect(compileAccess(state, access)).toBe(condition);
-    expect(state.attributeNames()).toEqual(names);
-    expect(state.buildUpdate().ExpressionAttributeValues).toEqual(values);
+    expect(compileAccess(state, ACCESS)).toBe('#n0 = :v0 AND #n1 = :v1');
+    expect(state.attributeNames()).toEqual({ '#n0': 'ge', '#n1': 'inc' });
+    expect(state.buildUpdate().ExpressionAttributeValues).toEqual({ ':v0': N('3'), ':v1': S('INC') });
   });
 
-  it('a fast write checks a key by its write hash (one comparison) and its expiry', () => {
-    const state = new ExpressionState();
-    expect(compileAccess(state, KEY_WRITE, 'fast')).toBe('#n0.#n1.#n3 = :v0 AND NOT #n0.#n1.#n2 <= :v1');
-    expect(state.attributeNames()).toEqual({ '#n0': 'keys', '#n1': '0123456789abcdef', '#n2': 'e', '#n3': 'w' });
-    expect(state.buildUpdate().ExpressionAttributeValues).toEqual({ ':v0': S('HASH'), ':v1': N('1700000000') });
-  });
-
-  it.each<[string, AccessCheck]>([
-    ['a key reading', KEY_READ],
-    ['a user writing', USER_WRITE],
-  ])('the fast form is the guarded form for %s', (_, access) => {
-    expect(compileAccess(new ExpressionState(), access, 'fast')).toBe(compileAccess(new ExpressionState(), access));
-  });
-
-  it('compileWrite uses the fast form for a fast write and the full form for a write after a read', () => {
-    const envelope: WriteEnvelope = { access: KEY_WRITE, requestToken: 'tok', slot: 1, size: { growth: 10 } };
-    expect(compileWrite({ op: set('a', 1) }, envelope)?.ConditionExpression).not.toContain('contains(');
-    expect(compileWrite({ action: { kind: 'set', steps: ['a'], value: 1 } }, envelope)?.ConditionExpression).toContain(
-      'contains(',
-    );
+  it('is the same for a fast write and a write after a read, whatever the credential', () => {
+    const envelope: WriteEnvelope = { access: ACCESS, requestToken: 'tok', slot: 1, size: { growth: 10 } };
+    const fast = compileWrite({ op: set('a', 1) }, envelope);
+    const guarded = compileWrite({ action: { kind: 'set', steps: ['a'], value: 1 } }, envelope);
+    for (const request of [fast, guarded]) {
+      const [, ge, inc] = /^(#n\d+) = :v\d+ AND (#n\d+) = :v\d+ AND /.exec(request?.ConditionExpression ?? '') ?? [];
+      expect([request?.ExpressionAttributeNames[ge ?? ''], request?.ExpressionAttributeNames[inc ?? '']]).toEqual([
+        'ge',
+        'inc',
+      ]);
+    }
   });
 });
 
@@ -494,61 +442,45 @@ describe('compileEnvelope', () => {
   it.each<[string, WriteEnvelope, string, string, Record<string, string>, Record<string, AttributeValue>]>([
     [
       'a user, growth bound',
-      { ...base, access: USER_WRITE, size: { growth: 10 } },
+      { ...base, access: ACCESS, size: { growth: 10 } },
       'SET #n0 = #n0 + :v3, #n1 = :v0, #n2 = :v0, #n3 = #n3 + :v4',
-      '(#n4 = :v1 OR #n5.#n6 = :v2) AND #n2 <> :v0 AND #n3 <= :v5',
-      { '#n0': 'ver', '#n1': 'etag', '#n2': 'rq3', '#n3': 'bytes', '#n4': 'owner', '#n5': 'members', '#n6': '@ann' },
-      { ':v0': S('tok'), ':v1': S('@ann'), ':v2': S('editor'), ':v3': N('1'), ':v4': N('10'), ':v5': N('358390') },
+      '#n4 = :v1 AND #n5 = :v2 AND #n2 <> :v0 AND #n3 <= :v5',
+      { '#n0': 'ver', '#n1': 'etag', '#n2': 'rq3', '#n3': 'bytes', '#n4': 'ge', '#n5': 'inc' },
+      { ':v0': S('tok'), ':v1': N('3'), ':v2': S('INC'), ':v3': N('1'), ':v4': N('10'), ':v5': N('358390') },
     ],
     [
       'a user, exact size: no size condition',
-      { ...base, access: USER_WRITE, size: { exact: 1234 } },
+      { ...base, access: ACCESS, size: { exact: 1234 } },
       'SET #n0 = #n0 + :v3, #n1 = :v0, #n2 = :v0, #n3 = :v4',
-      '(#n4 = :v1 OR #n5.#n6 = :v2) AND #n2 <> :v0',
-      { '#n0': 'ver', '#n1': 'etag', '#n2': 'rq3', '#n3': 'bytes', '#n4': 'owner', '#n5': 'members', '#n6': '@ann' },
-      { ':v0': S('tok'), ':v1': S('@ann'), ':v2': S('editor'), ':v3': N('1'), ':v4': N('1234') },
+      '#n4 = :v1 AND #n5 = :v2 AND #n2 <> :v0',
+      { '#n0': 'ver', '#n1': 'etag', '#n2': 'rq3', '#n3': 'bytes', '#n4': 'ge', '#n5': 'inc' },
+      { ':v0': S('tok'), ':v1': N('3'), ':v2': S('INC'), ':v3': N('1'), ':v4': N('1234') },
     ],
     [
-      'a key, If-Match with one tag, growth 0 (no size budget)',
-      { ...base, access: KEY_WRITE, ifMatch: ['abc'], size: { growth: 0 } },
-      'SET #n0 = #n0 + :v4, #n1 = :v0, #n2 = :v0',
-      '#n3.#n4.#n6 = :v1 AND contains(#n3.#n4.#n7, :v2) AND NOT #n3.#n4.#n5 <= :v3 AND #n2 <> :v0 AND #n1 IN (:v5)',
-      {
-        '#n0': 'ver',
-        '#n1': 'etag',
-        '#n2': 'rq3',
-        '#n3': 'keys',
-        '#n4': '0123456789abcdef',
-        '#n5': 'e',
-        '#n6': 'h',
-        '#n7': 'p',
-      },
-      {
-        ':v0': S('tok'),
-        ':v1': S('HASH'),
-        ':v2': S('content:write'),
-        ':v3': N('1700000000'),
-        ':v4': N('1'),
-        ':v5': S('abc'),
-      },
+      'If-Match with one tag, growth 0 (no size budget)',
+      { ...base, access: ACCESS, ifMatch: ['abc'], size: { growth: 0 } },
+      'SET #n0 = #n0 + :v3, #n1 = :v0, #n2 = :v0',
+      '#n3 = :v1 AND #n4 = :v2 AND #n2 <> :v0 AND #n1 IN (:v4)',
+      { '#n0': 'ver', '#n1': 'etag', '#n2': 'rq3', '#n3': 'ge', '#n4': 'inc' },
+      { ':v0': S('tok'), ':v1': N('3'), ':v2': S('INC'), ':v3': N('1'), ':v4': S('abc') },
     ],
     [
       'a user, If-Match with several tags, expected version, exact size',
       {
         ...base,
         slot: 31,
-        access: USER_WRITE,
+        access: ACCESS,
         ifMatch: ['e1', 'e2', 'invalid:W/"e3"'],
         expectedVersion: 7,
         size: { exact: 120 },
       },
       'SET #n0 = #n0 + :v3, #n1 = :v0, #n2 = :v0, #n3 = :v8',
-      '(#n4 = :v1 OR #n5.#n6 = :v2) AND #n2 <> :v0 AND #n1 IN (:v4, :v5, :v6) AND #n0 = :v7',
-      { '#n0': 'ver', '#n1': 'etag', '#n2': 'rq31', '#n3': 'bytes', '#n4': 'owner', '#n5': 'members', '#n6': '@ann' },
+      '#n4 = :v1 AND #n5 = :v2 AND #n2 <> :v0 AND #n1 IN (:v4, :v5, :v6) AND #n0 = :v7',
+      { '#n0': 'ver', '#n1': 'etag', '#n2': 'rq31', '#n3': 'bytes', '#n4': 'ge', '#n5': 'inc' },
       {
         ':v0': S('tok'),
-        ':v1': S('@ann'),
-        ':v2': S('editor'),
+        ':v1': N('3'),
+        ':v2': S('INC'),
         ':v3': N('1'),
         ':v4': S('e1'),
         ':v5': S('e2'),
@@ -559,14 +491,14 @@ describe('compileEnvelope', () => {
     ],
     [
       'expected version 0 and growth',
-      { ...base, slot: 0, access: USER_WRITE, expectedVersion: 0, size: { growth: 358400 } },
+      { ...base, slot: 0, access: ACCESS, expectedVersion: 0, size: { growth: 358400 } },
       'SET #n0 = #n0 + :v3, #n1 = :v0, #n2 = :v0, #n3 = #n3 + :v5',
-      '(#n4 = :v1 OR #n5.#n6 = :v2) AND #n2 <> :v0 AND #n0 = :v4 AND #n3 <= :v6',
-      { '#n0': 'ver', '#n1': 'etag', '#n2': 'rq0', '#n3': 'bytes', '#n4': 'owner', '#n5': 'members', '#n6': '@ann' },
+      '#n4 = :v1 AND #n5 = :v2 AND #n2 <> :v0 AND #n0 = :v4 AND #n3 <= :v6',
+      { '#n0': 'ver', '#n1': 'etag', '#n2': 'rq0', '#n3': 'bytes', '#n4': 'ge', '#n5': 'inc' },
       {
         ':v0': S('tok'),
-        ':v1': S('@ann'),
-        ':v2': S('editor'),
+        ':v1': N('3'),
+        ':v2': S('INC'),
         ':v3': N('1'),
         ':v4': N('0'),
         ':v5': N('358400'),
@@ -587,8 +519,8 @@ describe('compileEnvelope', () => {
   it('puts the access check first, before the operation conditions', () => {
     const state = new ExpressionState();
     state.conditions.push('OP');
-    compileEnvelope(state, { requestToken: 't', slot: 1, access: USER_READ, size: { exact: 1 } });
-    expect(state.conditions).toEqual(['(#n4 = :v1 OR attribute_exists(#n5.#n6))', 'OP', '#n2 <> :v0']);
+    compileEnvelope(state, { requestToken: 't', slot: 1, access: ACCESS, size: { exact: 1 } });
+    expect(state.conditions).toEqual(['#n4 = :v1 AND #n5 = :v2', 'OP', '#n2 <> :v0']);
   });
 
   // `If-Match: ,` names no usable tag: like any garbage If-Match it must never match (412). `etag IN ()` is not a
@@ -596,7 +528,7 @@ describe('compileEnvelope', () => {
   it.each([[','], [', ,']])('compiles If-Match %j to a valid condition that stays conditional', (header) => {
     const ifMatch = parseIfMatch({ headers: { 'if-match': header } } as unknown as APIGatewayProxyEventV2);
     expect(ifMatch).toBeDefined();
-    const envelope: WriteEnvelope = { requestToken: 'tok', slot: 0, access: USER_WRITE, size: { growth: 4 } };
+    const envelope: WriteEnvelope = { requestToken: 'tok', slot: 0, access: ACCESS, size: { growth: 4 } };
     const unconditional = compileWrite({ op: set('a', 1) }, envelope);
     const request = compileWrite({ op: set('a', 1) }, { ...envelope, ifMatch });
     expect(request?.ConditionExpression).not.toBe(unconditional?.ConditionExpression);
@@ -606,7 +538,7 @@ describe('compileEnvelope', () => {
 
 describe('compileWrite', () => {
   const envelope = (op: ContentOperation): WriteEnvelope => ({
-    access: USER_WRITE,
+    access: ACCESS,
     requestToken: 'tok',
     slot: 5,
     size: { growth: growthBound(op) },
@@ -617,7 +549,7 @@ describe('compileWrite', () => {
       'set',
       set('a.b', 'x'),
       'SET #n0.#n1.#n2 = :v0, #n3 = #n3 + :v5, #n4 = :v2, #n5 = :v2, #n6 = #n6 + :v6',
-      '(#n7 = :v3 OR #n8.#n9 = :v4) AND size(#n0.#n1) >= :v1 AND #n5 <> :v2 AND #n6 <= :v7',
+      '#n7 = :v3 AND #n8 = :v4 AND size(#n0.#n1) >= :v1 AND #n5 <> :v2 AND #n6 <= :v7',
       {
         '#n0': 'content',
         '#n1': 'a',
@@ -626,16 +558,15 @@ describe('compileWrite', () => {
         '#n4': 'etag',
         '#n5': 'rq5',
         '#n6': 'bytes',
-        '#n7': 'owner',
-        '#n8': 'members',
-        '#n9': '@ann',
+        '#n7': 'ge',
+        '#n8': 'inc',
       },
       {
         ':v0': S('x'),
         ':v1': N('0'),
         ':v2': S('tok'),
-        ':v3': S('@ann'),
-        ':v4': S('editor'),
+        ':v3': N('3'),
+        ':v4': S('INC'),
         ':v5': N('1'),
         ':v6': N('3'),
         ':v7': N('358397'),
@@ -645,7 +576,7 @@ describe('compileWrite', () => {
       'push',
       push('l', 1),
       'SET #n0.#n1 = list_append(if_not_exists(#n0.#n1, :v0), :v1), #n2 = #n2 + :v5, #n3 = :v2, #n4 = :v2, #n5 = #n5 + :v6',
-      '(#n6 = :v3 OR #n7.#n8 = :v4) AND #n4 <> :v2 AND #n5 <= :v7',
+      '#n6 = :v3 AND #n7 = :v4 AND #n4 <> :v2 AND #n5 <= :v7',
       {
         '#n0': 'content',
         '#n1': 'l',
@@ -653,16 +584,15 @@ describe('compileWrite', () => {
         '#n3': 'etag',
         '#n4': 'rq5',
         '#n5': 'bytes',
-        '#n6': 'owner',
-        '#n7': 'members',
-        '#n8': '@ann',
+        '#n6': 'ge',
+        '#n7': 'inc',
       },
       {
         ':v0': { L: [] },
         ':v1': { L: [N('1')] },
         ':v2': S('tok'),
-        ':v3': S('@ann'),
-        ':v4': S('editor'),
+        ':v3': N('3'),
+        ':v4': S('INC'),
         ':v5': N('1'),
         ':v6': N('8'),
         ':v7': N('358392'),
@@ -672,7 +602,7 @@ describe('compileWrite', () => {
       'insert at 0',
       insert('l', 0, 1),
       'SET #n0.#n1 = list_append(:v0, if_not_exists(#n0.#n1, :v1)), #n2 = #n2 + :v5, #n3 = :v2, #n4 = :v2, #n5 = #n5 + :v6',
-      '(#n6 = :v3 OR #n7.#n8 = :v4) AND #n4 <> :v2 AND #n5 <= :v7',
+      '#n6 = :v3 AND #n7 = :v4 AND #n4 <> :v2 AND #n5 <= :v7',
       {
         '#n0': 'content',
         '#n1': 'l',
@@ -680,16 +610,15 @@ describe('compileWrite', () => {
         '#n3': 'etag',
         '#n4': 'rq5',
         '#n5': 'bytes',
-        '#n6': 'owner',
-        '#n7': 'members',
-        '#n8': '@ann',
+        '#n6': 'ge',
+        '#n7': 'inc',
       },
       {
         ':v0': { L: [N('1')] },
         ':v1': { L: [] },
         ':v2': S('tok'),
-        ':v3': S('@ann'),
-        ':v4': S('editor'),
+        ':v3': N('3'),
+        ':v4': S('INC'),
         ':v5': N('1'),
         ':v6': N('8'),
         ':v7': N('358392'),
@@ -699,7 +628,7 @@ describe('compileWrite', () => {
       'insert at 2',
       insert('l', 2, 1),
       'SET #n0.#n1 = list_append(#n0.#n1, :v0), #n2 = #n2 + :v5, #n3 = :v2, #n4 = :v2, #n5 = #n5 + :v6',
-      '(#n6 = :v3 OR #n7.#n8 = :v4) AND size(#n0.#n1) = :v1 AND #n4 <> :v2 AND #n5 <= :v7',
+      '#n6 = :v3 AND #n7 = :v4 AND size(#n0.#n1) = :v1 AND #n4 <> :v2 AND #n5 <= :v7',
       {
         '#n0': 'content',
         '#n1': 'l',
@@ -707,16 +636,15 @@ describe('compileWrite', () => {
         '#n3': 'etag',
         '#n4': 'rq5',
         '#n5': 'bytes',
-        '#n6': 'owner',
-        '#n7': 'members',
-        '#n8': '@ann',
+        '#n6': 'ge',
+        '#n7': 'inc',
       },
       {
         ':v0': { L: [N('1')] },
         ':v1': N('2'),
         ':v2': S('tok'),
-        ':v3': S('@ann'),
-        ':v4': S('editor'),
+        ':v3': N('3'),
+        ':v4': S('INC'),
         ':v5': N('1'),
         ':v6': N('8'),
         ':v7': N('358392'),
@@ -726,7 +654,7 @@ describe('compileWrite', () => {
       'increment',
       add('n', 1),
       'SET #n0.#n1 = if_not_exists(#n0.#n1, :v0) + :v1, #n2 = #n2 + :v7, #n3 = :v4, #n4 = :v4, #n5 = #n5 + :v8',
-      '(#n6 = :v5 OR #n7.#n8 = :v6) AND NOT #n0.#n1 < :v2 AND NOT #n0.#n1 > :v3 AND #n4 <> :v4 AND #n5 <= :v9',
+      '#n6 = :v5 AND #n7 = :v6 AND NOT #n0.#n1 < :v2 AND NOT #n0.#n1 > :v3 AND #n4 <> :v4 AND #n5 <= :v9',
       {
         '#n0': 'content',
         '#n1': 'n',
@@ -734,9 +662,8 @@ describe('compileWrite', () => {
         '#n3': 'etag',
         '#n4': 'rq5',
         '#n5': 'bytes',
-        '#n6': 'owner',
-        '#n7': 'members',
-        '#n8': '@ann',
+        '#n6': 'ge',
+        '#n7': 'inc',
       },
       {
         ':v0': N('0'),
@@ -744,8 +671,8 @@ describe('compileWrite', () => {
         ':v2': N('-9e+125'),
         ':v3': N('9e+125'),
         ':v4': S('tok'),
-        ':v5': S('@ann'),
-        ':v6': S('editor'),
+        ':v5': N('3'),
+        ':v6': S('INC'),
         ':v7': N('1'),
         ':v8': N('23'),
         ':v9': N('358377'),
@@ -755,24 +682,23 @@ describe('compileWrite', () => {
       'delete (it cannot grow the content: no size budget)',
       del('a.0'),
       'SET #n2 = #n2 + :v4, #n3 = :v1, #n4 = :v1 REMOVE #n0.#n1[0]',
-      '(#n5 = :v2 OR #n6.#n7 = :v3) AND attribute_type(#n0.#n1, :v0) AND attribute_exists(#n0.#n1[0]) AND #n4 <> :v1',
+      '#n5 = :v2 AND #n6 = :v3 AND attribute_type(#n0.#n1, :v0) AND attribute_exists(#n0.#n1[0]) AND #n4 <> :v1',
       {
         '#n0': 'content',
         '#n1': 'a',
         '#n2': 'ver',
         '#n3': 'etag',
         '#n4': 'rq5',
-        '#n5': 'owner',
-        '#n6': 'members',
-        '#n7': '@ann',
+        '#n5': 'ge',
+        '#n6': 'inc',
       },
-      { ':v0': S('L'), ':v1': S('tok'), ':v2': S('@ann'), ':v3': S('editor'), ':v4': N('1') },
+      { ':v0': S('L'), ':v1': S('tok'), ':v2': N('3'), ':v3': S('INC'), ':v4': N('1') },
     ],
     [
       'a path that reuses the names of item attributes',
       set('keys.ver', true),
       'SET #n0.#n1.#n2 = :v0, #n2 = #n2 + :v5, #n3 = :v2, #n4 = :v2, #n5 = #n5 + :v6',
-      '(#n6 = :v3 OR #n7.#n8 = :v4) AND size(#n0.#n1) >= :v1 AND #n4 <> :v2 AND #n5 <= :v7',
+      '#n6 = :v3 AND #n7 = :v4 AND size(#n0.#n1) >= :v1 AND #n4 <> :v2 AND #n5 <= :v7',
       {
         '#n0': 'content',
         '#n1': 'keys',
@@ -780,16 +706,15 @@ describe('compileWrite', () => {
         '#n3': 'etag',
         '#n4': 'rq5',
         '#n5': 'bytes',
-        '#n6': 'owner',
-        '#n7': 'members',
-        '#n8': '@ann',
+        '#n6': 'ge',
+        '#n7': 'inc',
       },
       {
         ':v0': { BOOL: true },
         ':v1': N('0'),
         ':v2': S('tok'),
-        ':v3': S('@ann'),
-        ':v4': S('editor'),
+        ':v3': N('3'),
+        ':v4': S('INC'),
         ':v5': N('1'),
         ':v6': N('5'),
         ':v7': N('358395'),
@@ -806,25 +731,24 @@ describe('compileWrite', () => {
 
   it('compiles a replace with its exact size', () => {
     expect(
-      compileWrite({ op: replace({ a: 1 }) }, { access: USER_WRITE, requestToken: 'tok', slot: 5, size: { exact: 7 } }),
+      compileWrite({ op: replace({ a: 1 }) }, { access: ACCESS, requestToken: 'tok', slot: 5, size: { exact: 7 } }),
     ).toEqual({
       UpdateExpression: 'SET #n0 = :v0, #n1 = #n1 + :v4, #n2 = :v1, #n3 = :v1, #n4 = :v5',
-      ConditionExpression: '(#n5 = :v2 OR #n6.#n7 = :v3) AND #n3 <> :v1',
+      ConditionExpression: '#n5 = :v2 AND #n6 = :v3 AND #n3 <> :v1',
       ExpressionAttributeNames: {
         '#n0': 'content',
         '#n1': 'ver',
         '#n2': 'etag',
         '#n3': 'rq5',
         '#n4': 'bytes',
-        '#n5': 'owner',
-        '#n6': 'members',
-        '#n7': '@ann',
+        '#n5': 'ge',
+        '#n6': 'inc',
       },
       ExpressionAttributeValues: {
         ':v0': { M: { a: N('1') } },
         ':v1': S('tok'),
-        ':v2': S('@ann'),
-        ':v3': S('editor'),
+        ':v2': N('3'),
+        ':v3': S('INC'),
         ':v4': N('1'),
         ':v5': N('7'),
       },
@@ -839,13 +763,13 @@ describe('compileWrite', () => {
     expect(compileWrite({ op }, envelope(op))).toBeUndefined();
   });
 
-  it('compiles a concrete action with an API key, If-Match and the version that was read', () => {
+  it('compiles a concrete action with If-Match and the version that was read', () => {
     const action: Action = { kind: 'remove', steps: ['a', 1] };
     expect(
       compileWrite(
         { action },
         {
-          access: KEY_WRITE,
+          access: ACCESS,
           requestToken: 'tok',
           slot: 9,
           ifMatch: ['e1', 'e2'],
@@ -854,9 +778,8 @@ describe('compileWrite', () => {
         },
       ),
     ).toEqual({
-      UpdateExpression: 'SET #n2 = #n2 + :v4, #n3 = :v0, #n4 = :v0, #n5 = :v8 REMOVE #n0.#n1[1]',
-      ConditionExpression:
-        '#n6.#n7.#n9 = :v1 AND contains(#n6.#n7.#n10, :v2) AND NOT #n6.#n7.#n8 <= :v3 AND #n4 <> :v0 AND #n3 IN (:v5, :v6) AND #n2 = :v7',
+      UpdateExpression: 'SET #n2 = #n2 + :v3, #n3 = :v0, #n4 = :v0, #n5 = :v7 REMOVE #n0.#n1[1]',
+      ConditionExpression: '#n6 = :v1 AND #n7 = :v2 AND #n4 <> :v0 AND #n3 IN (:v4, :v5) AND #n2 = :v6',
       ExpressionAttributeNames: {
         '#n0': 'content',
         '#n1': 'a',
@@ -864,27 +787,23 @@ describe('compileWrite', () => {
         '#n3': 'etag',
         '#n4': 'rq9',
         '#n5': 'bytes',
-        '#n6': 'keys',
-        '#n7': '0123456789abcdef',
-        '#n8': 'e',
-        '#n9': 'h',
-        '#n10': 'p',
+        '#n6': 'ge',
+        '#n7': 'inc',
       },
       ExpressionAttributeValues: {
         ':v0': S('tok'),
-        ':v1': S('HASH'),
-        ':v2': S('content:write'),
-        ':v3': N('1700000000'),
-        ':v4': N('1'),
-        ':v5': S('e1'),
-        ':v6': S('e2'),
-        ':v7': N('41'),
-        ':v8': N('120'),
+        ':v1': N('3'),
+        ':v2': S('INC'),
+        ':v3': N('1'),
+        ':v4': S('e1'),
+        ':v5': S('e2'),
+        ':v6': N('41'),
+        ':v7': N('120'),
       },
     });
   });
 
-  const GUARD = '(#n6 = :v2 OR #n7.#n8 = :v3) AND #n4 <> :v1 AND #n2 = :v5';
+  const GUARD = '#n6 = :v2 AND #n7 = :v3 AND #n4 <> :v1 AND #n2 = :v5';
   it.each<[string, Action, string, string]>([
     [
       'set',
@@ -914,12 +833,12 @@ describe('compileWrite', () => {
       'remove',
       { kind: 'remove', steps: ['l'] },
       'SET #n2 = #n2 + :v3, #n3 = :v0, #n4 = :v0, #n5 = :v5 REMOVE #n0.#n1',
-      '(#n6 = :v1 OR #n7.#n8 = :v2) AND #n4 <> :v0 AND #n2 = :v4',
+      '#n6 = :v1 AND #n7 = :v2 AND #n4 <> :v0 AND #n2 = :v4',
     ],
   ])('compiles a concrete %s guarded only by access, token and version', (_, action, update, condition) => {
     const request = compileWrite(
       { action },
-      { access: USER_WRITE, requestToken: 'tok', slot: 1, expectedVersion: 3, size: { exact: 50 } },
+      { access: ACCESS, requestToken: 'tok', slot: 1, expectedVersion: 3, size: { exact: 50 } },
     );
     expect(request?.UpdateExpression).toBe(update);
     expect(request?.ConditionExpression).toBe(condition);
@@ -927,100 +846,57 @@ describe('compileWrite', () => {
 });
 
 describe('compileRead', () => {
-  it.each<[string, readonly string[] | undefined | null, AccessCheck, string, Record<string, string>]>([
+  it.each<[string, readonly string[] | undefined | null, string, Record<string, string>]>([
     [
-      'the whole content for a user',
+      'the whole content',
       undefined,
-      USER_READ,
-      'pk, #n0, #n1, #n2, #n3, #n4.#n5',
-      { '#n0': 'etag', '#n1': 'ver', '#n2': 'content', '#n3': 'owner', '#n4': 'members', '#n5': '@ann' },
+      'pk, #n0, #n1, #n2, #n3, #n4',
+      { '#n0': 'etag', '#n1': 'ver', '#n2': 'ge', '#n3': 'inc', '#n4': 'content' },
     ],
     [
-      'no content at all (access only)',
+      'no content at all (the epoch only)',
       null,
-      USER_WRITE,
-      'pk, #n0, #n1, #n2, #n3.#n4',
-      { '#n0': 'etag', '#n1': 'ver', '#n2': 'owner', '#n3': 'members', '#n4': '@ann' },
+      'pk, #n0, #n1, #n2, #n3',
+      { '#n0': 'etag', '#n1': 'ver', '#n2': 'ge', '#n3': 'inc' },
     ],
     [
       'a path of keys',
       parsePath('a.b.c'),
-      USER_READ,
-      'pk, #n0, #n1, #n2.#n3.#n4.#n5, #n6, #n7.#n8',
-      {
-        '#n0': 'etag',
-        '#n1': 'ver',
-        '#n2': 'content',
-        '#n3': 'a',
-        '#n4': 'b',
-        '#n5': 'c',
-        '#n6': 'owner',
-        '#n7': 'members',
-        '#n8': '@ann',
-      },
+      'pk, #n0, #n1, #n2, #n3, #n4.#n5.#n6.#n7',
+      { '#n0': 'etag', '#n1': 'ver', '#n2': 'ge', '#n3': 'inc', '#n4': 'content', '#n5': 'a', '#n6': 'b', '#n7': 'c' },
     ],
     [
       'a path cut at its first later integer segment',
       parsePath('a.b.2.c'),
-      USER_READ,
-      'pk, #n0, #n1, #n2.#n3.#n4, #n5, #n6.#n7',
-      {
-        '#n0': 'etag',
-        '#n1': 'ver',
-        '#n2': 'content',
-        '#n3': 'a',
-        '#n4': 'b',
-        '#n5': 'owner',
-        '#n6': 'members',
-        '#n7': '@ann',
-      },
+      'pk, #n0, #n1, #n2, #n3, #n4.#n5.#n6',
+      { '#n0': 'etag', '#n1': 'ver', '#n2': 'ge', '#n3': 'inc', '#n4': 'content', '#n5': 'a', '#n6': 'b' },
     ],
     [
       'a path cut at a negative index',
       parsePath('a.-1.b'),
-      USER_READ,
-      'pk, #n0, #n1, #n2.#n3, #n4, #n5.#n6',
-      { '#n0': 'etag', '#n1': 'ver', '#n2': 'content', '#n3': 'a', '#n4': 'owner', '#n5': 'members', '#n6': '@ann' },
+      'pk, #n0, #n1, #n2, #n3, #n4.#n5',
+      { '#n0': 'etag', '#n1': 'ver', '#n2': 'ge', '#n3': 'inc', '#n4': 'content', '#n5': 'a' },
     ],
     [
       'an integer first segment, always a key',
       parsePath('0.1.x'),
-      USER_READ,
-      'pk, #n0, #n1, #n2.#n3, #n4, #n5.#n6',
-      { '#n0': 'etag', '#n1': 'ver', '#n2': 'content', '#n3': '0', '#n4': 'owner', '#n5': 'members', '#n6': '@ann' },
+      'pk, #n0, #n1, #n2, #n3, #n4.#n5',
+      { '#n0': 'etag', '#n1': 'ver', '#n2': 'ge', '#n3': 'inc', '#n4': 'content', '#n5': '0' },
     ],
     [
       'a path that looks like an index only with a leading zero',
       parsePath('a.01'),
-      USER_READ,
-      'pk, #n0, #n1, #n2.#n3.#n4, #n5, #n6.#n7',
-      {
-        '#n0': 'etag',
-        '#n1': 'ver',
-        '#n2': 'content',
-        '#n3': 'a',
-        '#n4': '01',
-        '#n5': 'owner',
-        '#n6': 'members',
-        '#n7': '@ann',
-      },
+      'pk, #n0, #n1, #n2, #n3, #n4.#n5.#n6',
+      { '#n0': 'etag', '#n1': 'ver', '#n2': 'ge', '#n3': 'inc', '#n4': 'content', '#n5': 'a', '#n6': '01' },
     ],
     [
-      'a path for an API key',
-      parsePath('a'),
-      KEY_READ,
-      'pk, #n0, #n1, #n2.#n3, #n4.#n5',
-      { '#n0': 'etag', '#n1': 'ver', '#n2': 'content', '#n3': 'a', '#n4': 'keys', '#n5': '0123456789abcdef' },
+      'a path whose names repeat those of the epoch check',
+      parsePath('ge.inc'),
+      'pk, #n0, #n1, #n2, #n3, #n4.#n2.#n3',
+      { '#n0': 'etag', '#n1': 'ver', '#n2': 'ge', '#n3': 'inc', '#n4': 'content' },
     ],
-    [
-      'a path whose names repeat those of the access check',
-      parsePath('members.x'),
-      USER_READ,
-      'pk, #n0, #n1, #n2.#n3.#n4, #n5, #n3.#n6',
-      { '#n0': 'etag', '#n1': 'ver', '#n2': 'content', '#n3': 'members', '#n4': 'x', '#n5': 'owner', '#n6': '@ann' },
-    ],
-  ])('projects %s', (_, segments, access, projection, names) => {
-    expect(compileRead(segments, access)).toEqual({
+  ])('projects %s', (_, segments, projection, names) => {
+    expect(compileRead(segments)).toEqual({
       ProjectionExpression: projection,
       ExpressionAttributeNames: names,
     });

@@ -1,0 +1,212 @@
+// content-api: the client as a command for CI pipelines. The credential comes from the environment only (CI logs
+// arguments); the result is JSON on stdout, an error's code on stderr, and the exit code says which kind of failure.
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { type BatchOperation, ContentApiError, createClient, type WriteOptions } from './index';
+
+const USAGE = `Usage: content-api <command> [arguments] [options]
+
+Commands:
+  get [path]                       the whole content, or the value at path
+  set <path> <value>               write a value
+  push <path> <value>              append to an array
+  insert <path> <value> --index n  insert into an array at n (negative counts from the end)
+  increment <path> [--by n]        add n (default 1)
+  decrement <path> [--by n]        subtract n (default 1)
+  delete <path>                    remove a key or array element
+  update [--file f]                replace the whole content with the object in f
+  batch [--file f]                 apply {"operations":[...]} (or a bare array) all or none
+  patch [--file f]                 a JSON Patch (array) or JSON Merge Patch (object); needs the PATCH route
+
+Values are JSON; --string takes <value> verbatim; "-" reads it from stdin. --file defaults to stdin.
+
+Options:
+  -p, --project @user/slug   the project (default: CONTENT_API_PROJECT)
+  --if-match <etag>          write only if the content is still at this version
+  --idempotency-key <key>    the request's Idempotency-Key (default: a new UUID, kept across retries)
+  --string                   take <value> as a string, verbatim
+  --raw                      print the bare value (get) or the new ETag (writes) instead of JSON
+  -h, --help                 this text
+
+Environment: CONTENT_API_URL (e.g. https://api.example.com), CONTENT_API_KEY (never pass it as an argument),
+CONTENT_API_PROJECT.
+
+Exit codes: 0 ok, 1 usage or invalid request, 2 not found, 3 unauthorised or forbidden,
+4 conflict or failed precondition, 5 server or network error.
+`;
+
+class UsageError extends Error {}
+
+/** The exit code for an error status: distinct per kind of failure, so scripts can branch on it. */
+export function exitCodeFor(status: number): number {
+  if (status === 404) return 2;
+  if (status === 401 || status === 403) return 3;
+  if (status === 409 || status === 412 || status === 422) return 4;
+  if (status >= 400 && status < 500) return 1;
+  return 5;
+}
+
+// Exact decimals survive the round trip where Node can (JSON.parse source text access, Node 22+): a number whose
+// double does not print as written is kept as its text (JSON.rawJSON, which JSON.stringify writes back verbatim).
+const raw = (JSON as { rawJSON?: (text: string) => unknown }).rawJSON;
+export const parseJson = (text: string): unknown =>
+  raw
+    ? JSON.parse(text, (_key, value, context?: { source?: string }) =>
+        typeof value === 'number' && context?.source && String(value) !== context.source ? raw(context.source) : value,
+      )
+    : JSON.parse(text);
+
+export async function main(argv: string[], env: NodeJS.ProcessEnv, readStdin: () => string): Promise<number> {
+  let args: ReturnType<typeof parse>;
+  try {
+    if (argv.some((a) => /^--(key|api-key|token|credential)(=|$)/.test(a)))
+      throw new UsageError('the credential is read from CONTENT_API_KEY only, never from arguments (CI logs them)');
+    args = parse(argv);
+    if (args.values.help) {
+      process.stdout.write(USAGE);
+      return 0;
+    }
+    const result = await run(args, env, readStdin);
+    process.stdout.write(`${result}\n`);
+    return 0;
+  } catch (error) {
+    if (error instanceof ContentApiError) {
+      const at = error.index === undefined ? '' : ` (operation ${error.index})`;
+      process.stderr.write(`content-api: ${error.code}${at}: ${error.message} [HTTP ${error.status}]\n`);
+      return exitCodeFor(error.status);
+    }
+    const message = error instanceof Error ? error.message : String(error);
+    process.stderr.write(`content-api: ${message}\nRun content-api --help for the usage.\n`);
+    return error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') ? 1 : 5;
+  }
+}
+
+function parse(argv: string[]) {
+  return parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      project: { type: 'string', short: 'p' },
+      'if-match': { type: 'string' },
+      'idempotency-key': { type: 'string' },
+      string: { type: 'boolean' },
+      raw: { type: 'boolean' },
+      file: { type: 'string', short: 'f' },
+      index: { type: 'string' },
+      by: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+}
+
+async function run(args: ReturnType<typeof parse>, env: NodeJS.ProcessEnv, readStdin: () => string): Promise<string> {
+  const { values, positionals } = args;
+  const [command, ...rest] = positionals;
+  const need = (count: number, names: string) => {
+    if (rest.length !== count) throw new UsageError(`${command} takes ${names || 'no arguments'}`);
+    return rest as string[];
+  };
+  const json = (text: string, what: string) => {
+    try {
+      return parseJson(text);
+    } catch {
+      throw new UsageError(`${what} is not valid JSON (use --string for a string)`);
+    }
+  };
+  const value = (arg: string) => {
+    const text = arg === '-' ? readStdin() : arg;
+    return values.string ? text : json(text, 'the value');
+  };
+  const file = (): unknown => {
+    const name = values.file ?? '-';
+    let text: string;
+    try {
+      text = name === '-' ? readStdin() : readFileSync(name, 'utf8');
+    } catch (error) {
+      throw new UsageError(`cannot read ${name}: ${(error as Error).message}`);
+    }
+    return json(text, name === '-' ? 'stdin' : name);
+  };
+  const number = (text: string | undefined, option: string) => {
+    if (text === undefined) return undefined;
+    const parsed = json(text, option);
+    const kind = typeof parsed === 'number' || (JSON as { isRawJSON?: (v: unknown) => boolean }).isRawJSON?.(parsed);
+    if (!kind) throw new UsageError(`${option} must be a number`);
+    return parsed as number;
+  };
+
+  const url = env.CONTENT_API_URL;
+  const key = env.CONTENT_API_KEY;
+  const name = values.project ?? env.CONTENT_API_PROJECT;
+  if (!command) throw new UsageError('no command');
+  if (!url) throw new UsageError('CONTENT_API_URL is not set');
+  if (!key) throw new UsageError('CONTENT_API_KEY is not set');
+  if (!name) throw new UsageError('no project: pass --project @user/slug or set CONTENT_API_PROJECT');
+  let site: ReturnType<ReturnType<typeof createClient>['project']>;
+  try {
+    site = createClient({ baseUrl: url, credential: key, parse: parseJson }).project(name);
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const opts: WriteOptions = { ifMatch: values['if-match'], idempotencyKey: values['idempotency-key'] };
+
+  let result: { etag: string | null; value?: unknown };
+  switch (command) {
+    case 'get': {
+      if (rest.length > 1) throw new UsageError('get takes at most a path');
+      result = await site.get(rest[0]);
+      break;
+    }
+    case 'set':
+    case 'push': {
+      const [path, arg] = need(2, '<path> <value>');
+      result = await site[command](path!, value(arg!), opts);
+      break;
+    }
+    case 'insert': {
+      const [path, arg] = need(2, '<path> <value> --index n');
+      const index = number(values.index, '--index');
+      if (index === undefined) throw new UsageError('insert needs --index');
+      result = await site.insert(path!, value(arg!), index, opts);
+      break;
+    }
+    case 'increment':
+    case 'decrement': {
+      const [path] = need(1, '<path> [--by n]');
+      result = await site[command](path!, number(values.by, '--by'), opts);
+      break;
+    }
+    case 'delete': {
+      const [path] = need(1, '<path>');
+      result = await site.delete(path!, opts);
+      break;
+    }
+    case 'update': {
+      need(0, '');
+      const content = file();
+      if (!content || typeof content !== 'object' || Array.isArray(content))
+        throw new UsageError('update takes a JSON object (the whole new content)');
+      result = await site.update(content as Record<string, unknown>, opts);
+      break;
+    }
+    case 'batch': {
+      need(0, '');
+      const body = file() as { operations?: BatchOperation[] } | BatchOperation[];
+      result = await site.batch(Array.isArray(body) ? body : (body?.operations as BatchOperation[]), opts);
+      break;
+    }
+    case 'patch': {
+      need(0, '');
+      const body = file();
+      if (!body || typeof body !== 'object')
+        throw new UsageError('patch takes a JSON Patch array or a merge patch object');
+      result = Array.isArray(body) ? await site.patch(body, opts) : await site.mergePatch(body as never, opts);
+      break;
+    }
+    default:
+      throw new UsageError(`unknown command '${command}'`);
+  }
+  if (!values.raw) return JSON.stringify(result);
+  const bare = command === 'get' ? result.value : result.etag;
+  return typeof bare === 'string' ? bare : JSON.stringify(bare);
+}

@@ -1,0 +1,192 @@
+// @content-api/client: a typed client on fetch. Mutations carry a generated Idempotency-Key, so the retries of 503,
+// 409 WRITE_CONFLICT / IDEMPOTENCY_IN_PROGRESS and lost answers are applied once; every result carries the ETag.
+import { ContentApiError, type ErrorCode } from './errors';
+import type { Operations } from './generated/api';
+
+export { ContentApiError, type ErrorCode } from './errors';
+export type { ErrorBody, Operations } from './generated/api';
+export type { ServerErrorCode } from './generated/error-codes';
+
+export interface ClientOptions {
+  /** Where the API is served, e.g. `https://api.example.com` (routes are under `/api/`). */
+  baseUrl: string;
+  /** An API key or session token, or a function returning a fresh one (a JWT that expires): called once per call. */
+  credential?: string | (() => string | Promise<string>);
+  /** Retries after the first attempt (default 3); 0 turns retrying off. */
+  retries?: number;
+  /** Backoff (ms, default 200): retry n waits a random time up to min(maxRetryDelay, retryDelay * 2^n). */
+  retryDelay?: number;
+  /** The backoff's ceiling (ms, default 5000); a longer Retry-After is still honoured. */
+  maxRetryDelay?: number;
+  /** Default: the global fetch. */
+  fetch?: typeof fetch;
+  /** Parses response bodies (default JSON.parse); pass a lossless parser to keep every digit of exact decimals. */
+  parse?: (text: string) => unknown;
+}
+
+export interface RequestOptions {
+  signal?: AbortSignal;
+}
+
+export interface WriteOptions extends RequestOptions {
+  /** Write only if the content is still at this version (an `etag` from an earlier result); else a 412. */
+  ifMatch?: string;
+  /** Default: a new UUID per call, the same for its retries. */
+  idempotencyKey?: string;
+}
+
+/** A success body with the `ETag` the server sent (the content's version; null on management routes). */
+export type WithETag<T> = T & { etag: string | null };
+
+type Result<K extends keyof Operations> = Promise<WithETag<Operations[K]['response']>>;
+type Message = Promise<WithETag<{ message: string }>>;
+export type BatchOperation = Operations['batchContent']['body']['operations'][number];
+/** RFC 6902 JSON Patch; `path` is a JSON Pointer. */
+export type JsonPatchOperation =
+  | { op: 'add' | 'replace' | 'test'; path: string; value: unknown }
+  | { op: 'remove'; path: string }
+  | { op: 'move' | 'copy'; from: string; path: string };
+
+/** read: retried, no key; write: retried with an Idempotency-Key; once: never retried (management writes). */
+type Mode = 'read' | 'write' | 'once';
+
+const RETRIED_CONFLICTS = new Set(['WRITE_CONFLICT', 'IDEMPOTENCY_IN_PROGRESS']);
+
+// React Native and insecure browser contexts may lack randomUUID.
+const newKey = (): string =>
+  globalThis.crypto?.randomUUID?.() ?? Date.now().toString(36) + Math.random().toString(36).slice(2, 12).repeat(2);
+
+/** Retry-After in ms: delay-seconds or an HTTP date. */
+function retryAfter(value: string | null): number {
+  if (!value) return 0;
+  const seconds = Number(value);
+  return Number.isFinite(seconds) ? seconds * 1000 : Math.max(0, (Date.parse(value) || 0) - Date.now());
+}
+
+export function createClient(options: ClientOptions) {
+  const base = options.baseUrl.replace(/\/+$/, '');
+  const send = options.fetch ?? ((input, init) => fetch(input, init));
+  const parse = options.parse ?? JSON.parse;
+  const { retries = 3, retryDelay = 200, maxRetryDelay = 5000 } = options;
+
+  async function request<T>(
+    method: string,
+    path: string,
+    body: unknown,
+    opts: WriteOptions = {},
+    mode: Mode = 'read',
+    type = 'application/json',
+  ): Promise<WithETag<T>> {
+    const headers: Record<string, string> = { accept: 'application/json' };
+    // Resolved once: an Idempotency-Key is scoped to the credential, so every retry carries the same one.
+    const credential = typeof options.credential === 'function' ? await options.credential() : options.credential;
+    if (credential) headers.authorization = `Bearer ${credential}`;
+    if (body !== undefined) headers['content-type'] = type;
+    if (opts.ifMatch !== undefined) headers['if-match'] = opts.ifMatch;
+    if (mode === 'write') headers['idempotency-key'] = opts.idempotencyKey ?? newKey();
+    const init = { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: opts.signal };
+
+    for (let attempt = 0; ; attempt++) {
+      let error: ContentApiError;
+      let wait = 0;
+      try {
+        const res = await send(base + path, init);
+        const text = await res.text();
+        let data: unknown;
+        try {
+          data = text ? parse(text) : {};
+        } catch {
+          data = undefined;
+        }
+        const etag = res.headers.get('etag');
+        const body = (data !== null && typeof data === 'object' ? data : {}) as Record<string, unknown>;
+        if (res.ok && body === data) return { ...(body as T), etag };
+        const code = typeof body.code === 'string' ? (body.code as ErrorCode) : 'UNEXPECTED_RESPONSE';
+        error = new ContentApiError(typeof body.message === 'string' ? body.message : `HTTP ${res.status}`, {
+          status: res.status,
+          code,
+          index: typeof body.index === 'number' ? body.index : undefined,
+          etag,
+        });
+        if (!(res.status === 503 || (res.status === 409 && RETRIED_CONFLICTS.has(code)))) throw error;
+        wait = retryAfter(res.headers.get('retry-after'));
+      } catch (cause) {
+        if (cause instanceof ContentApiError) throw cause;
+        if (opts.signal?.aborted) throw cause;
+        // No answer, or one cut off: the request may have landed, which its Idempotency-Key makes safe to retry.
+        error = new ContentApiError(`no answer from the API: ${(cause as Error)?.message}`, {
+          status: 0,
+          code: 'NETWORK_ERROR',
+          cause,
+        });
+      }
+      if (mode === 'once' || attempt >= retries) throw error;
+      // Full jitter, but never sooner than the server asked.
+      const backoff = Math.random() * Math.min(maxRetryDelay, retryDelay * 2 ** attempt);
+      await new Promise((resolve) => setTimeout(resolve, Math.max(wait, backoff)));
+      opts.signal?.throwIfAborted();
+    }
+  }
+
+  /** `@alice/site`: its content, and its management routes (session credentials only). */
+  function project(name: string) {
+    const match = /^@([^/@]+)\/([^/]+)$/.exec(name);
+    if (!match) throw new TypeError(`a project is named "@user/slug", not ${JSON.stringify(name)}`);
+    const user = (username: string) => `@${encodeURIComponent(username.replace(/^@/, ''))}`;
+    const root = `/api/${user(match[1]!)}/${encodeURIComponent(match[2]!)}`;
+    const content = `${root}/content`;
+    const write = (op: string, body: unknown, opts?: WriteOptions): Message =>
+      request('POST', `${content}/${op}`, body, opts, 'write');
+    const amount = (path: string, by: number | undefined) => (by === undefined ? { path } : { path, value: by });
+
+    return {
+      /** The whole content, or the value at `path`; a missing path is a 404 PATH_NOT_FOUND. */
+      get: (path?: string, opts?: RequestOptions): Result<'getContent'> =>
+        request('GET', path === undefined ? content : `${content}?path=${encodeURIComponent(path)}`, undefined, opts),
+      set: (path: string, value: unknown, opts?: WriteOptions) => write('set', { path, value }, opts),
+      insert: (path: string, value: unknown, index: number, opts?: WriteOptions) =>
+        write('insert', { path, value, index }, opts),
+      push: (path: string, value: unknown, opts?: WriteOptions) => write('push', { path, value }, opts),
+      increment: (path: string, by?: number, opts?: WriteOptions) => write('increment', amount(path, by), opts),
+      decrement: (path: string, by?: number, opts?: WriteOptions) => write('decrement', amount(path, by), opts),
+      delete: (path: string, opts?: WriteOptions) => write('delete', { path }, opts),
+      update: (value: Operations['updateContent']['body']['content'], opts?: WriteOptions) =>
+        write('update', { content: value }, opts),
+      /** All or none; a failed operation's error carries its `index`. */
+      batch: (operations: BatchOperation[], opts?: WriteOptions) => write('batch', { operations }, opts),
+      /** RFC 6902 JSON Patch (PATCH content; needs a server with the PATCH route). */
+      patch: (operations: JsonPatchOperation[], opts?: WriteOptions): Message =>
+        request('PATCH', content, operations, opts, 'write', 'application/json-patch+json'),
+      /** RFC 7396 JSON Merge Patch (PATCH content; needs a server with the PATCH route). */
+      mergePatch: (doc: Record<string, unknown>, opts?: WriteOptions): Message =>
+        request('PATCH', content, doc, opts, 'write', 'application/merge-patch+json'),
+
+      createProject: (opts?: RequestOptions): Result<'createProject'> => request('POST', root, {}, opts, 'once'),
+      getProject: (opts?: RequestOptions): Result<'getProject'> => request('GET', root, undefined, opts),
+      deleteProject: (opts?: RequestOptions): Result<'deleteProject'> =>
+        request('DELETE', root, undefined, opts, 'once'),
+      keys: {
+        create: (body: Operations['createKey']['body'], opts?: RequestOptions): Result<'createKey'> =>
+          request('POST', `${root}/keys`, body, opts, 'once'),
+        list: (opts?: RequestOptions): Result<'listKeys'> => request('GET', `${root}/keys`, undefined, opts),
+        revoke: (id: string, opts?: RequestOptions): Result<'revokeKey'> =>
+          request('DELETE', `${root}/keys/${encodeURIComponent(id)}`, undefined, opts, 'once'),
+      },
+      members: {
+        list: (opts?: RequestOptions): Result<'listMembers'> => request('GET', `${root}/members`, undefined, opts),
+        put: (
+          member: string,
+          role: Operations['putMember']['body']['role'],
+          opts?: RequestOptions,
+        ): Result<'putMember'> => request('PUT', `${root}/members/${user(member)}`, { role }, opts, 'once'),
+        remove: (member: string, opts?: RequestOptions): Result<'removeMember'> =>
+          request('DELETE', `${root}/members/${user(member)}`, undefined, opts, 'once'),
+      },
+    };
+  }
+
+  return { project };
+}
+
+export type Client = ReturnType<typeof createClient>;
+export type Project = ReturnType<Client['project']>;

@@ -1,0 +1,147 @@
+// The published package as a user gets it: built and packed (npm pack), installed into a fresh project, imported
+// by Node and typechecked against its declarations, its bin run, and bundled for the browser with esbuild.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { type Project, newProject, state } from '../../../test/support/api';
+
+const root = join(__dirname, '../../..');
+// npm's own variables from an enclosing `npm test` would redirect the inner npm (prefix, cache, ...).
+const cleanEnv = () => Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^npm_/i.test(k)));
+const npm = (args: string[], cwd: string) =>
+  execFileSync('npm', args, { cwd, env: cleanEnv(), encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+
+let app: string;
+let files: string[];
+let p: Project;
+
+beforeAll(async () => {
+  p = await newProject();
+  const out = mkdtempSync(join(tmpdir(), 'content-api-pack-'));
+  // prepack builds client/dist (npm run build:client).
+  const [packed] = JSON.parse(npm(['pack', '--json', '--pack-destination', out], join(root, 'client')));
+  files = packed.files.map((f: { path: string }) => f.path).sort();
+  app = mkdtempSync(join(tmpdir(), 'content-api-app-'));
+  writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module' }));
+  npm(['install', '--offline', '--no-audit', '--no-fund', join(out, packed.filename)], app);
+}, 120_000);
+
+describe('@content-api/client as installed from its tarball', () => {
+  it('ships the bundles, declarations and the bin, and no sources or tests', () => {
+    expect(files).toEqual(
+      expect.arrayContaining(['package.json', 'dist/index.js', 'dist/index.d.ts', 'dist/cli.js', 'dist/errors.d.ts']),
+    );
+    expect(files.filter((f) => !/^(package\.json|README\.md|LICENSE|dist\/.+\.(js|d\.ts))$/.test(f))).toEqual([]);
+    const manifest = JSON.parse(readFileSync(join(app, 'node_modules/@content-api/client/package.json'), 'utf8'));
+    expect(manifest.dependencies ?? {}).toEqual({});
+  });
+
+  it('imports in Node (ESM) and talks to the API', () => {
+    writeFileSync(
+      join(app, 'use.mjs'),
+      `import { createClient, ContentApiError } from '@content-api/client';
+const site = createClient({ baseUrl: process.env.URL, credential: process.env.KEY }).project(process.env.PROJECT);
+const written = await site.set('from', 'node');
+const read = await site.get('from');
+const missing = await site.get('nope').catch((e) => e);
+console.log(JSON.stringify({ read, same: read.etag === written.etag, error: missing instanceof ContentApiError && missing.code }));`,
+    );
+    const run = spawnSync(process.execPath, ['use.mjs'], {
+      cwd: app,
+      env: { URL: process.env.TEST_API_URL, KEY: p.key, PROJECT: `${p.username}/${p.slug}` },
+      encoding: 'utf8',
+    });
+    expect(run.stderr).toBe('');
+    expect(JSON.parse(run.stdout)).toEqual({
+      read: { value: 'node', etag: expect.stringMatching(/^"/) },
+      same: true,
+      error: 'PATH_NOT_FOUND',
+    });
+  });
+
+  it('runs its bin, content-api, as a CI step would', async () => {
+    const run = spawnSync(join(app, 'node_modules/.bin/content-api'), ['push', 'builds', '{"sha":"abc","ok":true}'], {
+      cwd: app,
+      env: {
+        PATH: process.env.PATH,
+        CONTENT_API_URL: process.env.TEST_API_URL,
+        CONTENT_API_KEY: p.key,
+        CONTENT_API_PROJECT: `${p.username}/${p.slug}`,
+      },
+      encoding: 'utf8',
+    });
+    expect({ status: run.status, stderr: run.stderr }).toEqual({ status: 0, stderr: '' });
+    expect(JSON.parse(run.stdout)).toMatchObject({ message: 'Object pushed successfully' });
+    expect((await state(p)).value.builds).toEqual([{ sha: 'abc', ok: true }]);
+  });
+
+  it('typechecks against its declarations: typed results, batch operations and error codes', () => {
+    writeFileSync(
+      join(app, 'typed.ts'),
+      `import { ContentApiError, type ErrorCode, createClient } from '@content-api/client';
+const site = createClient({ baseUrl: 'https://api.example.com', credential: async () => 'jwt' }).project('@a/b');
+export async function use(): Promise<string | null> {
+  const { value, etag } = await site.get('a');
+  await site.batch([{ op: 'test', path: 'a', exists: false }, { op: 'increment', path: 'n', value: 2 }]);
+  const key = await site.keys.create({ name: 'ci', permissions: ['content:read'] });
+  const code: ErrorCode = 'WRITE_CONFLICT';
+  try { await site.set('a', value); } catch (e) { if (e instanceof ContentApiError && e.code === code) return key.key; }
+  return etag;
+}
+`,
+    );
+    writeFileSync(
+      join(app, 'bad.ts'),
+      `import { createClient, type ErrorCode } from '@content-api/client';
+const site = createClient({ baseUrl: 'x' }).project('@a/b');
+export const code: ErrorCode = 'NOT_A_CODE';
+export const op = site.batch([{ op: 'update', path: 'a' }]);
+export const role = site.members.put('@b', 'admin');
+`,
+    );
+    const options = [
+      '--noEmit',
+      '--strict',
+      '--module',
+      'esnext',
+      '--moduleResolution',
+      'bundler',
+      '--target',
+      'es2022',
+    ];
+    const tsc = (file: string) =>
+      spawnSync(join(root, 'node_modules/.bin/tsc'), [...options, '--lib', 'es2023,dom', file], {
+        cwd: app,
+        encoding: 'utf8',
+      });
+    expect(tsc('typed.ts')).toMatchObject({ status: 0, stdout: '' });
+    const bad = tsc('bad.ts');
+    expect(bad.status).not.toBe(0);
+    expect(bad.stdout.match(/bad\.ts\(\d+,\d+\): error/g)).toHaveLength(3);
+  });
+
+  it('bundles for the browser with esbuild, with nothing from Node, under 5 KB gzipped', async () => {
+    writeFileSync(
+      join(app, 'browser.js'),
+      `import { createClient } from '@content-api/client';
+window.site = createClient({ baseUrl: location.origin, credential: () => 'jwt' }).project('@a/b');`,
+    );
+    const { build } = await import('esbuild');
+    const result = await build({
+      absWorkingDir: app,
+      entryPoints: ['browser.js'],
+      bundle: true,
+      minify: true,
+      platform: 'browser',
+      format: 'esm',
+      write: false,
+      logLevel: 'silent',
+    });
+    const code = result.outputFiles[0]!.text;
+    expect(code).not.toMatch(/node:|require\(|process\./);
+    expect(code).toContain('idempotency-key');
+    expect(gzipSync(code).length).toBeLessThan(5 * 1024);
+  });
+});

@@ -1,0 +1,49 @@
+// The client package (client/): its types generated from the API's own sources, then its bundles and declarations.
+// `npm run build:client` writes client/src/generated/ (committed; a unit test fails when it drifts from
+// docs/openapi.json or the error catalogue), bundles client/dist with esbuild and prints the core's gzipped size.
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { build } from 'esbuild';
+import { renderApiTypes, renderErrorCodes } from './client-types';
+
+const root = join(import.meta.dirname, '..');
+const client = join(root, 'client');
+const GENERATED = {
+  api: join(client, 'src/generated/api.ts'),
+  errorCodes: join(client, 'src/generated/error-codes.ts'),
+};
+
+// Unchanged files are left alone: a test may be reading them while the package test builds.
+function writeIfChanged(file: string, text: string): void {
+  if (!existsSync(file) || readFileSync(file, 'utf8') !== text) writeFileSync(file, text);
+}
+
+async function main(): Promise<void> {
+  mkdirSync(dirname(GENERATED.api), { recursive: true });
+  // Kept out of Biome (biome.json): the drift test compares them with the renderer's output byte for byte.
+  writeIfChanged(GENERATED.api, renderApiTypes(JSON.parse(readFileSync(join(root, 'docs/openapi.json'), 'utf8'))));
+  writeIfChanged(GENERATED.errorCodes, renderErrorCodes());
+  if (process.argv.includes('--types-only')) return;
+
+  const dist = join(client, 'dist');
+  rmSync(dist, { recursive: true, force: true });
+  const common = { bundle: true, format: 'esm', platform: 'neutral', target: 'es2022', logLevel: 'warning' } as const;
+  await build({ ...common, entryPoints: [join(client, 'src/index.ts')], outfile: join(dist, 'index.js') });
+  await build({
+    ...common,
+    platform: 'node',
+    entryPoints: [join(client, 'src/bin.ts')],
+    outfile: join(dist, 'cli.js'),
+    banner: { js: '#!/usr/bin/env node' },
+  });
+  execFileSync(join(root, 'node_modules/.bin/tsc'), ['-p', join(client, 'tsconfig.build.json')], { stdio: 'inherit' });
+
+  // The size an app pays: the core minified as a bundler would (everything imported), then gzipped.
+  const minified = await build({ ...common, entryPoints: [join(client, 'src/index.ts')], minify: true, write: false });
+  const bytes = minified.outputFiles[0]!.contents;
+  console.error(`client core: ${bytes.length} B minified, ${gzipSync(bytes, { level: 9 }).length} B minified+gzipped`);
+}
+
+await main();
