@@ -1,10 +1,5 @@
 // Content store: sends compiled operations to DynamoDB (one UpdateItem on the fast path) and handles the slow paths.
-import {
-  type AttributeValue,
-  ConditionalCheckFailedException,
-  GetItemCommand,
-  UpdateItemCommand,
-} from '@aws-sdk/client-dynamodb';
+import { type AttributeValue, ConditionalCheckFailedException, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import Big from 'big.js';
 import { createHash, randomBytes } from 'node:crypto';
 import { fragmentBytes, tableName } from '../config/env';
@@ -39,7 +34,6 @@ import {
   type UpdateRequest,
   type WriteEnvelope,
   compileBatchWrite,
-  compileRead,
   compileWrite,
   growthBound,
   isAssumptionRefused,
@@ -64,14 +58,7 @@ import {
 import { BadRequest, Conflict, HttpError, PayloadTooLarge, PreconditionFailed } from '../config/errors';
 import type { Segments } from '../paths';
 import { AccessProof, type Need, type Principal, readEpoch } from '../auth/access';
-import {
-  type ProjectRef,
-  epochSeconds,
-  incarnationOf,
-  itemKeyAttributes,
-  projectPk,
-  readProjectItem,
-} from '../schema/items';
+import { type ProjectRef, itemKeyAttributes, projectPk } from '../schema/items';
 
 export interface WriteRequest {
   project: ProjectRef;
@@ -90,7 +77,7 @@ export interface WriteResult {
   etag: string;
 }
 
-const key = (project: ProjectRef) => itemKeyAttributes(projectPk(project));
+const _key = (project: ProjectRef) => itemKeyAttributes(projectPk(project));
 
 const contentTooLarge = () =>
   new PayloadTooLarge('CONTENT_TOO_LARGE', `the content would exceed ${MAX_CONTENT_BYTES} bytes; nothing was changed`);
@@ -359,13 +346,7 @@ const segmentAfter = async (grant: Grant, key: string, sent: Sent) =>
  * What stands between a request and the segment it reached: none (ok), a segment that is gone (walk again from the
  * root), or an epoch that is not the grant's (a revocation: verify the credential again; an older segment is stamped).
  */
-async function settle(
-  request: Omit<WriteRequest, 'op'>,
-  grant: Grant,
-  segment: Segment | undefined,
-  key: string,
-  need: Need,
-): Promise<'ok' | 'gone' | Grant> {
+async function settle(grant: Grant, segment: Segment | undefined, key: string): Promise<'ok' | 'gone' | Grant> {
   if (segment === undefined) {
     if (key !== ROOT_KEY) {
       forgetLocations(grant.inc);
@@ -417,7 +398,7 @@ export async function writeContent(request: WriteRequest): Promise<WriteResult> 
         segment = await getSegment(grant.inc, at.key);
       }
     }
-    const settled = await settle(request, grant, segment, at.key, 'write');
+    const settled = await settle(grant, segment, at.key);
     if (settled !== 'ok') {
       if (settled === 'gone') at = { key: ROOT_KEY, depth: 0 };
       else grant = settled;
@@ -604,7 +585,7 @@ export async function writeBatch(request: BatchWriteRequest): Promise<WriteResul
       if (sent?.ok) return { etag: formatEtag(token) };
       segment = sent ? await segmentAfter(grant, at.key, sent) : await getSegment(grant.inc, at.key);
     }
-    const settled = await settle(request, grant, segment, at.key, 'write');
+    const settled = await settle(grant, segment, at.key);
     if (settled !== 'ok') {
       if (settled === 'gone') at = { key: ROOT_KEY, depth: 0 };
       else grant = settled;
