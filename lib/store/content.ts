@@ -552,7 +552,8 @@ function assertBatchFits(key: string, tree: JsonObject, ops: readonly BatchOpera
   for (let i = 1; i <= ops.length; i++) {
     if (!fits(planBatch(tree, ops.slice(0, i), UNBOUNDED).content)) {
       const error = contentTooLarge();
-      error.index = i - 1;
+      // As the planner names them: a merge patch is one operation, without an index.
+      if (ops[i - 1]?.kind !== 'merge') error.index = i - 1;
       throw error;
     }
   }

@@ -12,7 +12,7 @@ import {
   UpdateItemCommand,
   type WriteRequest as BatchWriteEntry,
 } from '@aws-sdk/client-dynamodb';
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { tableName } from '../config/env';
 import { ROOT_KEY } from '../content/fragments';
 import { type Json, storedSize } from '../content/json';
@@ -215,7 +215,9 @@ export async function commitRewrite(rewrite: Rewrite): Promise<Committed> {
     after = dropped.slice(room);
   }
   try {
-    await dynamo.send(new TransactWriteItemsCommand({ TransactItems: first }));
+    // The SDK's own retries resend this token: a transaction applied whose answer was lost is not applied again,
+    // even when another write has since taken its request-token slot.
+    await dynamo.send(new TransactWriteItemsCommand({ TransactItems: first, ClientRequestToken: randomUUID() }));
   } catch (error) {
     if (error instanceof TransactionCanceledException) {
       const reason = error.CancellationReasons?.[0];

@@ -367,7 +367,12 @@ describe('injected DynamoDB faults', () => {
       doubleStorage++;
       const [first, second] = list as [(typeof list)[0], (typeof list)[0]];
       const reused = applied.some(
-        (w) => w.slot === first.slot && w.token !== token && w.seq > first.seq && w.seq < second.seq,
+        (w) =>
+          w.slot === first.slot &&
+          w.segment === first.segment &&
+          w.token !== token &&
+          w.seq > first.seq &&
+          w.seq < second.seq,
       );
       if (reused) explained++;
       else
