@@ -509,6 +509,23 @@ function commonPrefix(ops: readonly BatchOperation[]): Segments {
 }
 
 /**
+ * The paths an operation reads or changes: its own (and a JSON Patch's `from`), every leaf of a merge patch. The
+ * segments along them, and below their values, are what the batch is planned on.
+ */
+function touchedPaths(op: BatchOperation): Segments[] {
+  if ('segments' in op) return [op.segments];
+  if (op.kind === 'patch') return op.from === undefined ? [op.path] : [op.path, op.from];
+  if (op.kind !== 'merge') return [];
+  const paths: Segments[] = [];
+  const leaves = (value: Json, prefix: string[]) => {
+    if (!isObject(value) || Object.keys(value).length === 0) paths.push(prefix);
+    else for (const k of Object.keys(value)) leaves(value[k] as Json, [...prefix, k]);
+  };
+  leaves(op.patch, []);
+  return paths;
+}
+
+/**
  * The content a batch works on, from the segment `top`: that segment's fragment with every segment its operations'
  * paths run into (and every one below a value they test, replace or delete) put in place of its stub. Stubs off
  * those paths stay stubs. Returns the tree and the segments read below `top`.
@@ -520,10 +537,9 @@ async function loadForBatch(
 ): Promise<{ tree: Json; below: Segment[] }> {
   const loaded = new Map<string, Segment>();
   const fragmentOf = (key: string) => loaded.get(key)?.fragment;
-  for (const op of ops) {
-    if (!('segments' in op)) continue;
+  for (const path of ops.flatMap(touchedPaths)) {
     let segment = top;
-    let rest = op.segments;
+    let rest = path;
     for (;;) {
       const located = locate(segment.fragment, rest, true);
       if (located.at === 'here') break;

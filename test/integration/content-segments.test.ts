@@ -61,7 +61,9 @@ describe('a content larger than one segment', () => {
   it('is stored over several segments of at most 4 KB and read back exactly, whole and by path', async () => {
     const p = await project(content);
     const segments = await expectSegmentsWithinBudget(p);
-    expect(segments.length).toBeGreaterThan(Math.floor(JSON.stringify(content).length / fragmentBytes()));
+    // The root keeps at most half a budget: all but a section or two move to segments of their own (or further).
+    expect(segments.length).toBeGreaterThanOrEqual(11);
+    expect(JSON.stringify(content).length).toBeGreaterThan(fragmentBytes());
     expect((await get(p)).body).toEqual({ value: content });
     for (const path of ['s0', 's7.f3', 's11.n']) {
       const [section, field] = path.split('.') as [string, string | undefined];
