@@ -11,7 +11,6 @@ export const handler = managementRoute({
       owner: item!.owner,
       role: item!.role,
       createdAt: item!.createdAt,
-      version: item!.version,
     },
   }),
 });

@@ -13,3 +13,10 @@ export function optionalEnv(name: string): string | undefined {
 
 /** The single DynamoDB table that holds projects, users, sessions, API key records and idempotency records. */
 export const tableName = () => requireEnv('TABLE_NAME');
+
+/**
+ * The most a segment's fragment may hold before a write cuts it (DynamoDB-counted bytes), leaving room in a 4 KB item
+ * for its key, version, ETag and token slots: so a small write costs at most 4 write units. `SEGMENT_FRAGMENT_BYTES`
+ * sets it lower for tests that want small contents spread over many segments.
+ */
+export const fragmentBytes = (): number => Number(optionalEnv('SEGMENT_FRAGMENT_BYTES') ?? 3072);

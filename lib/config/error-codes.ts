@@ -221,9 +221,14 @@ export const ERROR_CODES = {
     message: `the request body must be at most ${MAX_BODY_BYTES} bytes`,
   },
   CONTENT_TOO_LARGE: {
-    when: 'The content would grow beyond its limit',
+    when: 'An array, or an object whose members are all scalars, would grow beyond what one segment holds',
     status: 413,
     message: `the content would exceed ${MAX_CONTENT_BYTES} bytes; nothing was changed`,
+  },
+  RESPONSE_TOO_LARGE: {
+    when: 'The value at the path is larger than one response carries (4 MiB as DynamoDB counts bytes)',
+    status: 413,
+    message: 'the value is larger than 4194304 bytes; read the parts below it one by one',
   },
   UNSUPPORTED_MEDIA_TYPE: {
     when: 'Content-Type is not JSON (on PATCH: not application/json-patch+json or application/merge-patch+json)',

@@ -9,14 +9,36 @@ import { MAX_DEPTH, MAX_KEY_LENGTH, MAX_NUMBER_MAGNITUDE, MIN_NUMBER_MAGNITUDE, 
  * exact decimal that keeps its digits as text (lossless-json's LosslessNumber), such as a 20-digit id or 1e-130.
  */
 export type JsonNumber = number | LosslessNumber;
-export type Json = null | boolean | JsonNumber | string | Json[] | JsonObject;
+export type Json = null | boolean | JsonNumber | string | Stub | Json[] | JsonObject;
 export interface JsonObject {
   [key: string]: Json;
 }
 export { LosslessNumber };
 
+/**
+ * Where a stored fragment of the content refers to another segment (docs/design/storage.md, section 4): the child
+ * segment's sort key. Stored as a binary value, a type client content never has, so it is never mistaken for data.
+ * The key is a private field: no path step (an own property) can reach into a stub, and the model treats a stub
+ * as a leaf. A client never sees one: reads replace every stub by the segment it names.
+ */
+export class Stub {
+  readonly #key: string;
+  constructor(key: string) {
+    this.#key = key;
+  }
+  get key(): string {
+    return this.#key;
+  }
+}
+
 export function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof LosslessNumber);
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    !Array.isArray(value) &&
+    !(value instanceof LosslessNumber) &&
+    !(value instanceof Stub)
+  );
 }
 
 export const isJsonNumber = (value: unknown): value is JsonNumber =>
@@ -147,6 +169,7 @@ function numberSize(n: JsonNumber): number {
 /** The size DynamoDB counts for a value, in bytes (its published item-size rules). */
 export function storedSize(value: Json): number {
   if (value === null || typeof value === 'boolean') return 1;
+  if (value instanceof Stub) return Buffer.byteLength(value.key, 'utf8');
   if (isJsonNumber(value)) return numberSize(value);
   if (typeof value === 'string') return Buffer.byteLength(value, 'utf8');
   if (Array.isArray(value)) return value.reduce<number>((sum, v) => sum + 1 + storedSize(v), 3);

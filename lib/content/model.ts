@@ -245,7 +245,12 @@ const copyOf = (node: Json): Json => (Array.isArray(node) ? node.slice() : { ...
  * `owned` (copies an earlier call made, recorded there) are changed in place instead: a batch copies each once.
  */
 export function applyAction(root: JsonObject, action: Action, owned?: WeakSet<object>): JsonObject {
-  if (action.steps.length === 0) return cloneJson((action as { value: Json }).value) as JsonObject;
+  if (action.steps.length === 0) {
+    if (action.kind === 'set') return cloneJson(action.value) as JsonObject;
+    // Changing the root itself (a segment's root can be an array): as a member of a holder.
+    const held = applyAction({ r: root } as JsonObject, { ...action, steps: ['r'] } as Action, owned);
+    return held.r as JsonObject;
+  }
   const own = (node: Json): Json => {
     if (owned?.has(node as object)) return node;
     const copy = copyOf(node);

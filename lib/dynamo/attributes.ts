@@ -1,6 +1,6 @@
 // Attribute values: converts JSON content to DynamoDB AttributeValues and back without touching prototypes.
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { type Json, type JsonObject, LosslessNumber, isObject, jsonNumber, setOwn } from '../content/json';
+import { type Json, type JsonObject, LosslessNumber, Stub, isObject, jsonNumber, setOwn } from '../content/json';
 
 // util-dynamodb builds maps with `acc[key] = ...`, which drops or rewires a `__proto__` key; content needs exact keys.
 export function toAttribute(value: Json): AttributeValue {
@@ -9,6 +9,7 @@ export function toAttribute(value: Json): AttributeValue {
   if (typeof value === 'number') return { N: String(value) };
   if (value instanceof LosslessNumber) return { N: value.value };
   if (typeof value === 'string') return { S: value };
+  if (value instanceof Stub) return { B: Buffer.from(value.key, 'utf8') };
   if (Array.isArray(value)) return { L: value.map(toAttribute) };
   const map: Record<string, AttributeValue> = {};
   for (const key of Object.keys(value)) {
@@ -34,7 +35,9 @@ export function fromAttribute(attribute: AttributeValue): Json {
     for (const key of Object.keys(attribute.M)) setOwn(object, key, fromAttribute(attribute.M[key] as AttributeValue));
     return object;
   }
-  // Sets and binaries are never written by this service.
+  // A binary is a stub: where the content continues in another segment.
+  if (attribute.B !== undefined) return new Stub(Buffer.from(attribute.B).toString('utf8'));
+  // Sets are never written by this service.
   throw new Error('unsupported attribute type in content');
 }
 

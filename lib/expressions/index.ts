@@ -6,7 +6,7 @@ import { fastForms } from '../content/patch';
 import { type JsonNumber, approximate, storedSize } from '../content/json';
 import { toAttribute } from '../dynamo/attributes';
 import { asIndex, type Segments } from '../paths';
-import { MAX_CONTENT_BYTES } from '../config/limits';
+import { fragmentBytes } from '../config/env';
 import { A, slotAttribute } from '../schema/attributes';
 
 /** What a write proves about its caller: the grant epoch and incarnation its credential was verified at. */
@@ -24,6 +24,10 @@ export interface WriteEnvelope {
   ifMatch?: readonly string[];
   /** Read-then-write: the version that was read. */
   expectedVersion?: number;
+  /** Segments: a set or delete without reading needs its first key to hold no stubs (A.stubsUnder). */
+  guardStubs?: boolean;
+  /** Segments: a write that rewrites the fragment records where its stubs now are (A.stubsUnder). */
+  stubsUnder?: Record<string, number>;
   /**
    * The content-size estimate: `growth` adds a bound and checks the budget (fast path; nothing for a bound of 0); `exact` resets it (writes
    * guarded by the version); `added` adds what a guarded read-then-write grows it by, already checked in memory.
@@ -332,6 +336,10 @@ export function compileEnvelope(state: ExpressionState, envelope: WriteEnvelope)
   if (envelope.expectedVersion !== undefined) {
     state.conditions.push(`${version} = ${state.number(envelope.expectedVersion)}`);
   }
+  if (envelope.stubsUnder !== undefined) {
+    const counts = Object.entries(envelope.stubsUnder).map(([k, n]) => [k, { N: String(n) }] as const);
+    state.sets.push(`${state.name(A.stubsUnder)} = ${state.value({ M: Object.fromEntries(counts) })}`);
+  }
   if (bytes === undefined) return;
   if ('exact' in envelope.size) {
     state.sets.push(`${bytes} = ${state.number(envelope.size.exact)}`);
@@ -339,7 +347,7 @@ export function compileEnvelope(state: ExpressionState, envelope: WriteEnvelope)
     state.sets.push(`${bytes} = ${bytes} + ${state.number(envelope.size.added)}`);
   } else {
     state.sets.push(`${bytes} = ${bytes} + ${state.number(envelope.size.growth)}`);
-    state.conditions.push(`${bytes} <= ${state.number(MAX_CONTENT_BYTES - envelope.size.growth)}`);
+    state.conditions.push(`${bytes} <= ${state.number(fragmentBytes() - envelope.size.growth)}`);
   }
 }
 
@@ -363,6 +371,17 @@ export function growthBound(op: ContentOperation): number {
   }
 }
 
+/** A set or delete without reading replaces what is there: its first key must lead to no stub (A.stubsUnder). */
+function compileStubGuards(state: ExpressionState, ops: readonly ContentOperation[]): void {
+  const firsts = new Set<string>();
+  for (const op of ops) {
+    if ((op.kind === 'set' || op.kind === 'delete') && op.segments.length > 0) firsts.add(op.segments[0] as string);
+  }
+  for (const first of firsts) {
+    state.conditions.push(`attribute_not_exists(${state.name(A.stubsUnder)}.${state.name(first)})`);
+  }
+}
+
 /** One UpdateItem for a write: the fast form of the operation, or a concrete action (and its guards) after a read. */
 export function compileWrite(
   change: { op: ContentOperation } | { action: Action; guards?: readonly Guard[] },
@@ -371,6 +390,7 @@ export function compileWrite(
   const state = new ExpressionState();
   if ('op' in change) {
     if (!compileFastOperation(state, change.op)) return undefined;
+    if (envelope.guardStubs) compileStubGuards(state, [change.op]);
   } else {
     compileAction(state, change.action);
     compileGuards(state, change.guards ?? []);
@@ -432,6 +452,7 @@ export function compileBatchWrite(
   if (writes.length > 1 && writes.some(removesElement)) return undefined;
   const state = new ExpressionState();
   for (const op of writes) if (!compileFastOperation(state, op)) return undefined;
+  if (envelope.guardStubs) compileStubGuards(state, writes);
   for (const segments of present)
     state.conditions.push(`attribute_exists(${state.path(assumeSteps(segments) as Step[])})`);
   const growth = writes.reduce((sum, op) => sum + growthBound(op), 0);

@@ -75,7 +75,8 @@ export const CONTENT_ROUTES: readonly RouteDoc[] = [
     versioned: 'read',
     success: {
       status: 200,
-      description: 'The value; `ETag` carries the current version of the content.',
+      description:
+        'The value; `ETag` carries the version of that value (send it back in `If-Match` with a write to the same path).',
       schema: {
         type: 'object',
         properties: { value: { description: 'The JSON value at `path`, or the whole content (an object).' } },
@@ -84,7 +85,7 @@ export const CONTENT_ROUTES: readonly RouteDoc[] = [
       },
       example: { value: { data: { items: ['a', 'b'], count: 3 } } },
     },
-    errors: [...ACCESS_ERRORS, ...PATH, 'PATH_NOT_FOUND'],
+    errors: [...ACCESS_ERRORS, ...PATH, 'PATH_NOT_FOUND', 'RESPONSE_TOO_LARGE'],
   },
   contentMutation('set', {
     summary: 'Set a value',

@@ -56,7 +56,6 @@ export const MANAGEMENT_ROUTES: readonly RouteDoc[] = [
         owner: string,
         role: { enum: ['owner', 'editor', 'viewer'] },
         createdAt: time,
-        version: { type: 'integer', description: 'Bumped by every write of the content.' },
       }),
       example: {
         username: '@demo',
@@ -64,7 +63,6 @@ export const MANAGEMENT_ROUTES: readonly RouteDoc[] = [
         owner: '@demo',
         role: 'owner',
         createdAt: '2025-01-31T12:00:00.000Z',
-        version: 7,
       },
     },
     errors: ACCESS_ERRORS,

@@ -1,6 +1,6 @@
 // Attributes: the names a project's items' attributes have on disk (short where DynamoDB reads them per request).
 
-/** Attribute names of a project's head (which holds the content for now) and its grant items. */
+/** Attribute names of a project's head, its grant items and its content's segments (which carry `ge` and `inc` too). */
 export const A = {
   content: 'content',
   version: 'ver',
@@ -28,6 +28,11 @@ export const A = {
   incarnation: 'inc',
   /** When the project was created (ISO time); names the incarnation of projects created before `inc` existed. */
   createdAt: 'createdAt',
+  /**
+   * A segment's stubs by the first key of their path (key → count): a write that replaces or deletes a member
+   * without reading first is conditioned on its first key having none, so it never orphans a segment unseen.
+   */
+  stubsUnder: 'un',
 } as const;
 
 /** Request-token slots: each write records its token in one, so a retried write can tell it already applied. */

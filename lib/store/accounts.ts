@@ -6,9 +6,9 @@ import { randomBytes } from 'node:crypto';
 import { tableName } from '../config/env';
 import { documents, dynamo } from '../dynamo/client';
 import { A, type Permission } from '../schema/attributes';
-import { storedSize } from '../content/json';
 import { newApiKey, newSessionToken } from '../auth/credentials';
-import { readHeadAndGrant } from '../auth/access';
+import { createRoot, stampSegments } from './segments';
+import { readEpoch, readHeadAndGrant } from '../auth/access';
 import { type ProjectRole, roleAllows, roleOf } from '../policy';
 import {
   type KeyRecord,
@@ -74,7 +74,6 @@ export async function ensureUser(username: string): Promise<void> {
 /** A project's head without its content, and the caller's standing in it. */
 export interface ProjectMeta {
   owner?: string;
-  version: number;
   createdAt: string;
   inc: string;
   /** The caller's role, when `username` was given: owner, a member's role, or undefined. */
@@ -83,13 +82,12 @@ export interface ProjectMeta {
 
 /** The project's head and (for `username`) the member grant, with one strongly consistent BatchGetItem. */
 export async function readProjectMeta(project: ProjectRef, username?: string): Promise<ProjectMeta | undefined> {
-  const { head, grant } = await readHeadAndGrant(project, { kind: 'user', username: username ?? '' }, [A.version]);
+  const { head, grant } = await readHeadAndGrant(project, { kind: 'user', username: username ?? '' });
   if (!head) return undefined;
   const owner = head[A.owner]?.S;
   const role = grant?.[A.role]?.S;
   return {
     owner,
-    version: Number(head[A.version]?.N ?? 0),
     createdAt: head[A.createdAt]?.S ?? '',
     inc: incarnationOf(head),
     role: username === undefined ? undefined : roleOf({ owner, members: role ? { [username]: role } : {} }, username),
@@ -99,21 +97,18 @@ export async function readProjectMeta(project: ProjectRef, username?: string): P
 /** A new project: empty content, version 1, the owner, grant epoch 0; fails if the project exists. */
 export async function createProject(project: ProjectRef): Promise<{ createdAt: string }> {
   const createdAt = new Date().toISOString();
+  const incarnation = randomBytes(16).toString('base64url');
   try {
     await dynamo.send(
       new PutItemCommand({
         TableName: tableName(),
         Item: {
           ...itemKeyAttributes(projectPk(project)),
-          [A.content]: { M: {} },
-          [A.version]: { N: '1' },
-          [A.etag]: { S: randomBytes(16).toString('base64url') },
-          [A.bytes]: { N: String(storedSize({})) },
           [A.owner]: { S: project.username },
           [A.grantEpoch]: { N: '0' },
           [A.keyCount]: { N: '0' },
           [A.memberCount]: { N: '0' },
-          [A.incarnation]: { S: randomBytes(16).toString('base64url') },
+          [A.incarnation]: { S: incarnation },
           [A.createdAt]: { S: createdAt },
         },
         ConditionExpression: 'attribute_not_exists(pk)',
@@ -123,6 +118,7 @@ export async function createProject(project: ProjectRef): Promise<{ createdAt: s
     if (isConditionFailure(error)) throw new AccountError('EXISTS', `project ${projectName(project)} already exists`);
     throw error;
   }
+  await createRoot(incarnation, 0);
   return { createdAt };
 }
 
@@ -252,6 +248,16 @@ export async function createApiKey(
 }
 
 /**
+ * A revocation's second half: the content's segments take the head's new grant epoch before the revocation answers,
+ * so a grant remembered from before it fails on whichever segment it writes or reads next (docs/design/storage.md 6).
+ */
+async function stampContent(project: ProjectRef, inc: string): Promise<void> {
+  const head = await readEpoch(project);
+  const epoch = Number(head?.[A.grantEpoch]?.N ?? 0);
+  if (head) await stampSegments(inc, epoch);
+}
+
+/**
  * One transaction: the grant and the key index record go, the key count goes down and the grant epoch advances,
  * so the key fails its very next request in any warm Lambda. NOT_FOUND when the project holds no such key.
  */
@@ -281,6 +287,7 @@ export async function revokeApiKey(project: ProjectRef, id: string): Promise<voi
     }
     throw error;
   }
+  await stampContent(project, inc);
 }
 
 const memberGrant = (project: ProjectRef, member: string) => itemKey(projectPk(project), memberGrantSk(member));
@@ -322,6 +329,7 @@ export async function setMember(project: ProjectRef, member: string, role: Role)
               ':cap': MAX_MEMBERS_PER_PROJECT,
             });
         await documents.send(new TransactWriteCommand({ TransactItems: [{ Put: put }, head] }));
+        if (lowered) await stampContent(project, meta.inc);
       }
       return;
     } catch (error) {
@@ -363,4 +371,5 @@ export async function removeMember(project: ProjectRef, member: string): Promise
     if (refusedItems(error).length > 0) throw new AccountError('NOT_FOUND', missing);
     throw error;
   }
+  await stampContent(project, inc);
 }

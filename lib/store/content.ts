@@ -1,16 +1,23 @@
 // Content store: sends compiled operations to DynamoDB (one UpdateItem on the fast path) and handles the slow paths.
-import {
-  type AttributeValue,
-  ConditionalCheckFailedException,
-  GetItemCommand,
-  UpdateItemCommand,
-} from '@aws-sdk/client-dynamodb';
+import { type AttributeValue, ConditionalCheckFailedException, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import Big from 'big.js';
 import { createHash, randomBytes } from 'node:crypto';
-import { tableName } from '../config/env';
-import { MAX_CONTENT_BYTES, MAX_WRITE_ATTEMPTS } from '../config/limits';
+import { fragmentBytes, tableName } from '../config/env';
+import { MAX_BODY_BYTES, MAX_CONTENT_BYTES, MAX_WRITE_ATTEMPTS } from '../config/limits';
 import { type BatchOperation, planBatch } from '../content/batch';
-import { type Json, type JsonNumber, decimalOf, numberError, numberProblem, storedSize } from '../content/json';
+import { MissingSegment, type Piece, ROOT_KEY, assemble, cut, locate, stubsIn } from '../content/fragments';
+import {
+  type Json,
+  type JsonNumber,
+  type JsonObject,
+  Stub,
+  decimalOf,
+  isObject,
+  numberError,
+  numberProblem,
+  setOwn,
+  storedSize,
+} from '../content/json';
 import {
   type Action,
   type ContentOperation,
@@ -19,6 +26,7 @@ import {
   applyAction,
   plan,
   valueAt,
+  walk,
 } from '../content/model';
 import { dynamo } from '../dynamo/client';
 import { currentDeadline } from '../dynamo/deadline';
@@ -26,17 +34,31 @@ import {
   type UpdateRequest,
   type WriteEnvelope,
   compileBatchWrite,
-  compileRead,
   compileWrite,
   growthBound,
   isAssumptionRefused,
   roomFor,
 } from '../expressions';
-import { A, TOKEN_SLOTS, slotAttribute } from '../schema/attributes';
+import { A, TOKEN_SLOTS } from '../schema/attributes';
+import {
+  type Segment,
+  commitRewrite,
+  createRoot,
+  etagOf,
+  forgetLocations,
+  getSegment,
+  learnLocation,
+  lookupLocation,
+  querySubtree,
+  readSegment,
+  segmentItemKey,
+  stampSegment,
+  tokenIn,
+} from './segments';
 import { BadRequest, Conflict, HttpError, PayloadTooLarge, PreconditionFailed } from '../config/errors';
 import type { Segments } from '../paths';
 import { AccessProof, type Need, type Principal, readEpoch } from '../auth/access';
-import { type ProjectItem, type ProjectRef, itemKeyAttributes, projectPk, readProjectItem } from '../schema/items';
+import { type ProjectRef, itemKeyAttributes, projectPk } from '../schema/items';
 
 export interface WriteRequest {
   project: ProjectRef;
@@ -55,7 +77,7 @@ export interface WriteResult {
   etag: string;
 }
 
-const key = (project: ProjectRef) => itemKeyAttributes(projectPk(project));
+const _key = (project: ProjectRef) => itemKeyAttributes(projectPk(project));
 
 const contentTooLarge = () =>
   new PayloadTooLarge('CONTENT_TOO_LARGE', `the content would exceed ${MAX_CONTENT_BYTES} bytes; nothing was changed`);
@@ -85,12 +107,12 @@ function mapWriteError(error: unknown): never {
 
 type Sent = { ok: true } | { ok: false; item?: Record<string, AttributeValue> };
 
-async function sendUpdate(project: ProjectRef, request: UpdateRequest, fast = false): Promise<Sent> {
+async function sendUpdate(inc: string, key: string, request: UpdateRequest, fast = false): Promise<Sent> {
   try {
     await dynamo.send(
       new UpdateItemCommand({
         TableName: tableName(),
-        Key: key(project),
+        Key: segmentItemKey(inc, key),
         ...request,
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
@@ -103,72 +125,131 @@ async function sendUpdate(project: ProjectRef, request: UpdateRequest, fast = fa
   }
 }
 
-type Raw = Record<string, AttributeValue>;
-
-async function readItem(project: ProjectRef): Promise<Raw | undefined> {
-  const { Item } = await dynamo.send(
-    new GetItemCommand({ TableName: tableName(), Key: key(project), ConsistentRead: true }),
-  );
-  return Item;
+/** What a request relies on once its access is verified: which life of the project, at which grant epoch. */
+interface Grant {
+  inc: string;
+  epoch: number;
+  proof: AccessProof;
 }
 
-/** The item a failed condition returned (DynamoDB's ALL_OLD), or one read when the engine returned none. */
-async function itemAfterFailure(project: ProjectRef, sent: Sent): Promise<Raw | undefined> {
-  return !sent.ok && sent.item ? sent.item : readItem(project);
+const grantOf = (proof: AccessProof): Grant => ({ inc: proof.grant.inc, epoch: proof.grant.ge, proof });
+
+/** Verifies the caller (401, 404, 403 in the documented order; cached per warm Lambda) and returns its grant. */
+async function grantFor(project: ProjectRef, principal: Principal, need: Need): Promise<Grant> {
+  return grantOf(await AccessProof.of(project, principal, need));
+}
+
+/** The grant verified afresh: a segment showed another epoch (a revocation, or a grant remembered from before one). */
+async function renewed(grant: Grant): Promise<Grant> {
+  await grant.proof.renew();
+  return grantOf(grant.proof);
+}
+
+/** Set and delete replace what is at the path, so they act in the segment holding its parent; the rest follow stubs. */
+const entersTarget = (op: { kind: string }) => op.kind !== 'set' && op.kind !== 'delete';
+
+/** The operation with its path made relative to a segment whose root is `depth` segments down the path. */
+function rebase<T extends BatchOperation | ContentOperation>(op: T, depth: number): T {
+  return depth === 0 || !('segments' in op) ? op : { ...op, segments: op.segments.slice(depth) };
+}
+
+/** An action applied to a fragment, whatever the fragment's root is (applyAction replaces a root it is given). */
+function applyToFragment(fragment: Json, action: Action): Json {
+  return (applyAction({ r: fragment }, { ...action, steps: ['r', ...action.steps] } as Action) as JsonObject).r as Json;
+}
+
+/** The value at concrete steps of a fragment (undefined when absent). */
+function atSteps(fragment: Json, steps: readonly Step[]): Json | undefined {
+  let node: Json | undefined = fragment;
+  for (const step of steps) node = (node as Record<string | number, Json> | undefined)?.[step];
+  return node;
+}
+
+/** Where a fragment's stubs are, by the first key of their path (what A.stubsUnder holds). */
+function stubsUnderOf(fragment: Json): Record<string, number> {
+  const under: Record<string, number> = {};
+  if (!isObject(fragment)) return under;
+  for (const k of Object.keys(fragment)) {
+    const n = stubsIn(fragment[k] as Json).length;
+    if (n > 0) setOwn(under as JsonObject, k, n);
+  }
+  return under;
+}
+
+/**
+ * The segments below these stubs, to be deleted with the change that drops the stubs, each on the version read:
+ * the change was decided (If-Match included) on what they held then.
+ */
+async function subtreesOf(inc: string, stubs: readonly string[]): Promise<{ key: string; version: number }[]> {
+  const found: { key: string; version: number }[] = [];
+  for (const stub of stubs) {
+    for (const s of (await querySubtree(inc, stub, true)).values()) found.push({ key: s.key, version: s.version });
+  }
+  return found;
+}
+
+/** A fragment too large for any one segment: an array or an object of scalars over the item budget. */
+function assertPiecesFit(pieces: readonly Piece[]): void {
+  if (pieces.some((p) => storedSize(p.fragment) > MAX_CONTENT_BYTES)) throw contentTooLarge();
 }
 
 type Decision =
   | { kind: 'applied' }
   | { kind: 'unchanged'; etag: string }
-  /** The item read is of another grant epoch than the one the (renewed) grant was verified at: read it again. */
-  | { kind: 'stale' }
-  | { kind: 'write'; action: Action; guards: Guard[]; size: WriteEnvelope['size']; version?: number };
+  | { kind: 'write'; action: Action; guards: Guard[]; size: WriteEnvelope['size']; version?: number }
+  | { kind: 'rewrite'; fragment: Json; dropped: string[]; carried?: readonly Segment[]; version: number };
 
-/**
- * With the item in hand: did our write already land; if not, is the caller's grant of the item's epoch (else it is
- * verified afresh: 401/403/404, or the item is older than the renewed grant) and does If-Match hold.
- */
-async function admit(
-  request: Omit<WriteRequest, 'op'>,
-  proof: AccessProof,
-  raw: Raw | undefined,
-  token: string,
-  slot: number,
-): Promise<ProjectItem | 'applied' | 'stale'> {
-  if (raw?.[slotAttribute(slot)]?.S === token) return 'applied';
-  if (!proof.holdsOn(raw)) {
-    await proof.renew();
-    if (!proof.holdsOn(raw)) return 'stale';
+/** The If-Match check on the value at `steps` of a segment: its ETag is the segment's, or with stubs, a digest. */
+async function assertIfMatch(
+  inc: string,
+  segment: Segment,
+  steps: Segments,
+  ifMatch: readonly string[] | undefined,
+): Promise<void> {
+  if (!ifMatch) return;
+  let etag = segment.etag;
+  const w = walk(segment.fragment as JsonObject, steps);
+  const stubs = w.stop === undefined ? stubsIn(w.node) : [];
+  if (stubs.length > 0) {
+    // The segments a GET of the path reads: a value that is a whole segment is that segment and its subtree.
+    const read = w.node instanceof Stub ? [] : [segment];
+    for (const stub of stubs) read.push(...(await querySubtree(inc, stub)).values());
+    etag = etagOf(read);
   }
-  const current = readProjectItem(raw as Raw);
-  if (request.ifMatch && !request.ifMatch.includes(current.etag))
-    throw new PreconditionFailed(formatEtag(current.etag));
-  return current;
+  if (!ifMatch.includes(etag)) throw new PreconditionFailed(formatEtag(etag));
 }
 
-/** With the item in hand: did our write already land, may the caller write, does If-Match hold, what to change. */
+/** With the segment in hand: did our write already land; if not, what to change (If-Match holds, access was proven). */
 async function decide(
   request: WriteRequest,
-  proof: AccessProof,
-  raw: Raw | undefined,
+  grant: Grant,
+  segment: Segment,
+  rel: Exclude<ContentOperation, { kind: 'replace' }>,
   token: string,
   slot: number,
 ): Promise<Decision> {
-  const current = await admit(request, proof, raw, token, slot);
-  if (current === 'applied' || current === 'stale') return { kind: current };
-  const planned = plan(current.content, request.op);
-  if (planned === undefined) return { kind: 'unchanged', etag: current.etag };
+  if (tokenIn(segment, slot) === token) return { kind: 'applied' };
+  await assertIfMatch(grant.inc, segment, rel.segments, request.ifMatch);
+  const planned = plan(segment.fragment as JsonObject, rel);
+  if (planned === undefined) return { kind: 'unchanged', etag: segment.etag };
   const { action, guards } = planned;
-  if (action.kind === 'add') assertSumStorable(current.raw, action.steps, action.amount);
-  const before = storedSize(current.content);
-  const bytes = storedSize(applyAction(current.content, action));
+  if (action.kind === 'add') assertSumStorable(segment.raw, action.steps, action.amount);
+  const next = applyToFragment(segment.fragment, action);
+  const replaced =
+    action.kind === 'set' || action.kind === 'remove' ? atSteps(segment.fragment, action.steps) : undefined;
+  const dropped = stubsIn(replaced);
+  const bytes = storedSize(next);
+  if (dropped.length > 0 || (bytes > fragmentBytes() && cut(segment.key, next, fragmentBytes()).length > 1)) {
+    return { kind: 'rewrite', fragment: next, dropped, version: segment.version };
+  }
   if (bytes > MAX_CONTENT_BYTES) throw contentTooLarge();
-  if (action.kind === 'add') guards.push(sumGuard(current.raw, action.steps, action.amount));
+  if (action.kind === 'add') guards.push(sumGuard(segment.raw, action.steps, action.amount));
+  const before = storedSize(segment.fragment);
   // Near the budget the size estimate is reset exactly, which needs nothing else to have changed.
-  const estimate = Number(current.raw[A.bytes]?.N ?? 0);
-  const exact = guards.some((g) => g.kind === 'version') || estimate + growthBound(request.op) > MAX_CONTENT_BYTES;
+  const estimate = Number(segment.raw[A.bytes]?.N ?? 0);
+  const exact = guards.some((g) => g.kind === 'version') || estimate + growthBound(rel) > fragmentBytes();
   return exact
-    ? { kind: 'write', action, guards, size: { exact: bytes }, version: current.version }
+    ? { kind: 'write', action, guards, size: { exact: bytes }, version: segment.version }
     : { kind: 'write', action, guards, size: { added: Math.max(0, bytes - before) } };
 }
 
@@ -205,23 +286,204 @@ const backoff = (attempt: number) => sleep(Math.random() * Math.min(100, 5 * 2 *
 
 export const formatEtag = (etag: string) => `"${etag}"`;
 
+type Envelope = Omit<WriteEnvelope, 'size' | 'access'>;
+
+function writeEnvelope(request: Omit<WriteRequest, 'op'>): { token: string; slot: number; envelope: Envelope } {
+  const token = request.requestToken ?? randomBytes(16).toString('base64url');
+  // The slot follows from the token, so a retry in another invocation checks the slot the first attempt used.
+  const slot = createHash('sha256').update(token).digest()[0]! % TOKEN_SLOTS;
+  return { token, slot, envelope: { requestToken: token, slot, ifMatch: request.ifMatch, guardStubs: true } };
+}
+
+const epochAccess = (grant: Grant) => grant.proof.check();
+
+/** Sends a decision: one guarded UpdateItem, or a commit over several segments. */
+async function carryOut(
+  grant: Grant,
+  envelope: Envelope,
+  segment: Segment,
+  decision: Extract<Decision, { kind: 'write' | 'rewrite' }>,
+): Promise<Sent> {
+  const access = epochAccess(grant);
+  // If-Match was decided on what was read; the write holds on the versions read (the segment's, the orphans').
+  const base = { ...envelope, guardStubs: false, ifMatch: undefined, access };
+  if (decision.kind === 'write') {
+    const write = compileWrite(
+      { action: decision.action, guards: decision.guards },
+      {
+        ...base,
+        expectedVersion: envelope.ifMatch ? segment.version : decision.version,
+        size: decision.size,
+      },
+    ) as UpdateRequest;
+    return sendUpdate(grant.inc, segment.key, write);
+  }
+  const pieces = cut(segment.key, decision.fragment, fragmentBytes());
+  assertPiecesFit(pieces);
+  const [top, ...children] = pieces as [Piece, ...Piece[]];
+  const update = compileWrite(
+    { action: { kind: 'set', steps: [], value: top.fragment }, guards: [] },
+    {
+      ...base,
+      expectedVersion: decision.version,
+      size: { exact: storedSize(top.fragment) },
+      stubsUnder: stubsUnderOf(top.fragment),
+    },
+  ) as UpdateRequest;
+  const orphans = [
+    ...(decision.carried ?? []).map((s) => ({ key: s.key, version: s.version })),
+    ...(await subtreesOf(grant.inc, decision.dropped)),
+  ];
+  if (children.length === 0 && orphans.length === 0) return sendUpdate(grant.inc, segment.key, update);
+  return commitRewrite({ inc: grant.inc, epoch: grant.epoch, parent: { key: segment.key, update }, children, orphans });
+}
+
+/** After a refused write: the segment the refusal returned, or read afresh. */
+const segmentAfter = async (grant: Grant, key: string, sent: Sent) =>
+  !sent.ok && sent.item ? readSegment(sent.item) : getSegment(grant.inc, key);
+
 /**
- * Applies one content operation. Success costs one UpdateItem when the operation compiles without reading;
- * otherwise (and after a failed condition) it reads the item, decides in memory and writes conditionally on what
- * that decision assumed (the guards plan returns), retrying with jitter while other writers race it.
+ * What stands between a request and the segment it reached: none (ok), a segment that is gone (walk again from the
+ * root), or an epoch that is not the grant's (a revocation: verify the credential again; an older segment is stamped).
+ */
+async function settle(grant: Grant, segment: Segment | undefined, key: string): Promise<'ok' | 'gone' | Grant> {
+  if (segment === undefined) {
+    if (key !== ROOT_KEY) {
+      forgetLocations(grant.inc);
+      return 'gone';
+    }
+    // No root: the project was deleted (its segments with it), or its creation stopped half-way. The credential is
+    // verified afresh (a deleted project's 404), and only then is an empty root made.
+    const fresh = await renewed(grant);
+    await createRoot(fresh.inc, fresh.epoch);
+    return fresh;
+  }
+  if (segment.epoch === grant.epoch) return 'ok';
+  const fresh = await renewed(grant);
+  if (segment.epoch < fresh.epoch) await stampSegment(fresh.inc, key, fresh.epoch);
+  return fresh;
+}
+
+const tooManyWriters = () =>
+  new Conflict('WRITE_CONFLICT', 'Too many concurrent writes to this project; retry shortly', { 'Retry-After': '1' });
+
+/**
+ * Applies one content operation. It goes to the segment that holds its path (the deepest one this Lambda knows of,
+ * validated by the write's own condition): one UpdateItem when the operation compiles without reading. Otherwise
+ * (and after a failed condition) it reads that segment, follows a stub if the path continues elsewhere, decides in
+ * memory and writes conditionally on what the decision assumed, retrying with jitter while other writers race it.
+ * A write that makes the segment outgrow its budget, or drops stubs, commits over several segments at once.
  */
 export async function writeContent(request: WriteRequest): Promise<WriteResult> {
-  const proof = await AccessProof.of(request.project, request.principal, 'write');
-  const { token, slot, envelope } = writeEnvelope(request, proof);
-  const growth = growthBound(request.op);
-  if (request.op.kind === 'replace' && growth > MAX_CONTENT_BYTES) throw contentTooLarge();
-  const fast = compileWrite(
-    { op: request.op },
-    { ...envelope, size: request.op.kind === 'replace' ? { exact: growth } : { growth } },
-  );
-  return sendDecided(request.project, proof, envelope, token, fast, (item) =>
-    decide(request, proof, item, token, slot),
-  );
+  const op = request.op;
+  if (op.kind === 'replace') return replaceContent(request, op.content);
+  let grant = await grantFor(request.project, request.principal, 'write');
+  const { token, slot, envelope } = writeEnvelope(request);
+  let at = lookupLocation(grant.inc, entersTarget(op) ? op.segments : op.segments.slice(0, -1));
+  let segment: Segment | undefined;
+  let fast = true;
+  for (let attempt = 1; ; ) {
+    const rel = rebase(op, at.depth);
+    if (fast) {
+      fast = false;
+      const update = compileWrite(
+        { op: rel },
+        { ...envelope, access: epochAccess(grant), size: { growth: growthBound(rel) } },
+      );
+      if (update) {
+        const sent = await sendUpdate(grant.inc, at.key, update, true);
+        if (sent.ok) return { etag: formatEtag(token) };
+        segment = await segmentAfter(grant, at.key, sent);
+      } else {
+        segment = await getSegment(grant.inc, at.key);
+      }
+    }
+    const settled = await settle(grant, segment, at.key);
+    if (settled !== 'ok') {
+      if (settled === 'gone') at = { key: ROOT_KEY, depth: 0 };
+      else grant = settled;
+      fast = true;
+      continue;
+    }
+    const current = segment as Segment;
+    const located = locate(current.fragment, rel.segments, entersTarget(op));
+    if (located.at === 'stub') {
+      at = { key: located.key, depth: at.depth + located.consumed };
+      learnLocation(grant.inc, op.segments.slice(0, at.depth), at.key);
+      fast = true;
+      continue;
+    }
+    const decision = await decide(request, grant, current, rel, token, slot);
+    if (decision.kind === 'applied') return { etag: formatEtag(token) };
+    if (decision.kind === 'unchanged') return { etag: formatEtag(decision.etag) };
+    const sent = await carryOut(grant, envelope, current, decision);
+    if (sent.ok) return { etag: formatEtag(token) };
+    attempt++;
+    if (attempt > MAX_WRITE_ATTEMPTS || Date.now() >= currentDeadline()) throw tooManyWriters();
+    // The segment the failed condition returned is the newest there is: retry on it at once. After that, back off,
+    // then read afresh (a segment from before the sleep is already stale when other writers keep going).
+    if (attempt === 2) {
+      segment = await segmentAfter(grant, at.key, sent);
+    } else {
+      await backoff(attempt);
+      segment = await getSegment(grant.inc, at.key);
+    }
+  }
+}
+
+/** Replaces the whole content: the new content's pieces, committed with the old segments' deletes. */
+async function replaceContent(request: WriteRequest, content: JsonObject): Promise<WriteResult> {
+  if (growthBound(request.op) > MAX_BODY_BYTES * 2) throw contentTooLarge();
+  const grant = await grantFor(request.project, request.principal, 'write');
+  const { token, slot, envelope } = writeEnvelope(request);
+  const pieces = cut(ROOT_KEY, content, fragmentBytes());
+  assertPiecesFit(pieces);
+  for (let attempt = 1; ; attempt++) {
+    const all = await querySubtree(grant.inc, ROOT_KEY, !request.ifMatch);
+    const root = all.get(ROOT_KEY);
+    if (root && tokenIn(root, slot) === token) return { etag: formatEtag(token) };
+    if (request.ifMatch) {
+      const etag = etagOf([...all.values()]);
+      if (!request.ifMatch.includes(etag)) throw new PreconditionFailed(formatEtag(etag));
+    }
+    if (!root) {
+      await createRoot(grant.inc, grant.epoch);
+      continue;
+    }
+    const rootVersion = Number(root.raw[A.version]?.N ?? 0);
+    const decision: Decision = { kind: 'rewrite', fragment: content, dropped: [], version: rootVersion };
+    const others = [...all.keys()].filter((k) => k !== ROOT_KEY).map((k) => ({ key: k }));
+    const [top, ...children] = pieces as [Piece, ...Piece[]];
+    const update = compileWrite(
+      { action: { kind: 'set', steps: [], value: top.fragment }, guards: [] },
+      {
+        ...envelope,
+        guardStubs: false,
+        ifMatch: undefined,
+        access: epochAccess(grant),
+        expectedVersion: decision.version,
+        size: { exact: storedSize(top.fragment) },
+        stubsUnder: stubsUnderOf(top.fragment),
+      },
+    ) as UpdateRequest;
+    const sent =
+      children.length === 0 && others.length === 0
+        ? await sendUpdate(grant.inc, ROOT_KEY, update)
+        : await commitRewrite({
+            inc: grant.inc,
+            epoch: grant.epoch,
+            parent: { key: ROOT_KEY, update },
+            children,
+            orphans: others,
+          });
+    if (sent.ok) return { etag: formatEtag(token) };
+    if (!sent.ok && sent.item && readSegment(sent.item).epoch !== grant.epoch) {
+      // A revocation since the grant was read: verified again, the caller gets its 401 or 403.
+      await renewed(grant);
+    }
+    if (attempt >= MAX_WRITE_ATTEMPTS || Date.now() >= currentDeadline()) throw tooManyWriters();
+    await backoff(attempt);
+  }
 }
 
 export interface BatchWriteRequest extends Omit<WriteRequest, 'op'> {
@@ -229,117 +491,157 @@ export interface BatchWriteRequest extends Omit<WriteRequest, 'op'> {
   ops: readonly BatchOperation[];
 }
 
-/** With the item in hand, a batch planned in memory: the whole resulting content, guarded by the version read. */
-async function decideBatch(
-  request: BatchWriteRequest,
-  proof: AccessProof,
-  raw: Raw | undefined,
-  token: string,
-  slot: number,
-): Promise<Decision> {
-  const current = await admit(request, proof, raw, token, slot);
-  if (current === 'applied' || current === 'stale') return { kind: current };
-  const planned = planBatch(current.content, request.ops, { maxBytes: MAX_CONTENT_BYTES, tooLarge: contentTooLarge });
-  if (!planned.changed) return { kind: 'unchanged', etag: current.etag };
-  return {
-    kind: 'write',
-    action: { kind: 'set', steps: [], value: planned.content },
-    guards: [{ kind: 'version' }],
-    size: { exact: planned.bytes },
-    version: current.version,
-  };
+/** The longest path prefix every operation's segment lies under (set and delete: their parent's). */
+function commonPrefix(ops: readonly BatchOperation[]): Segments {
+  let prefix: Segments | undefined;
+  for (const op of ops) {
+    if (!('segments' in op)) return [];
+    const path = entersTarget(op) && op.kind !== 'test' ? op.segments : op.segments.slice(0, -1);
+    if (prefix === undefined) {
+      prefix = path;
+      continue;
+    }
+    let n = 0;
+    while (n < prefix.length && n < path.length && prefix[n] === path[n]) n++;
+    prefix = prefix.slice(0, n);
+  }
+  return prefix ?? [];
 }
 
 /**
- * Applies a batch atomically. One UpdateItem when every operation compiles without reading and no two touch
- * overlapping paths; otherwise (and after a failed condition) it reads the item, plans every operation in order on
- * a copy and writes the result conditioned on the version read, retrying with jitter while other writers race it.
+ * The paths an operation reads or changes: its own (and a JSON Patch's `from`), every leaf of a merge patch. The
+ * segments along them, and below their values, are what the batch is planned on.
+ */
+function touchedPaths(op: BatchOperation): Segments[] {
+  if ('segments' in op) return [op.segments];
+  if (op.kind === 'patch') return op.from === undefined ? [op.path] : [op.path, op.from];
+  if (op.kind !== 'merge') return [];
+  const paths: Segments[] = [];
+  const leaves = (value: Json, prefix: string[]) => {
+    if (!isObject(value) || Object.keys(value).length === 0) paths.push(prefix);
+    else for (const k of Object.keys(value)) leaves(value[k] as Json, [...prefix, k]);
+  };
+  leaves(op.patch, []);
+  return paths;
+}
+
+/**
+ * The content a batch works on, from the segment `top`: that segment's fragment with every segment its operations'
+ * paths run into (and every one below a value they test, replace or delete) put in place of its stub. Stubs off
+ * those paths stay stubs. Returns the tree and the segments read below `top`.
+ */
+async function loadForBatch(
+  inc: string,
+  top: Segment,
+  ops: readonly BatchOperation[],
+): Promise<{ tree: Json; below: Segment[] }> {
+  const loaded = new Map<string, Segment>();
+  const fragmentOf = (key: string) => loaded.get(key)?.fragment;
+  for (const path of ops.flatMap(touchedPaths)) {
+    let segment = top;
+    let rest = path;
+    for (;;) {
+      const located = locate(segment.fragment, rest, true);
+      if (located.at === 'here') break;
+      const next = loaded.get(located.key) ?? (await getSegment(inc, located.key));
+      if (!next) throw new MissingSegment(located.key);
+      loaded.set(next.key, next);
+      segment = next;
+      rest = rest.slice(located.consumed);
+    }
+    const w = walk(segment.fragment as JsonObject, rest);
+    for (const stub of w.stop === undefined ? stubsIn(w.node) : []) {
+      for (const s of (await querySubtree(inc, stub)).values()) loaded.set(s.key, s);
+    }
+  }
+  const tree = assemble(top.fragment, fragmentOf, 'keep');
+  return { tree, below: [...loaded.values()] };
+}
+
+const UNBOUNDED = { maxBytes: Number.MAX_SAFE_INTEGER, tooLarge: contentTooLarge };
+
+/** A batch whose result cannot be cut into segments fails at the operation that made it so: its index. */
+function assertBatchFits(key: string, tree: JsonObject, ops: readonly BatchOperation[], result: Json): void {
+  const fits = (value: Json) =>
+    cut(key, value, fragmentBytes()).every((p) => storedSize(p.fragment) <= MAX_CONTENT_BYTES);
+  if (fits(result)) return;
+  for (let i = 1; i <= ops.length; i++) {
+    if (!fits(planBatch(tree, ops.slice(0, i), UNBOUNDED).content)) {
+      const error = contentTooLarge();
+      // As the planner names them: a merge patch is one operation, without an index.
+      if (ops[i - 1]?.kind !== 'merge') error.index = i - 1;
+      throw error;
+    }
+  }
+}
+
+/**
+ * Applies a batch atomically. One UpdateItem when every operation compiles without reading, no two touch
+ * overlapping paths and all lie in one segment; otherwise it reads the segments the operations need, plans every
+ * operation in order on that copy and commits the result, guarded by the versions read, retrying while others race it.
  */
 export async function writeBatch(request: BatchWriteRequest): Promise<WriteResult> {
-  const proof = await AccessProof.of(request.project, request.principal, 'write');
-  const { token, slot, envelope } = writeEnvelope(request, proof);
-  const fast = compileBatchWrite(request.ops, envelope);
-  // What the engine refuses of a merged write (a result beyond its digits or range) belongs to one of its operations:
-  // planning says which, with its index.
-  return sendDecided(
-    request.project,
-    proof,
-    envelope,
-    token,
-    fast,
-    (item) => decideBatch(request, proof, item, token, slot),
-    true,
-  );
-}
-
-type Envelope = Omit<WriteEnvelope, 'size'>;
-
-function writeEnvelope(
-  request: Omit<WriteRequest, 'op'>,
-  proof: AccessProof,
-): { token: string; slot: number; envelope: Envelope } {
-  const token = request.requestToken ?? randomBytes(16).toString('base64url');
-  // The slot follows from the token, so a retry in another invocation checks the slot the first attempt used.
-  const slot = createHash('sha256').update(token).digest()[0]! % TOKEN_SLOTS;
-  const envelope = {
-    access: proof.check(),
-    requestToken: token,
-    slot,
-    ifMatch: request.ifMatch,
-  };
-  return { token, slot, envelope };
-}
-
-/** Sends the fast write if there is one; otherwise, or when its condition fails, reads, decides and writes guarded. */
-async function sendDecided(
-  project: ProjectRef,
-  proof: AccessProof,
-  envelope: Envelope,
-  token: string,
-  fast: UpdateRequest | undefined,
-  decideOn: (item: Raw | undefined) => Promise<Decision>,
-  planOnRefusal = false,
-): Promise<WriteResult> {
-  let item: Raw | undefined;
-  if (fast) {
-    const sent = await sendUpdate(project, fast, true).catch((error: unknown): Sent => {
-      if (planOnRefusal && error instanceof HttpError && error.statusCode < 500) return { ok: false };
-      throw error;
-    });
-    if (sent.ok) return { etag: formatEtag(token) };
-    item = await itemAfterFailure(project, sent);
-  } else {
-    item = await readItem(project);
-  }
-
-  for (let attempt = 1; ; attempt++) {
-    const decision = await decideOn(item);
-    if (decision.kind === 'applied') return { etag: formatEtag(token) };
-    if (decision.kind === 'unchanged') return { etag: formatEtag(decision.etag) };
+  let grant = await grantFor(request.project, request.principal, 'write');
+  const { token, slot, envelope } = writeEnvelope(request);
+  let at = lookupLocation(grant.inc, commonPrefix(request.ops));
+  let segment: Segment | undefined;
+  let fast = true;
+  for (let attempt = 1; ; ) {
+    const rel = request.ops.map((op) => rebase(op, at.depth));
+    if (fast) {
+      fast = false;
+      // What the engine refuses of a merged write (a result beyond its digits or range) belongs to one of its
+      // operations: planning says which, with its index.
+      const update = compileBatchWrite(rel, { ...envelope, access: epochAccess(grant) });
+      const sent = update
+        ? await sendUpdate(grant.inc, at.key, update, true).catch((error: unknown): Sent => {
+            if (error instanceof HttpError && error.statusCode < 500) return { ok: false };
+            throw error;
+          })
+        : undefined;
+      if (sent?.ok) return { etag: formatEtag(token) };
+      segment = sent ? await segmentAfter(grant, at.key, sent) : await getSegment(grant.inc, at.key);
+    }
+    const settled = await settle(grant, segment, at.key);
+    if (settled !== 'ok') {
+      if (settled === 'gone') at = { key: ROOT_KEY, depth: 0 };
+      else grant = settled;
+      fast = true;
+      continue;
+    }
+    const current = segment as Segment;
+    if (tokenIn(current, slot) === token) return { etag: formatEtag(token) };
     let sent: Sent;
-    if (decision.kind === 'stale') {
-      sent = { ok: false };
-    } else {
-      const write = compileWrite(
-        { action: decision.action, guards: decision.guards },
-        // The epoch of the grant as it is now (renewed when an item showed another one).
-        { ...envelope, access: proof.check(), expectedVersion: decision.version, size: decision.size },
-      ) as UpdateRequest;
-      sent = await sendUpdate(project, write);
-      if (sent.ok) return { etag: formatEtag(token) };
-    }
-    if (attempt >= MAX_WRITE_ATTEMPTS || Date.now() >= currentDeadline()) {
-      throw new Conflict('WRITE_CONFLICT', 'Too many concurrent writes to this project; retry shortly', {
-        'Retry-After': '1',
+    try {
+      const { tree, below } = await loadForBatch(grant.inc, current, rel);
+      if (request.ifMatch) {
+        const etag = etagOf([current, ...below]);
+        if (!request.ifMatch.includes(etag)) throw new PreconditionFailed(formatEtag(etag));
+      }
+      const planned = planBatch(tree as JsonObject, rel, UNBOUNDED);
+      if (!planned.changed) return { etag: formatEtag(etagOf([current, ...below])) };
+      assertBatchFits(current.key, tree as JsonObject, rel, planned.content);
+      const dropped = stubsIn(tree).filter((k) => !below.some((s) => s.key === k));
+      const kept = new Set(stubsIn(planned.content));
+      sent = await carryOut(grant, envelope, current, {
+        kind: 'rewrite',
+        fragment: planned.content,
+        dropped: dropped.filter((k) => !kept.has(k)),
+        carried: below,
+        version: current.version,
       });
+    } catch (error) {
+      if (!(error instanceof MissingSegment)) throw error;
+      sent = { ok: false };
     }
-    // The item the failed condition returned is the newest there is: retry on it at once. After that, back off,
-    // then read afresh (an item from before the sleep is already stale when other writers keep going).
-    if (attempt === 1) {
-      item = await itemAfterFailure(project, sent);
+    if (sent.ok) return { etag: formatEtag(token) };
+    attempt++;
+    if (attempt > MAX_WRITE_ATTEMPTS || Date.now() >= currentDeadline()) throw tooManyWriters();
+    if (attempt === 2) {
+      segment = await segmentAfter(grant, at.key, sent);
     } else {
       await backoff(attempt);
-      item = await readItem(project);
+      segment = await getSegment(grant.inc, at.key);
     }
   }
 }
@@ -350,31 +652,65 @@ export interface ReadRequest {
   segments?: Segments;
 }
 
-/** Reads of an item that shows another grant epoch than a renewed grant's before giving up (a revocation storm). */
-const MAX_READ_ATTEMPTS = 5;
+/** Largest value a GET returns, in DynamoDB's bytes: a Lambda's response holds 6 MB, JSON text a little more. */
+const MAX_READ_BYTES = 4 * 1024 * 1024;
+
+const readTooLarge = () =>
+  new PayloadTooLarge(
+    'RESPONSE_TOO_LARGE',
+    `the value is larger than ${MAX_READ_BYTES} bytes; read the parts below it one by one`,
+  );
 
 /**
- * One GetItem: the content (or the part the path needs), the etag, and the grant epoch the caller's grant is
- * compared with (a different one: verified afresh, 401/403/404 or read again). The first request with a
- * credential in a container adds its verification (one BatchGetItem).
+ * The value at a path and its ETag: one GetItem of the segment that holds it (this Lambda remembers where), plus one
+ * Query per segment below the value when it spans several. A value changed over several segments while it was
+ * being read (a stub names a segment that is gone) is read again.
  */
 export async function readContent(request: ReadRequest): Promise<{ value: Json; etag: string }> {
-  const proof = await AccessProof.of(request.project, request.principal, 'read');
-  const projection = compileRead(request.segments);
+  const segments = request.segments ?? [];
+  let grant = await grantFor(request.project, request.principal, 'read');
+  let at = lookupLocation(grant.inc, segments);
   for (let attempt = 1; ; attempt++) {
-    const { Item } = await dynamo.send(
-      new GetItemCommand({ TableName: tableName(), Key: key(request.project), ConsistentRead: true, ...projection }),
-    );
-    if (!proof.holdsOn(Item)) await proof.renew();
-    if (proof.holdsOn(Item)) {
-      const item = readProjectItem(Item as Raw);
-      return {
-        value: request.segments ? valueAt(item.content, request.segments) : item.content,
-        etag: formatEtag(item.etag),
-      };
+    const segment = await getSegment(grant.inc, at.key);
+    if (segment === undefined) {
+      if (at.key === ROOT_KEY) {
+        // No root: a deleted project (verified afresh: its 404), or one whose creation stopped half-way (`{}`).
+        grant = await renewed(grant);
+        return { value: segments.length === 0 ? {} : valueAt({}, segments), etag: '"0"' };
+      }
+      forgetLocations(grant.inc);
+      at = { key: ROOT_KEY, depth: 0 };
+      continue;
     }
-    if (attempt >= MAX_READ_ATTEMPTS) {
-      throw new Conflict('WRITE_CONFLICT', 'Access to this project is changing; retry shortly', { 'Retry-After': '1' });
+    if (segment.epoch !== grant.epoch) {
+      grant = await renewed(grant);
+      if (segment.epoch < grant.epoch) await stampSegment(grant.inc, at.key, grant.epoch);
+      continue;
+    }
+    const rel = segments.slice(at.depth);
+    const located = locate(segment.fragment, rel, true);
+    if (located.at === 'stub') {
+      at = { key: located.key, depth: at.depth + located.consumed };
+      learnLocation(grant.inc, segments.slice(0, at.depth), at.key);
+      continue;
+    }
+    const value = valueAt(segment.fragment as JsonObject, rel);
+    const stubs = stubsIn(value);
+    if (stubs.length === 0) return { value, etag: formatEtag(segment.etag) };
+    const read = [segment];
+    let bytes = storedSize(value);
+    for (const stub of stubs) {
+      for (const s of (await querySubtree(grant.inc, stub)).values()) {
+        read.push(s);
+        bytes += storedSize(s.fragment);
+        if (bytes > MAX_READ_BYTES) throw readTooLarge();
+      }
+    }
+    const byKey = new Map(read.map((s) => [s.key, s.fragment]));
+    try {
+      return { value: assemble(value, (key) => byKey.get(key)), etag: formatEtag(etagOf(read)) };
+    } catch (error) {
+      if (!(error instanceof MissingSegment) || attempt >= 3) throw error;
     }
   }
 }

@@ -26,6 +26,7 @@ import {
   readKeyEntry,
 } from '../schema/items';
 import { AccountError } from './accounts';
+import { deleteSegments } from './segments';
 
 const isConditionFailure = (error: unknown) =>
   error instanceof Error && error.name === 'ConditionalCheckFailedException';
@@ -77,18 +78,21 @@ export async function listMembers(
 }
 
 /**
- * Deletes the head (content and the grant epoch with it, so every cached grant fails its next request), then every
- * grant item of the project (Query + BatchWrite) and the key index records of its keys.
+ * Deletes the head (and the grant epoch with it), then every grant item of the project (Query + BatchWrite), the key
+ * index records of its keys and the content's segments.
  */
 export async function deleteProject(project: ProjectRef): Promise<void> {
+  let inc: string | undefined;
   try {
-    await documents.send(
+    const { Attributes } = await documents.send(
       new DeleteCommand({
         TableName: tableName(),
         Key: itemKey(projectPk(project)),
         ConditionExpression: 'attribute_exists(pk)',
+        ReturnValues: 'ALL_OLD',
       }),
     );
+    inc = Attributes?.[A.incarnation] as string | undefined;
   } catch (error) {
     if (isConditionFailure(error))
       throw new AccountError('NOT_FOUND', `project ${projectName(project)} does not exist`);
@@ -109,4 +113,7 @@ export async function deleteProject(project: ProjectRef): Promise<void> {
       requests = result.UnprocessedItems;
     }
   }
+  // The content: a write with a grant remembered from before the delete then finds no segment, verifies its
+  // credential again and gets the 404.
+  if (inc !== undefined) await deleteSegments(inc);
 }

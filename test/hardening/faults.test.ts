@@ -35,7 +35,9 @@ const prng = seededRandom;
 const random = prng(SEED);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-const isContentWrite = (r: ProxyRequest) => r.operation === 'UpdateItem' && r.body.includes('"S":"P#');
+// Content lives in segments (pk C#<incarnation>): their UpdateItems, and the transactions of multi-segment changes.
+const isContentWrite = (r: ProxyRequest) =>
+  (r.operation === 'UpdateItem' || r.operation === 'TransactWriteItems') && r.body.includes('"S":"C#');
 const sometimes =
   (rate: number, fault: Fault, only: (r: ProxyRequest) => boolean = () => true) =>
   (r: ProxyRequest) =>
@@ -365,7 +367,12 @@ describe('injected DynamoDB faults', () => {
       doubleStorage++;
       const [first, second] = list as [(typeof list)[0], (typeof list)[0]];
       const reused = applied.some(
-        (w) => w.slot === first.slot && w.token !== token && w.seq > first.seq && w.seq < second.seq,
+        (w) =>
+          w.slot === first.slot &&
+          w.segment === first.segment &&
+          w.token !== token &&
+          w.seq > first.seq &&
+          w.seq < second.seq,
       );
       if (reused) explained++;
       else

@@ -1,5 +1,5 @@
 // PATCH content: RFC 6902 JSON Patch and RFC 7396 merge patch, all or none, with our content rules and error codes.
-import { baseUrl, call, expectError, newKey, newUser, type Project, project, type Reply, state } from '../support/api';
+import { call, expectError, newKey, newUser, type Project, project, type Reply, state } from '../support/api';
 
 const JSON_PATCH = 'application/json-patch+json';
 const MERGE_PATCH = 'application/merge-patch+json';

@@ -3,7 +3,7 @@
 // the fault proxy then loses it), so a test can tell exactly which content writes were applied, how often, in order.
 import { type ProxyRequest, startDynamoProxy } from './dynamo-proxy';
 
-/** One UpdateItem on a project item that the engine answered. */
+/** One write to a content segment (an UpdateItem, or the update of a transaction) that the engine answered. */
 export interface AppliedWrite {
   seq: number;
   /** True when the engine applied it (200); false when its condition failed or it was refused. */
@@ -13,11 +13,13 @@ export interface AppliedWrite {
   token?: string;
   slot?: number;
   pk?: string;
+  /** The segment written (pk and sk): token slots are per segment. */
+  segment?: string;
 }
 
 export interface Recorder {
   url: string;
-  /** Every UpdateItem on a `P#` item the engine answered, in the order of its answers. */
+  /** Every content write (`C#` items) the engine answered, in the order of its answers. */
   writes(): AppliedWrite[];
   /** Requests per operation that reached the engine. */
   counts(): Record<string, number>;
@@ -26,31 +28,41 @@ export interface Recorder {
 }
 
 /** The token slot an UpdateItem writes (`#nK = :vJ` where #nK names rqN) and the token value it writes there. */
-export function tokenOf(body: Record<string, any>): { token?: string; slot?: number; pk?: string } {
+export function tokenOf(body: Record<string, any>): { token?: string; slot?: number; pk?: string; segment?: string } {
   const names = (body.ExpressionAttributeNames ?? {}) as Record<string, string>;
   const values = (body.ExpressionAttributeValues ?? {}) as Record<string, { S?: string }>;
   const pk = (body.Key?.pk?.S as string | undefined) ?? undefined;
+  const segment = `${pk}\u0000${body.Key?.sk?.S ?? ''}`;
   for (const match of String(body.UpdateExpression ?? '').matchAll(/(#\w+) = (:\w+)/g)) {
     const attribute = names[match[1] as string];
     const slot = /^rq(\d+)$/.exec(attribute ?? '');
-    if (slot) return { token: values[match[2] as string]?.S, slot: Number(slot[1]), pk };
+    if (slot) return { token: values[match[2] as string]?.S, slot: Number(slot[1]), pk, segment };
   }
-  return { pk };
+  return { pk, segment };
 }
 
 export async function startRecorder(upstream: string): Promise<Recorder> {
   let seq = 0;
   let writes: AppliedWrite[] = [];
   const observe = (request: ProxyRequest, status: number) => {
-    if (request.operation !== 'UpdateItem') return;
+    if (request.operation !== 'UpdateItem' && request.operation !== 'TransactWriteItems') return;
     let parsed: Record<string, any>;
     try {
       parsed = JSON.parse(request.body.toString('utf8')) as Record<string, any>;
     } catch {
       return;
     }
-    if (String(parsed.Key?.pk?.S ?? '').startsWith('P#'))
-      writes.push({ seq: ++seq, applied: status === 200, status, ...tokenOf(parsed) });
+    // A transaction's token is in the update of the segment it commits (the one with a token slot).
+    const updates: Record<string, any>[] =
+      request.operation === 'UpdateItem'
+        ? [parsed]
+        : (parsed.TransactItems ?? []).flatMap((item: { Update?: Record<string, any> }) =>
+            item.Update ? [item.Update] : [],
+          );
+    for (const update of updates) {
+      if (String(update.Key?.pk?.S ?? '').startsWith('C#'))
+        writes.push({ seq: ++seq, applied: status === 200, status, ...tokenOf(update) });
+    }
   };
   const proxy = await startDynamoProxy(upstream, { observe });
   return {

@@ -1,7 +1,7 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import fc from 'fast-check';
 import Big from 'big.js';
-import { type Json, type JsonObject, LosslessNumber } from '../../lib/content/json';
+import { type Json, type JsonObject, LosslessNumber, Stub } from '../../lib/content/json';
 import { fromAttribute, fromItem, toAttribute } from '../../lib/dynamo/attributes';
 
 describe('toAttribute', () => {
@@ -56,10 +56,15 @@ describe('fromAttribute', () => {
   it.each<[string, AttributeValue]>([
     ['a string set', { SS: ['a'] }],
     ['a number set', { NS: ['1'] }],
-    ['a binary', { B: new Uint8Array([1]) }],
     ['an empty attribute', {} as AttributeValue],
   ])('refuses %s, which content never holds', (_, attribute) => {
     expect(() => fromAttribute(attribute)).toThrow(Error);
+  });
+
+  it('reads a binary as a stub (where the content continues in another segment), never as content', () => {
+    const stub = fromAttribute({ B: new TextEncoder().encode('/abc/') });
+    expect(stub).toBeInstanceOf(Stub);
+    expect((stub as Stub).key).toBe('/abc/');
   });
 
   it('keeps constructor, prototype and __proto__ keys as own data, never a prototype', () => {

@@ -1,5 +1,6 @@
 // Batches, without a database: the in-memory planner (order, atomicity, each operation's own error with its index)
 // and the one-UpdateItem form of a batch (exact merged requests, and when there is none).
+import { fragmentBytes } from '../../lib/config/env';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import fc from 'fast-check';
 import { PayloadTooLarge } from '../../lib/config/errors';
@@ -195,7 +196,7 @@ describe('compileBatchWrite', () => {
         ':v9': N('1'),
         // The growth bounds of the operations, summed: 23 for the counter, 7 for the push.
         ':v10': N('30'),
-        ':v11': N(String(350 * 1024 - 30)),
+        ':v11': N(String(fragmentBytes() - 30)),
       },
     });
   });

@@ -1,3 +1,4 @@
+import { fragmentBytes } from '../../lib/config/env';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import fc from 'fast-check';
@@ -446,7 +447,14 @@ describe('compileEnvelope', () => {
       'SET #n0 = #n0 + :v3, #n1 = :v0, #n2 = :v0, #n3 = #n3 + :v4',
       '#n4 = :v1 AND #n5 = :v2 AND #n2 <> :v0 AND #n3 <= :v5',
       { '#n0': 'ver', '#n1': 'etag', '#n2': 'rq3', '#n3': 'bytes', '#n4': 'ge', '#n5': 'inc' },
-      { ':v0': S('tok'), ':v1': N('3'), ':v2': S('INC'), ':v3': N('1'), ':v4': N('10'), ':v5': N('358390') },
+      {
+        ':v0': S('tok'),
+        ':v1': N('3'),
+        ':v2': S('INC'),
+        ':v3': N('1'),
+        ':v4': N('10'),
+        ':v5': N(String(fragmentBytes() - 10)),
+      },
     ],
     [
       'a user, exact size: no size condition',
@@ -491,7 +499,7 @@ describe('compileEnvelope', () => {
     ],
     [
       'expected version 0 and growth',
-      { ...base, slot: 0, access: ACCESS, expectedVersion: 0, size: { growth: 358400 } },
+      { ...base, slot: 0, access: ACCESS, expectedVersion: 0, size: { growth: fragmentBytes() } },
       'SET #n0 = #n0 + :v3, #n1 = :v0, #n2 = :v0, #n3 = #n3 + :v5',
       '#n4 = :v1 AND #n5 = :v2 AND #n2 <> :v0 AND #n0 = :v4 AND #n3 <= :v6',
       { '#n0': 'ver', '#n1': 'etag', '#n2': 'rq0', '#n3': 'bytes', '#n4': 'ge', '#n5': 'inc' },
@@ -501,7 +509,7 @@ describe('compileEnvelope', () => {
         ':v2': S('INC'),
         ':v3': N('1'),
         ':v4': N('0'),
-        ':v5': N('358400'),
+        ':v5': N(String(fragmentBytes())),
         ':v6': N('0'),
       },
     ],
@@ -569,7 +577,7 @@ describe('compileWrite', () => {
         ':v4': S('INC'),
         ':v5': N('1'),
         ':v6': N('3'),
-        ':v7': N('358397'),
+        ':v7': N(String(fragmentBytes() - 3)),
       },
     ],
     [
@@ -595,7 +603,7 @@ describe('compileWrite', () => {
         ':v4': S('INC'),
         ':v5': N('1'),
         ':v6': N('8'),
-        ':v7': N('358392'),
+        ':v7': N(String(fragmentBytes() - 8)),
       },
     ],
     [
@@ -621,7 +629,7 @@ describe('compileWrite', () => {
         ':v4': S('INC'),
         ':v5': N('1'),
         ':v6': N('8'),
-        ':v7': N('358392'),
+        ':v7': N(String(fragmentBytes() - 8)),
       },
     ],
     [
@@ -647,7 +655,7 @@ describe('compileWrite', () => {
         ':v4': S('INC'),
         ':v5': N('1'),
         ':v6': N('8'),
-        ':v7': N('358392'),
+        ':v7': N(String(fragmentBytes() - 8)),
       },
     ],
     [
@@ -675,7 +683,7 @@ describe('compileWrite', () => {
         ':v6': S('INC'),
         ':v7': N('1'),
         ':v8': N('23'),
-        ':v9': N('358377'),
+        ':v9': N(String(fragmentBytes() - 23)),
       },
     ],
     [
@@ -717,7 +725,7 @@ describe('compileWrite', () => {
         ':v4': S('INC'),
         ':v5': N('1'),
         ':v6': N('5'),
-        ':v7': N('358395'),
+        ':v7': N(String(fragmentBytes() - 5)),
       },
     ],
   ])('compiles a fast %s', (_, op, update, condition, names, values) => {

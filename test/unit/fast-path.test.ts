@@ -1,6 +1,7 @@
 // The compiled UpdateItem requests, run on an in-memory model of DynamoDB expressions, must do what the content
 // model says: a fast write whose condition holds changes the content exactly as plan + applyAction would, and a
 // concrete action compiled after a read does the same.
+import { fragmentBytes } from '../../lib/config/env';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import fc from 'fast-check';
 import { type Json, type JsonObject, storedSize } from '../../lib/content/json';
@@ -146,10 +147,10 @@ describe('fast writes on the expression model', () => {
     expect(conditionHolds(itemOf(CONTENT), request)).toBe(holds);
   });
 
-  it('refuses a write that would pass the content size budget', () => {
-    const item = { ...itemOf(CONTENT), bytes: { N: String(350 * 1024 - 3) } };
+  it('refuses a write that would pass the segment size budget', () => {
+    const item = { ...itemOf(CONTENT), bytes: { N: String(fragmentBytes() - 3) } };
     expect(conditionHolds(item, compileWrite({ op: set('a', 1) }, envelope(set('a', 1)))!)).toBe(false);
-    item.bytes = { N: String(350 * 1024 - 4) };
+    item.bytes = { N: String(fragmentBytes() - 4) };
     expect(conditionHolds(item, compileWrite({ op: set('a', 1) }, envelope(set('a', 1)))!)).toBe(true);
   });
 });

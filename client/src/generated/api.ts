@@ -154,7 +154,6 @@ export interface Operations {
       owner: string;
       role: 'owner' | 'editor' | 'viewer';
       createdAt: string;
-      version: number;
     };
   };
   deleteProject: {

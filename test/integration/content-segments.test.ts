@@ -1,0 +1,197 @@
+// A content over many segments (docs/design/storage.md): what clients see is the same JSON, whatever the layout; each
+// segment stays within its 4 KB item, writes land in the segment that holds their path, and nothing is left behind.
+import { GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { itemSize } from '../../bench/lib/item-size';
+import { fragmentBytes } from '../../lib/config/env';
+import { dynamo } from '../../lib/dynamo/client';
+import { type Segment, querySubtree } from '../../lib/store/segments';
+import { A } from '../../lib/schema/attributes';
+import { itemKeyAttributes, projectPk } from '../../lib/schema/items';
+import { MESSAGES, type Project, call, expectError, post, project, state } from '../support/api';
+
+/** The project's segments, read straight from the table. */
+async function segmentsOf(p: Project): Promise<Segment[]> {
+  const { Item } = await dynamo.send(
+    new GetItemCommand({
+      TableName: process.env.TABLE_NAME,
+      Key: itemKeyAttributes(projectPk({ username: p.username, slug: p.slug })),
+      ConsistentRead: true,
+    }),
+  );
+  const inc = Item?.[A.incarnation]?.S as string;
+  return [...(await querySubtree(inc, '/')).values()];
+}
+
+const text = (n: number, c = 'x') => c.repeat(n);
+/** A content of `sections` objects of `fields` strings of `size` bytes: several KB, so several segments. */
+const wide = (sections: number, fields = 4, size = 300) =>
+  Object.fromEntries(
+    Array.from({ length: sections }, (_, s) => [
+      `s${s}`,
+      { n: s, ...Object.fromEntries(Array.from({ length: fields }, (_, f) => [`f${f}`, text(size, String(f))])) },
+    ]),
+  );
+
+const get = async (p: Project, path?: string) =>
+  call('GET', `${p.content}${path === undefined ? '' : `?path=${encodeURIComponent(path)}`}`, { token: p.key });
+
+async function ok(p: Project, op: keyof typeof MESSAGES, body: unknown, headers?: Record<string, string>) {
+  const r = await call('POST', `${p.content}/${op}`, { token: p.key, body, headers });
+  expect({ status: r.status, body: r.body }).toEqual({ status: 200, body: { message: MESSAGES[op] } });
+  return r;
+}
+
+/** Every segment within one 4 KB item, unless it is a value that cannot be cut (a long array or string). */
+async function expectSegmentsWithinBudget(p: Project): Promise<Segment[]> {
+  const segments = await segmentsOf(p);
+  for (const s of segments) {
+    const size = itemSize(s.raw);
+    if (size > 4096) {
+      // Only a fragment with nothing left to move out (scalars, arrays) may be larger.
+      const f = s.fragment as Record<string, unknown>;
+      expect(Object.values(f).every((v) => typeof v !== 'object' || v === null || Array.isArray(v))).toBe(true);
+    }
+  }
+  return segments;
+}
+
+describe('a content larger than one segment', () => {
+  const content = wide(12);
+
+  it('is stored over several segments of at most 4 KB and read back exactly, whole and by path', async () => {
+    const p = await project(content);
+    const segments = await expectSegmentsWithinBudget(p);
+    // The root keeps at most half a budget: all but a section or two move to segments of their own (or further).
+    expect(segments.length).toBeGreaterThanOrEqual(11);
+    expect(JSON.stringify(content).length).toBeGreaterThan(fragmentBytes());
+    expect((await get(p)).body).toEqual({ value: content });
+    for (const path of ['s0', 's7.f3', 's11.n']) {
+      const [section, field] = path.split('.') as [string, string | undefined];
+      const expected = field === undefined ? content[section] : (content[section] as Record<string, unknown>)[field];
+      expect((await get(p, path)).body).toEqual({ value: expected });
+    }
+    expectError(await get(p, 's3.missing'), 404, 'PATH_NOT_FOUND');
+  });
+
+  it('takes every operation anywhere in it, each landing where its path is', async () => {
+    const p = await project(content);
+    await ok(p, 'set', { path: 's5.f0', value: 'short' });
+    await ok(p, 'increment', { path: 's6.n', value: 10 });
+    await ok(p, 'decrement', { path: 's7.n' });
+    await ok(p, 'push', { path: 's8.list', value: 1 });
+    await ok(p, 'insert', { path: 's8.list', value: 0, index: 0 });
+    await ok(p, 'delete', { path: 's9.f1' });
+    await ok(p, 'set', { path: 's10.new.deep.er', value: { x: [1, 2] } });
+    const expected = structuredClone(content) as Record<string, Record<string, unknown>>;
+    (expected.s5 as Record<string, unknown>).f0 = 'short';
+    (expected.s6 as Record<string, unknown>).n = 16;
+    (expected.s7 as Record<string, unknown>).n = 6;
+    (expected.s8 as Record<string, unknown>).list = [0, 1];
+    delete (expected.s9 as Record<string, unknown>).f1;
+    (expected.s10 as Record<string, unknown>).new = { deep: { er: { x: [1, 2] } } };
+    expect((await get(p)).body).toEqual({ value: expected });
+    await expectSegmentsWithinBudget(p);
+  });
+
+  it('grows past any one item: 200 KB of small writes stay within 4 KB segments', async () => {
+    const p = await project({});
+    for (let i = 0; i < 40; i++) {
+      await ok(p, 'set', { path: `g${i % 8}.k${i}`, value: { body: text(5000, String(i % 10)) } });
+    }
+    const segments = await expectSegmentsWithinBudget(p);
+    expect(segments.length).toBeGreaterThan(40);
+    const whole = (await get(p)).body.value as Record<string, Record<string, { body: string }>>;
+    for (let i = 0; i < 40; i++) expect(whole[`g${i % 8}`]?.[`k${i}`]?.body).toBe(text(5000, String(i % 10)));
+  });
+
+  it('deleting or replacing a subtree removes its segments with it; update leaves one segment for a small content', async () => {
+    const p = await project(content);
+    const before = (await segmentsOf(p)).length;
+    await ok(p, 'delete', { path: 's3' });
+    await ok(p, 'set', { path: 's4', value: 1 });
+    const after = (await segmentsOf(p)).length;
+    expect(after).toBeLessThan(before);
+    const { s3: _gone, ...rest } = content;
+    expect((await get(p)).body).toEqual({ value: { ...rest, s4: 1 } });
+    await ok(p, 'update', { content: { small: true } });
+    expect(await segmentsOf(p)).toHaveLength(1);
+    expect((await get(p)).body).toEqual({ value: { small: true } });
+  });
+
+  it('a writer that learnt where a subtree was still lands its write after the subtree was replaced', async () => {
+    const p = await project(content);
+    await ok(p, 'set', { path: 's2.f0', value: 'first' });
+    // The subtree is replaced (its segments deleted) and written again at the same path.
+    await ok(p, 'set', { path: 's2', value: { ...(content.s2 as object), f0: 'again' } });
+    await ok(p, 'set', { path: 's2.f1', value: 'second' });
+    expect((await get(p, 's2')).body.value).toEqual({ ...(content.s2 as object), f0: 'again', f1: 'second' });
+  });
+
+  it('a batch over several segments applies atomically; a failing operation leaves every segment as it was', async () => {
+    const p = await project(content);
+    const batch = (operations: unknown[]) => call('POST', `${p.content}/batch`, { token: p.key, body: { operations } });
+    const r = await batch([
+      { op: 'increment', path: 's0.n', value: 5 },
+      { op: 'set', path: 's11.f0', value: 'b' },
+      { op: 'test', path: 's5.n', value: 5 },
+      { op: 'delete', path: 's6' },
+    ]);
+    expect({ status: r.status, body: r.body }).toEqual({
+      status: 200,
+      body: { message: 'Batch applied successfully' },
+    });
+    const after = structuredClone(content) as Record<string, Record<string, unknown>>;
+    (after.s0 as Record<string, unknown>).n = 5;
+    (after.s11 as Record<string, unknown>).f0 = 'b';
+    delete after.s6;
+    expect((await get(p)).body).toEqual({ value: after });
+    const before = await state(p);
+    const failed = await batch([
+      { op: 'set', path: 's1.f0', value: 'changed' },
+      { op: 'increment', path: 's2.f0' },
+    ]);
+    expect(failed.status).toBe(400);
+    expect(failed.body).toMatchObject({ code: 'NOT_A_NUMBER', index: 1 });
+    expect(await state(p)).toEqual(before);
+  });
+
+  it('ETags: a change anywhere below a value changes its ETag; If-Match takes the ETag of a GET of the path written', async () => {
+    const p = await project(content);
+    const whole = (await get(p)).headers.get('etag') as string;
+    const section = (await get(p, 's4')).headers.get('etag') as string;
+    await ok(p, 'set', { path: 's4.f2', value: 'new' });
+    expect((await get(p)).headers.get('etag')).not.toBe(whole);
+    expect((await get(p, 's4')).headers.get('etag')).not.toBe(section);
+    // The old ETag is refused with the current one; the current one is taken.
+    const stale = await call('POST', `${p.content}/set`, {
+      token: p.key,
+      body: { path: 's4', value: { replaced: true } },
+      headers: { 'if-match': section },
+    });
+    expectError(stale, 412, 'PRECONDITION_FAILED');
+    const current = (await get(p, 's4')).headers.get('etag') as string;
+    await ok(p, 'set', { path: 's4', value: { replaced: true } }, { 'if-match': current });
+    expect((await get(p, 's4')).body.value).toEqual({ replaced: true });
+  });
+
+  it('32 concurrent writers on counters in different segments, while another writer splits and merges beside them: nothing lost', async () => {
+    const p = await project(content);
+    const counters = Array.from({ length: 32 }, (_, i) => `s${i % 12}.n`);
+    const churn = (async () => {
+      for (let i = 0; i < 10; i++) {
+        await post(p, 'set', { path: `s${i % 12}.blob`, value: text(2500, 'z') });
+        await post(p, 'delete', { path: `s${i % 12}.blob` });
+      }
+    })();
+    const replies = await Promise.all(counters.map((path) => post(p, 'increment', { path })));
+    await churn;
+    expect(replies.map((r) => r.status)).toEqual(counters.map(() => 200));
+    const value = (await get(p)).body.value as Record<string, { n: number; blob?: string }>;
+    for (let s = 0; s < 12; s++) {
+      const writes = counters.filter((c) => c === `s${s}.n`).length;
+      expect(value[`s${s}`]?.n).toBe(s + writes);
+      expect(value[`s${s}`]?.blob).toBeUndefined();
+    }
+    await expectSegmentsWithinBudget(p);
+  });
+});
