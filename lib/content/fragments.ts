@@ -47,6 +47,21 @@ export function stubsIn(value: Json | undefined, found: string[] = []): string[]
   return found;
 }
 
+/**
+ * Where a fragment's stubs are, by the first key of their path (key → count; what a segment's A.stubsUnder holds):
+ * every segment records it when written whole, so a set or delete that does not read first can be conditioned on
+ * not replacing a stub.
+ */
+export function stubsUnderOf(fragment: Json): Record<string, number> {
+  const under: Record<string, number> = {};
+  if (!isObject(fragment)) return under;
+  for (const k of Object.keys(fragment)) {
+    const n = stubsIn(fragment[k] as Json).length;
+    if (n > 0) setOwn(under as JsonObject, k, n);
+  }
+  return under;
+}
+
 /** A segment to be written: its key and fragment. */
 export interface Piece {
   key: string;

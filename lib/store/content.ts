@@ -5,7 +5,16 @@ import { createHash, randomBytes } from 'node:crypto';
 import { fragmentBytes, tableName } from '../config/env';
 import { MAX_BODY_BYTES, MAX_CONTENT_BYTES, MAX_WRITE_ATTEMPTS } from '../config/limits';
 import { type BatchOperation, planBatch } from '../content/batch';
-import { MissingSegment, type Piece, ROOT_KEY, assemble, cut, locate, stubsIn } from '../content/fragments';
+import {
+  MissingSegment,
+  type Piece,
+  ROOT_KEY,
+  assemble,
+  cut,
+  locate,
+  stubsIn,
+  stubsUnderOf,
+} from '../content/fragments';
 import {
   type Json,
   type JsonNumber,
@@ -15,7 +24,6 @@ import {
   isObject,
   numberError,
   numberProblem,
-  setOwn,
   storedSize,
 } from '../content/json';
 import {
@@ -163,17 +171,6 @@ function atSteps(fragment: Json, steps: readonly Step[]): Json | undefined {
   let node: Json | undefined = fragment;
   for (const step of steps) node = (node as Record<string | number, Json> | undefined)?.[step];
   return node;
-}
-
-/** Where a fragment's stubs are, by the first key of their path (what A.stubsUnder holds). */
-function stubsUnderOf(fragment: Json): Record<string, number> {
-  const under: Record<string, number> = {};
-  if (!isObject(fragment)) return under;
-  for (const k of Object.keys(fragment)) {
-    const n = stubsIn(fragment[k] as Json).length;
-    if (n > 0) setOwn(under as JsonObject, k, n);
-  }
-  return under;
 }
 
 /**

@@ -14,7 +14,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { tableName } from '../config/env';
-import { ROOT_KEY } from '../content/fragments';
+import { ROOT_KEY, stubsUnderOf } from '../content/fragments';
 import { type Json, storedSize } from '../content/json';
 import { fromAttribute, toAttribute } from '../dynamo/attributes';
 import { dynamo } from '../dynamo/client';
@@ -129,6 +129,8 @@ export function newSegmentItem(
     [A.grantEpoch]: { N: String(epoch) },
     // Writes prove the grant by epoch and incarnation (lib/expressions compileAccess), as on the project's head.
     [A.incarnation]: { S: inc },
+    // A cut can leave stubs in a new segment too: writes that do not read first must see them.
+    [A.stubsUnder]: toAttribute(stubsUnderOf(fragment)),
   };
 }
 

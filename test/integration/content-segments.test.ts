@@ -1,26 +1,10 @@
 // A content over many segments (docs/design/storage.md): what clients see is the same JSON, whatever the layout; each
 // segment stays within its 4 KB item, writes land in the segment that holds their path, and nothing is left behind.
-import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { itemSize } from '../../bench/lib/item-size';
 import { fragmentBytes } from '../../lib/config/env';
-import { dynamo } from '../../lib/dynamo/client';
-import { type Segment, querySubtree } from '../../lib/store/segments';
-import { A } from '../../lib/schema/attributes';
-import { itemKeyAttributes, projectPk } from '../../lib/schema/items';
+import type { Segment } from '../../lib/store/segments';
 import { MESSAGES, type Project, call, expectError, post, project, state } from '../support/api';
-
-/** The project's segments, read straight from the table. */
-async function segmentsOf(p: Project): Promise<Segment[]> {
-  const { Item } = await dynamo.send(
-    new GetItemCommand({
-      TableName: process.env.TABLE_NAME,
-      Key: itemKeyAttributes(projectPk({ username: p.username, slug: p.slug })),
-      ConsistentRead: true,
-    }),
-  );
-  const inc = Item?.[A.incarnation]?.S as string;
-  return [...(await querySubtree(inc, '/')).values()];
-}
+import { segmentsOf, strays } from '../support/segments';
 
 const text = (n: number, c = 'x') => c.repeat(n);
 /** A content of `sections` objects of `fields` strings of `size` bytes: several KB, so several segments. */
@@ -43,6 +27,8 @@ async function ok(p: Project, op: keyof typeof MESSAGES, body: unknown, headers?
 
 /** Every segment within one 4 KB item, unless it is a value that cannot be cut (a long array or string). */
 async function expectSegmentsWithinBudget(p: Project): Promise<Segment[]> {
+  // Nothing left behind, nothing missing.
+  expect(await strays(p)).toEqual({ orphans: [], dangling: [] });
   const segments = await segmentsOf(p);
   for (const s of segments) {
     const size = itemSize(s.raw);
@@ -116,6 +102,24 @@ describe('a content larger than one segment', () => {
     await ok(p, 'update', { content: { small: true } });
     expect(await segmentsOf(p)).toHaveLength(1);
     expect((await get(p)).body).toEqual({ value: { small: true } });
+  });
+
+  it('a write without reading never replaces a stub unseen, at any depth of a cut: the segments below go with it', async () => {
+    // outer is moved to a segment of its own, and inner, within it, to another: a stub inside a segment a cut made.
+    const big = text(Math.ceil(fragmentBytes() * 0.9));
+    const p = await project({ outer: { inner: { a: big, b: big }, pad: 'p' } });
+    // A read learns where outer is, so the next writes go there first, without reading.
+    expect((await get(p, 'outer.pad')).body).toEqual({ value: 'p' });
+    const before = (await segmentsOf(p)).length;
+    expect(before).toBeGreaterThanOrEqual(3);
+    await ok(p, 'set', { path: 'outer.inner', value: 1 });
+    expect((await get(p)).body).toEqual({ value: { outer: { inner: 1, pad: 'p' } } });
+    expect((await segmentsOf(p)).length).toBeLessThan(before);
+    await ok(p, 'set', { path: 'outer.inner', value: { a: big, b: big } });
+    const grown = (await segmentsOf(p)).length;
+    await ok(p, 'delete', { path: 'outer.inner' });
+    expect((await get(p)).body).toEqual({ value: { outer: { pad: 'p' } } });
+    expect((await segmentsOf(p)).length).toBeLessThan(grown);
   });
 
   it('a writer that learnt where a subtree was still lands its write after the subtree was replaced', async () => {

@@ -1,0 +1,41 @@
+// The content's segments as stored, read straight from the table: for checks that no segment is left behind.
+import { GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { ROOT_KEY, stubsIn } from '../../lib/content/fragments';
+import { dynamo } from '../../lib/dynamo/client';
+import { A } from '../../lib/schema/attributes';
+import { itemKeyAttributes, projectPk } from '../../lib/schema/items';
+import { type Segment, querySubtree } from '../../lib/store/segments';
+
+/** Every segment of the project's content. */
+export async function segmentsOf(p: { username: string; slug: string }): Promise<Segment[]> {
+  const { Item } = await dynamo.send(
+    new GetItemCommand({
+      TableName: process.env.TABLE_NAME,
+      Key: itemKeyAttributes(projectPk({ username: p.username, slug: p.slug })),
+      ConsistentRead: true,
+    }),
+  );
+  const inc = Item?.[A.incarnation]?.S as string;
+  return [...(await querySubtree(inc, ROOT_KEY)).values()];
+}
+
+/** Segments no stub leads to from the root (left behind by a change), and stubs that lead nowhere (lost content). */
+export async function strays(p: {
+  username: string;
+  slug: string;
+}): Promise<{ orphans: string[]; dangling: string[] }> {
+  const segments = new Map((await segmentsOf(p)).map((s) => [s.key, s]));
+  const reached = new Set<string>();
+  const dangling: string[] = [];
+  const visit = (key: string) => {
+    const segment = segments.get(key);
+    if (!segment) {
+      dangling.push(key);
+      return;
+    }
+    reached.add(key);
+    for (const stub of stubsIn(segment.fragment)) visit(stub);
+  };
+  if (segments.size > 0) visit(ROOT_KEY);
+  return { orphans: [...segments.keys()].filter((k) => !reached.has(k)), dangling };
+}
