@@ -45,6 +45,46 @@ describe('DynamoDB requests per operation, cold and warm', () => {
     }
   });
 
+  it('a content over many segments: once a Lambda knows where a path is, a write there is one UpdateItem and a read one GetItem', async () => {
+    // About 15 KB: the sections move to segments of their own (storage step 3).
+    const content = Object.fromEntries(
+      Array.from({ length: 12 }, (_, s) => [
+        `s${s}`,
+        { n: s, ...Object.fromEntries(Array.from({ length: 4 }, (_, f) => [`f${f}`, 'x'.repeat(300)])) },
+      ]),
+    );
+    const big = await stack.newProject();
+    await request(`${big.content}/update`, { method: 'POST', token: big.owner, body: { content } });
+    const { key } = await stack.newKey(big, ['content:read', 'content:write']);
+    const read = `${big.content}?path=s7.f3`;
+    // Cold: the credential's verification, the root, then the segment its stub names.
+    expect(await counted(read, { token: key })).toEqual({ status: 200, requests: { BatchGetItem: 1, GetItem: 2 } });
+    for (let i = 0; i < 3; i++) {
+      expect(await counted(read, { token: key })).toEqual({ status: 200, requests: { GetItem: 1 } });
+      const set = await counted(`${big.content}/set`, {
+        method: 'POST',
+        token: key,
+        body: { path: 's7.f1', value: i },
+      });
+      expect(set).toEqual({ status: 200, requests: { UpdateItem: 1 } });
+      const add = await counted(`${big.content}/increment`, { method: 'POST', token: key, body: { path: 's7.n' } });
+      expect(add).toEqual({ status: 200, requests: { UpdateItem: 1 } });
+    }
+    expect((await request(`${big.content}?path=s7.n`, { token: key })).body).toEqual({ value: 10 });
+    // A revocation stamps the new grant epoch into every segment: the warm key fails in the segment it knows too.
+    const other = await stack.newKey(big, ['content:read', 'content:write']);
+    const write = { method: 'POST', token: other.key, body: { path: 's9.n' } } as const;
+    expect((await counted(`${big.content}/increment`, write)).status).toBe(200);
+    expect((await counted(`${big.content}?path=s9.f0`, { token: other.key })).status).toBe(200);
+    await stack.accounts.revokeApiKey({ username: big.username, slug: big.slug }, other.id);
+    expect(await counted(`${big.content}/increment`, write)).toEqual({
+      status: 401,
+      requests: { UpdateItem: 1, BatchGetItem: 1, GetItem: 1 },
+    });
+    expect((await counted(`${big.content}?path=s9.f0`, { token: other.key })).status).toBe(401);
+    expect((await request(`${big.content}?path=s9.n`, { token: key })).body).toEqual({ value: 10 });
+  });
+
   it('a read: BatchGetItem + GetItem with a new key, then one GetItem', async () => {
     const { key } = await stack.newKey(p, ['content:read']);
     expect(await counted(p.content, { token: key })).toEqual({
