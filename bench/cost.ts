@@ -7,7 +7,7 @@
 // kept. Sizes the layout cannot hold are reported with the status the API answered and how far the growth got.
 import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { storedSize } from '../lib/content/json';
-import { TOKEN_SLOTS } from '../lib/schema/attributes';
+import { A, TOKEN_SLOTS } from '../lib/schema/attributes';
 import { itemKeyAttributes, projectPk } from '../lib/schema/items';
 import type { CapacityTotals, DynamoProxy } from '../test/support/dynamo-proxy';
 import { itemSize } from './lib/item-size';
@@ -54,8 +54,10 @@ export interface SizeResult {
   held: boolean;
   /** DynamoDB-counted bytes of the content when measured (or where the growth stopped). */
   contentBytes: number;
-  /** DynamoDB-counted bytes of the whole project item (content, keys, members, bookkeeping), after the operations. */
+  /** DynamoDB-counted bytes of the largest segment (the item a write to it bills), after the operations. */
   itemBytes?: number;
+  /** How many segments the content is stored in. */
+  segments?: number;
   rows: OpRow[];
   /** Why the size is out of reach: the API's answer to the write that would have passed the limit. */
   stoppedBy?: { status: number; code?: string; message?: string };
@@ -143,7 +145,9 @@ export async function runCost(options: CostOptions): Promise<CostReport> {
     if (r.status !== 200) throw new Error(`${what}: ${r.status} ${JSON.stringify(r.body)}`);
     return r;
   };
-  const itemBytes = async () => {
+  const { querySubtree } = await import('../lib/store/segments');
+  /** The content's segments: how many, and the largest one's DynamoDB-counted size. */
+  const layout = async () => {
     const { Item } = await dynamo.send(
       new GetItemCommand({
         TableName: options.tableName,
@@ -151,9 +155,12 @@ export async function runCost(options: CostOptions): Promise<CostReport> {
         ConsistentRead: true,
       }),
     );
-    if (!Item) return undefined;
-    return itemSize(Item);
+    const inc = Item?.[A.incarnation]?.S;
+    if (!inc) return { segments: 0, largest: 0 };
+    const all = [...(await querySubtree(inc, '/')).values()];
+    return { segments: all.length, largest: Math.max(0, ...all.map((seg) => itemSize(seg.raw))) };
   };
+  const itemBytes = async () => (await layout()).largest;
   const contentBytes = async () => {
     const r = await must('GET content', api.call('GET', project.content, { token }));
     return storedSize((r.body as { value: never }).value);
@@ -356,7 +363,7 @@ export async function runCost(options: CostOptions): Promise<CostReport> {
         targetBytes: size.bytes,
         held: false,
         contentBytes: bytes,
-        itemBytes: await itemBytes(),
+        ...(await layout().then((l) => ({ itemBytes: l.largest, segments: l.segments }))),
         rows: [],
         stoppedBy,
       });
@@ -368,11 +375,19 @@ export async function runCost(options: CostOptions): Promise<CostReport> {
     const rows = await measure();
     // Every write records its request token in one of 32 slots, so a project in use carries all of them (about 1 KB
     // more than a fresh one); the bill is on that item.
-    const item = await itemBytes();
-    sizes.push({ label: size.label, targetBytes: size.bytes, held: true, contentBytes: bytes, itemBytes: item, rows });
+    const { largest: item, segments } = await layout();
+    sizes.push({
+      label: size.label,
+      targetBytes: size.bytes,
+      held: true,
+      contentBytes: bytes,
+      itemBytes: item,
+      segments,
+      rows,
+    });
     const set = rows.find((r) => r.id === 'set');
     log(
-      `  ${size.label}: content ${(bytes / 1024).toFixed(1)} KiB, item ${((item ?? 0) / 1024).toFixed(1)} KiB; set ${set?.wcu} WCU → ${writesPerSecond(set?.wcu ?? 0)} writes/s`,
+      `  ${size.label}: content ${(bytes / 1024).toFixed(1)} KiB in ${segments} segments (largest ${(item / 1024).toFixed(1)} KiB); set ${set?.wcu} WCU → ${writesPerSecond(set?.wcu ?? 0)} writes/s`,
     );
     // The measured operations grew the content a little; the next growth starts from the measured size.
     estimate = await contentBytes();
@@ -397,10 +412,10 @@ export const readsPerSecond = (rcu: number) => rate(PARTITION.rcuPerSecond, rcu)
 /** The cost table and growth line as Markdown (used by latest.md and the per-engine results file). */
 export function costMarkdown(c: CostReport, heading = '##'): string[] {
   const out: string[] = [];
-  out.push(`${heading} 6. Cost per operation by content size, today's one-item layout`, '');
+  out.push(`${heading} 6. Cost per operation by content size, content in segments (storage step 3)`, '');
   out.push(
     `Engine: ${c.engine}. The local API (\`lib/local/start.ts\`) talks to the engine through \`test/support/dynamo-proxy.ts\` with \`consumedCapacity\` on: the proxy adds \`ReturnConsumedCapacity: TOTAL\` to every request it forwards and sums the units the engine reports (RCU for reads, WCU for writes), so nothing is estimated. ` +
-      `The content is \`{counter, log: [...], meta: {leaf}, builds: {...}}\`, grown with ${c.recordBytes}-byte build records (one \`set builds.<id>\` each, every fourth also pushed onto \`log\`); sizes are DynamoDB-counted bytes of the content; in brackets the whole item (the API key, members, version, and the 32 request-token slots that every write fills in turn, about 1 KB, filled by 32 uncounted writes before the measurement as in any project in use). Each repetition's three added log records are deleted again (uncounted), so every repetition runs at the same size. A write bills ⌈larger of the item before and after ÷ 1 KB⌉ WCU, a strongly consistent read ⌈item ÷ 4 KB⌉ RCU whatever it returns. ` +
+      `The content is \`{counter, log: [...], meta: {leaf}, builds: {...}}\`, grown with ${c.recordBytes}-byte build records (one \`set builds.<id>\` each, every fourth also pushed onto \`log\`); sizes are DynamoDB-counted bytes of the content; in brackets the number of segments it is stored in and the largest one (with its version, grant epoch and the 32 request-token slots every write fills in turn, filled by 32 uncounted writes before the measurement as in any project in use). Each repetition's three added log records are deleted again (uncounted), so every repetition runs at the same size. A write bills ⌈larger of the segment before and after ÷ 1 KB⌉ WCU (a transaction 2 WCU per KB of every item in it), a strongly consistent read ⌈segment ÷ 4 KB⌉ RCU. The log array, and the builds object's own members (stubs of the records moved out), stay in one segment each until step 4 (chunked arrays, bucketed objects): writes to them bill that segment. ` +
       `Each operation ran ${c.repeats}× per size with an API key; cells are medians. Writes/s per project = 1,000 WCU/s (one partition) ÷ WCU of one small write (the set of a leaf); reads/s = 3,000 RCU/s ÷ RCU of a leaf GET.`,
     '',
   );
@@ -412,7 +427,7 @@ export function costMarkdown(c: CostReport, heading = '##'): string[] {
     `| content (item) | ${c.sizes
       .map((s) =>
         s.held
-          ? `${kib(s.contentBytes)} (${kib(s.itemBytes ?? 0)})`
+          ? `${kib(s.contentBytes)} (${s.segments ?? '?'} segments, largest ${kib(s.itemBytes ?? 0)})`
           : `**cannot hold**: ${s.stoppedBy?.status} ${s.stoppedBy?.code ?? ''} at ${kib(s.contentBytes)}`,
       )
       .join(' | ')} |`,
@@ -473,7 +488,7 @@ export function costMarkdown(c: CostReport, heading = '##'): string[] {
         ? `stopped at ${kib(g.reachedBytes)} after ${g.writes} writes (the last one refused) in ${g.seconds.toFixed(1)} s: the API answered ${g.stoppedBy.status} ${g.stoppedBy.code ?? ''} (${g.stoppedBy.message ?? ''}). `
         : `reached in ${g.seconds.toFixed(1)} s, ${g.writes} writes. `) +
       `Milestones: ${g.milestones.map((m) => `${m.label} after ${m.writes} writes, ${m.seconds.toFixed(1)} s`).join('; ')}. ` +
-      `The growth cost ${g.requests} DynamoDB requests, ${units(g.writeUnits)} WCU and ${units(g.readUnits)} RCU in total (each write bills the whole item).`,
+      `The growth cost ${g.requests} DynamoDB requests, ${units(g.writeUnits)} WCU and ${units(g.readUnits)} RCU in total (each write bills the segment it changes; a set into the builds object bills that object's segment of stubs).`,
     '',
   );
   return out;

@@ -225,6 +225,11 @@ export const ERROR_CODES = {
     status: 413,
     message: `the content would exceed ${MAX_CONTENT_BYTES} bytes; nothing was changed`,
   },
+  CHANGE_TOO_LARGE: {
+    when: 'A batch or patch would rewrite more segments at once than one DynamoDB transaction holds (99)',
+    status: 413,
+    message: 'the change reads and rewrites more than 99 segments at once; change smaller parts, one request each',
+  },
   RESPONSE_TOO_LARGE: {
     when: 'The value at the path is larger than one response carries (4 MiB as DynamoDB counts bytes)',
     status: 413,

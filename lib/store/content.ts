@@ -328,7 +328,7 @@ async function carryOut(
     },
   ) as UpdateRequest;
   const orphans = [
-    ...(decision.carried ?? []).map((s) => ({ key: s.key, version: s.version })),
+    ...(decision.carried ?? []).map((s) => ({ key: s.key, version: s.version, carried: true })),
     ...(await subtreesOf(grant.inc, decision.dropped)),
   ];
   if (children.length === 0 && orphans.length === 0) return sendUpdate(grant.inc, segment.key, update);

@@ -14,6 +14,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { tableName } from '../config/env';
+import { PayloadTooLarge } from '../config/errors';
 import { ROOT_KEY, stubsUnderOf } from '../content/fragments';
 import { type Json, storedSize } from '../content/json';
 import { fromAttribute, toAttribute } from '../dynamo/attributes';
@@ -149,6 +150,13 @@ export async function createRoot(inc: string, epoch: number): Promise<void> {
   }
 }
 
+/** A change that would have to rewrite, atomically, more segments than one transaction holds. */
+const changeTooLarge = () =>
+  new PayloadTooLarge(
+    'CHANGE_TOO_LARGE',
+    `the change reads and rewrites more than ${MAX_TRANSACTION_ITEMS - 1} segments at once; change smaller parts, one request each`,
+  );
+
 export type Committed = { ok: true } | { ok: false; item?: Record<string, AttributeValue> };
 
 /** DynamoDB's limits on one transaction. */
@@ -162,8 +170,11 @@ export interface Rewrite {
   parent: { key: string; update: UpdateRequest };
   /** New segments, named only by the parent's new fragment. */
   children: readonly { key: string; fragment: Json }[];
-  /** Segments the change makes unreachable; `version` set: it was read and carried into the new fragments. */
-  orphans: readonly { key: string; version?: number }[];
+  /**
+   * Segments the change makes unreachable, each deleted on the version read. `carried`: its content was read into the
+   * new fragments, so its delete must be part of the commit (a write to it in between would otherwise be lost).
+   */
+  orphans: readonly { key: string; version?: number; carried?: boolean }[];
 }
 
 /**
@@ -203,16 +214,17 @@ export async function commitRewrite(rewrite: Rewrite): Promise<Committed> {
   }));
   const bytes = rewrite.children.reduce((sum, c) => sum + storedSize(c.fragment) + 200, 0);
   const fits = 1 + puts.length + deletes.length <= MAX_TRANSACTION_ITEMS && bytes <= MAX_TRANSACTION_BYTES / 2;
-  // Carried orphans must be deleted in the commit (a write to one in between would otherwise be lost).
-  const carried = deletes.filter((_, i) => rewrite.orphans[i]?.version !== undefined);
+  const carried = deletes.filter((_, i) => rewrite.orphans[i]?.carried);
   let first: TransactWriteItem[];
   let after: TransactWriteItem[] = [];
   if (fits) {
     first = [parent, ...puts, ...deletes];
   } else {
+    if (1 + carried.length > MAX_TRANSACTION_ITEMS) throw changeTooLarge();
+    // The new children first: no stub names them until the commit.
     await batchWrite(puts.map((p) => ({ PutRequest: { Item: p.Put?.Item } })));
     const dropped = deletes.filter((d) => !carried.includes(d));
-    const room = Math.max(0, MAX_TRANSACTION_ITEMS - 1 - carried.length);
+    const room = MAX_TRANSACTION_ITEMS - 1 - carried.length;
     first = [parent, ...carried, ...dropped.slice(0, room)];
     after = dropped.slice(room);
   }

@@ -122,6 +122,38 @@ describe('a content larger than one segment', () => {
     expect((await segmentsOf(p)).length).toBeLessThan(grown);
   });
 
+  it('a subtree of more segments than one transaction holds is deleted, replaced and read back whole', async () => {
+    const many = Object.fromEntries(
+      Array.from({ length: 150 }, (_, i) => [`k${i}`, { body: text(Math.ceil(fragmentBytes() * 0.6)), i }]),
+    );
+    const p = await project({ keep: 1, big: many });
+    expect((await segmentsOf(p)).length).toBeGreaterThan(150);
+    expect((await get(p, 'big.k149.i')).body).toEqual({ value: 149 });
+    expect((await get(p)).body).toEqual({ value: { keep: 1, big: many } });
+    // A batch plans on every segment it reads and rewrites them in one transaction: along its paths it is small...
+    const batch = (operations: unknown[]) => call('POST', `${p.content}/batch`, { token: p.key, body: { operations } });
+    const small = await batch([
+      { op: 'test', path: 'big.k7.i', value: 7 },
+      { op: 'set', path: 'big.k7.i', value: 'seven' },
+    ]);
+    expect(small.status).toBe(200);
+    // ...one that reads the whole of a 150-segment value cannot be one commit: 413, nothing changed.
+    const before = await state(p);
+    const whole = await batch([
+      { op: 'test', path: 'big', exists: true },
+      { op: 'delete', path: 'big.k1' },
+    ]);
+    expectError(whole, 413, 'CHANGE_TOO_LARGE');
+    expect(await state(p)).toEqual(before);
+    await ok(p, 'set', { path: 'big', value: { small: true } });
+    expect((await get(p)).body).toEqual({ value: { keep: 1, big: { small: true } } });
+    await expectSegmentsWithinBudget(p);
+    await ok(p, 'set', { path: 'big', value: many });
+    await ok(p, 'delete', { path: 'big' });
+    expect((await get(p)).body).toEqual({ value: { keep: 1 } });
+    expect(await segmentsOf(p)).toHaveLength(1);
+  });
+
   it('a writer that learnt where a subtree was still lands its write after the subtree was replaced', async () => {
     const p = await project(content);
     await ok(p, 'set', { path: 's2.f0', value: 'first' });
