@@ -160,7 +160,6 @@ export async function runCost(options: CostOptions): Promise<CostReport> {
     const all = [...(await querySubtree(inc, '/')).values()];
     return { segments: all.length, largest: Math.max(0, ...all.map((seg) => itemSize(seg.raw))) };
   };
-  const itemBytes = async () => (await layout()).largest;
   const contentBytes = async () => {
     const r = await must('GET content', api.call('GET', project.content, { token }));
     return storedSize((r.body as { value: never }).value);
