@@ -191,6 +191,65 @@ function wrongTypeBodies(url: (op: string) => string): fc.Arbitrary<Case> {
     });
 }
 
+/** A JSON Pointer, valid or not: escapes, `-`, indexes, prototype names, and malformed ones. */
+const pointer = fc.oneof(
+  fc
+    .array(
+      fc.oneof(
+        fc.constantFrom('a', 'b', 'list', '0', '1', '-', '~0', '~1', '__proto__', 'constructor', ''),
+        fc.string({ maxLength: 4 }),
+      ),
+      {
+        maxLength: 4,
+      },
+    )
+    .map((tokens) => tokens.map((t) => `/${t}`).join('')),
+  fc.constantFrom('a', '~', '/~2', '/a~', '/-/x', '/list/01', '/list/-1', '/list/1e3'),
+);
+const patchOp = fc.record(
+  {
+    op: fc.oneof(
+      fc.constantFrom('add', 'remove', 'replace', 'move', 'copy', 'test'),
+      fc.string({ maxLength: 6 }),
+      nonString,
+    ),
+    path: fc.oneof(pointer, nonString),
+    from: fc.oneof(pointer, nonString),
+    value: fc.jsonValue({ maxDepth: 3 }),
+  },
+  { requiredKeys: [] },
+);
+
+/**
+ * PATCH bodies that must fail whatever else they hold: a JSON Patch of random operations ending with a test that
+ * cannot hold (or one that is no array), a merge patch holding a value our content rules refuse (or no object).
+ */
+function patchBodies(p: Project): fc.Arbitrary<Case> {
+  const jsonPatch = fc
+    .tuple(fc.array(patchOp, { maxLength: 5 }), fc.boolean())
+    .map(([ops, asArray]) =>
+      asArray ? json([...ops, { op: 'test', path: '/fuzz-missing', value: 1 }]) : json(Object.assign({}, ...ops)),
+    );
+  const mergePatch = fc.oneof(
+    fc
+      .tuple(fc.dictionary(fc.string({ maxLength: 4 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 3 }), badValueText)
+      .map(([doc, bad]) => `{"fuzz":{"x":${bad}},${json(doc).slice(1)}`),
+    nonObject.map((v) => json(v)),
+  );
+  return fc
+    .oneof(
+      jsonPatch.map((body) => ({ type: 'application/json-patch+json', body })),
+      mergePatch.map((body) => ({ type: 'application/merge-patch+json', body })),
+    )
+    .map(({ type, body }) => ({
+      kind: `patch: ${type}`,
+      method: 'PATCH',
+      url: p.content,
+      headers: { 'content-type': type },
+      body,
+    }));
+}
+
 /** Byte sequences that are not UTF-8: truncated, overlong, lone continuations, surrogates in UTF-8, past U+10FFFF. */
 const notUtf8 = fc.oneof(
   fc.tuple(fc.integer({ min: 0xc2, max: 0xf4 }), fc.constantFrom(0x20, 0x22, 0x41)).map(([lead, next]) => [lead, next]),
@@ -864,6 +923,7 @@ describe('fuzzed bad input', () => {
         { weight: 2, arbitrary: oddMethods(p) },
         { weight: 2, arbitrary: badHeaders(p, others) },
         { weight: 1, arbitrary: badReads(p) },
+        { weight: 3, arbitrary: patchBodies(p) },
       );
       const short = (c: Case) =>
         Object.defineProperty(c, fc.toStringMethod, {
