@@ -1,7 +1,8 @@
 // Part 1: DynamoDB requests per operation, counted exactly by the proxy in front of the engine (test/support/
 // dynamo-proxy.ts), for every content route, with an API key, a stored session (csess_) and a JWT; read-then-write
 // cases, error paths and Idempotency-Key. Requests go over HTTP to a local API process whose DynamoDB endpoint is the
-// proxy. Each request is also classified by the item it touched (P# project, S# session, K# key record, IDEM#).
+// proxy. Each request is also classified by the item it touched (P# project head and grants, C# content segment,
+// S# session, K# key record, IDEM#).
 import type { DynamoProxy } from '../test/support/dynamo-proxy';
 import type { BenchProject } from './lib/fixtures';
 import type { HttpClient } from './lib/http';
@@ -722,7 +723,9 @@ export interface CredResult {
 function itemKind(body: Buffer): string {
   try {
     const parsed = JSON.parse(body.toString('utf8'));
-    const pk: unknown = parsed.Key?.pk?.S ?? parsed.Item?.pk?.S;
+    const first = parsed.TransactItems?.[0];
+    const inner = first?.Update ?? first?.Put ?? first?.Delete ?? first?.ConditionCheck;
+    const pk: unknown = parsed.Key?.pk?.S ?? parsed.Item?.pk?.S ?? inner?.Key?.pk?.S ?? inner?.Item?.pk?.S;
     if (typeof pk === 'string') return /^[A-Z]+#/.exec(pk)?.[0] ?? pk.slice(0, 8);
     return parsed.TableName ? 'table' : '?';
   } catch {
@@ -809,7 +812,7 @@ export async function runRequests(ctx: {
           byItem: worst.byItem,
           credentialLookups: worst.byItem['GetItem S#'] ?? 0,
           readsAfterFailedCondition: worst.sequence.filter(
-            (s, i) => s === 'GetItem P#' && worst.sequence[i - 1] === 'UpdateItem P#',
+            (s, i) => s === 'GetItem C#' && worst.sequence[i - 1] === 'UpdateItem C#',
           ).length,
           sequence: worst.sequence,
           statuses: runs.map((run) => run.status),

@@ -582,7 +582,13 @@ export async function writeBatch(request: BatchWriteRequest): Promise<WriteResul
   const { token, slot, envelope } = writeEnvelope(request);
   let at = lookupLocation(grant.inc, commonPrefix(request.ops));
   let segment: Segment | undefined;
-  let fast = true;
+  // One UpdateItem can only change one segment: when this Lambda already knows the operations lie in different ones,
+  // it does not try.
+  let fast = request.ops.every((op) => {
+    if (!('segments' in op)) return true;
+    const path = entersTarget(op) && op.kind !== 'test' ? op.segments : op.segments.slice(0, -1);
+    return lookupLocation(grant.inc, path).key === at.key;
+  });
   for (let attempt = 1; ; ) {
     const rel = request.ops.map((op) => rebase(op, at.depth));
     if (fast) {
@@ -660,7 +666,7 @@ const readTooLarge = () =>
 
 /**
  * The value at a path and its ETag: one GetItem of the segment that holds it (this Lambda remembers where), plus one
- * Query per segment below the value when it spans several. A value changed over several segments while it was
+ * Query per segment below the value when it spans several; the whole of a segment (the whole content) is one Query. A value changed over several segments while it was
  * being read (a stub names a segment that is gone) is read again.
  */
 export async function readContent(request: ReadRequest): Promise<{ value: Json; etag: string }> {
@@ -668,7 +674,10 @@ export async function readContent(request: ReadRequest): Promise<{ value: Json; 
   let grant = await grantFor(request.project, request.principal, 'read');
   let at = lookupLocation(grant.inc, segments);
   for (let attempt = 1; ; attempt++) {
-    const segment = await getSegment(grant.inc, at.key);
+    // The whole of a segment (a GET of the content, or of a path known to be a segment's root): one Query reads it
+    // with everything below it.
+    const whole = segments.length === at.depth ? await querySubtree(grant.inc, at.key) : undefined;
+    const segment = whole ? whole.get(at.key) : await getSegment(grant.inc, at.key);
     if (segment === undefined) {
       if (at.key === ROOT_KEY) {
         // No root: a deleted project (verified afresh: its 404), or one whose creation stopped half-way (`{}`).
@@ -696,8 +705,11 @@ export async function readContent(request: ReadRequest): Promise<{ value: Json; 
     if (stubs.length === 0) return { value, etag: formatEtag(segment.etag) };
     const read = [segment];
     let bytes = storedSize(value);
-    for (const stub of stubs) {
-      for (const s of (await querySubtree(grant.inc, stub)).values()) {
+    const below = async (stub: string) =>
+      whole ? [...whole.values()] : [...(await querySubtree(grant.inc, stub)).values()];
+    for (const stub of whole ? [at.key] : stubs) {
+      for (const s of await below(stub)) {
+        if (s.key === segment.key) continue;
         read.push(s);
         bytes += storedSize(s.fragment);
         if (bytes > MAX_READ_BYTES) throw readTooLarge();

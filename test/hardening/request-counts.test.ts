@@ -85,13 +85,14 @@ describe('DynamoDB requests per operation, cold and warm', () => {
     expect((await request(`${big.content}?path=s9.n`, { token: key })).body).toEqual({ value: 10 });
   });
 
-  it('a read: BatchGetItem + GetItem with a new key, then one GetItem', async () => {
+  it('a read: BatchGetItem + one read with a new key, then one read (a Query for the whole content, GetItem for a path)', async () => {
     const { key } = await stack.newKey(p, ['content:read']);
     expect(await counted(p.content, { token: key })).toEqual({
       status: 200,
-      requests: { BatchGetItem: 1, GetItem: 1 },
+      requests: { BatchGetItem: 1, Query: 1 },
     });
-    expect(await counted(p.content, { token: key })).toEqual({ status: 200, requests: { GetItem: 1 } });
+    expect(await counted(p.content, { token: key })).toEqual({ status: 200, requests: { Query: 1 } });
+    expect(await counted(`${p.content}?path=n`, { token: key })).toEqual({ status: 200, requests: { GetItem: 1 } });
   });
 
   it('a read-then-write (set at a negative index): one BatchGetItem more only the first time', async () => {
@@ -148,7 +149,7 @@ describe('DynamoDB requests per operation, cold and warm', () => {
     });
     expect(await counted(p.content, { token: member.token })).toEqual({
       status: 200,
-      requests: { BatchGetItem: 1, GetItem: 1 },
+      requests: { BatchGetItem: 1, Query: 1 },
     });
   });
 });
