@@ -28,6 +28,8 @@ export interface WriteEnvelope {
   guardStubs?: boolean;
   /** Segments: a write that rewrites the fragment records where its stubs now are (A.stubsUnder). */
   stubsUnder?: Record<string, number>;
+  /** Segments: the write holds only while the segment has no stubs at all (so no other segment hangs below it). */
+  soleSegment?: boolean;
   /**
    * The content-size estimate: `growth` adds a bound and checks the budget (fast path; nothing for a bound of 0); `exact` resets it (writes
    * guarded by the version); `added` adds what a guarded read-then-write grows it by, already checked in memory.
@@ -335,6 +337,10 @@ export function compileEnvelope(state: ExpressionState, envelope: WriteEnvelope)
   }
   if (envelope.expectedVersion !== undefined) {
     state.conditions.push(`${version} = ${state.number(envelope.expectedVersion)}`);
+  }
+  if (envelope.soleSegment) {
+    const under = state.name(A.stubsUnder);
+    state.conditions.push(`(attribute_not_exists(${under}) OR size(${under}) = ${state.number(0)})`);
   }
   if (envelope.stubsUnder !== undefined) {
     const counts = Object.entries(envelope.stubsUnder).map(([k, n]) => [k, { N: String(n) }] as const);
