@@ -23,6 +23,8 @@ interface Case {
   headers?: Record<string, string>;
   /** Content the project holds before the request (written first, not counted). */
   initial?: Record<string, unknown>;
+  /** Paths read with the case's credential before counting (not counted): where they live is then known. */
+  prime?: string[];
   expectStatus: number;
   /** Target on total DynamoDB requests; undefined = reported only. `idempotency` = the same op without the header + 3. */
   target?: { max: number } | { idempotencyOf: string };
@@ -52,6 +54,13 @@ const INITIAL = {
 };
 
 const all = CREDS;
+/** About 15 KB: twelve sections of four 300-byte strings, each section a segment of its own (storage step 3). */
+const SEGMENTED = Object.fromEntries(
+  Array.from({ length: 12 }, (_, s) => [
+    `s${s}`,
+    { n: s, ...Object.fromEntries(Array.from({ length: 4 }, (_, f) => [`f${f}`, 'x'.repeat(300)])) },
+  ]),
+);
 const one = (max: number) => ({ max });
 
 const CASES: Case[] = [
@@ -599,6 +608,83 @@ const CASES: Case[] = [
     target: one(2),
     creds: all,
   },
+  // A content over several segments (storage step 3): a batch within one segment is one UpdateItem; one across
+  // segments reads the segments its paths run through and commits them in one TransactWriteItems.
+  {
+    id: 'segments-set',
+    label: 'segments: set of a leaf in a child segment (its location known)',
+    group: 'fast path',
+    method: 'POST',
+    route: 'set',
+    initial: SEGMENTED,
+    prime: ['s7.f0'],
+    body: { path: 's7.f1', value: 'x' },
+    expectStatus: 200,
+    target: one(1),
+    creds: all,
+  },
+  {
+    id: 'segments-get',
+    label: 'segments: GET of a leaf in a child segment (its location known)',
+    group: 'fast path',
+    method: 'GET',
+    route: '',
+    query: 'path=s7.f3',
+    initial: SEGMENTED,
+    prime: ['s7.f0'],
+    expectStatus: 200,
+    target: one(1),
+    creds: all,
+  },
+  {
+    id: 'segments-batch-one',
+    label: 'segments: batch of increment + set within one child segment',
+    group: 'fast path',
+    method: 'POST',
+    route: 'batch',
+    initial: SEGMENTED,
+    prime: ['s7.f0'],
+    body: {
+      operations: [
+        { op: 'increment', path: 's7.n' },
+        { op: 'set', path: 's7.f2', value: 'y' },
+      ],
+    },
+    expectStatus: 200,
+    target: one(1),
+    creds: all,
+  },
+  {
+    id: 'segments-batch-across',
+    label: 'segments: batch of two increments in two child segments',
+    group: 'read-then-write',
+    method: 'POST',
+    route: 'batch',
+    initial: SEGMENTED,
+    prime: ['s7.f0', 's8.f0'],
+    body: {
+      operations: [
+        { op: 'increment', path: 's7.n' },
+        { op: 'increment', path: 's8.n' },
+      ],
+    },
+    expectStatus: 200,
+    target: one(4),
+    creds: all,
+  },
+  {
+    id: 'segments-patch-move',
+    label: 'segments: JSON Patch moving a member from one child segment to another',
+    group: 'read-then-write',
+    method: 'PATCH',
+    route: '',
+    headers: { 'content-type': 'application/json-patch+json' },
+    initial: SEGMENTED,
+    prime: ['s7.f0', 's8.f0'],
+    body: [{ op: 'move', from: '/s7/f3', path: '/s8/moved' }],
+    expectStatus: 200,
+    creds: all,
+  },
   // PATCH content (issue 15): the same planner and store step as content/batch. add/replace/remove on plain member
   // paths and merge patches of plain keys are the one-request form; move, copy, test and array positions read first.
   {
@@ -785,6 +871,9 @@ export async function runRequests(ctx: {
             if (first.status !== 200) throw new Error(`first use of ${c.id} failed: ${first.status}`);
           }
           const token = c.token ? await c.token(tokens) : tokens[cred];
+          for (const path of c.prime ?? []) {
+            await api.call('GET', `${project.content}?path=${encodeURIComponent(path)}`, { token });
+          }
           const base = c.content ? c.content(project) : project.content;
           const path = `${base}${c.route ? `/${c.route}` : ''}${c.query ? `?${c.query}` : ''}`;
           proxy.reset();
