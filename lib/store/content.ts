@@ -60,6 +60,7 @@ import {
   querySubtree,
   readSegment,
   segmentItemKey,
+  SubtreeTooLarge,
   stampSegment,
   tokenIn,
 } from './segments';
@@ -673,6 +674,16 @@ const readTooLarge = () =>
     `the value is larger than ${MAX_READ_BYTES} bytes; read the parts below it one by one`,
   );
 
+/** A subtree for a GET: past what one response carries, a 413 (and no more pages read). */
+async function readSubtree(inc: string, key: string): Promise<Map<string, Segment>> {
+  try {
+    return await querySubtree(inc, key, false, MAX_READ_BYTES);
+  } catch (error) {
+    if (error instanceof SubtreeTooLarge) throw readTooLarge();
+    throw error;
+  }
+}
+
 /**
  * The value at a path and its ETag: one GetItem of the segment that holds it (this Lambda remembers where), plus one
  * Query per segment below the value when it spans several; the whole of a segment (the whole content) is one Query. A value changed over several segments while it was
@@ -685,7 +696,7 @@ export async function readContent(request: ReadRequest): Promise<{ value: Json; 
   for (let attempt = 1; ; attempt++) {
     // The whole of a segment (a GET of the content, or of a path known to be a segment's root): one Query reads it
     // with everything below it.
-    const whole = segments.length === at.depth ? await querySubtree(grant.inc, at.key) : undefined;
+    const whole = segments.length === at.depth ? await readSubtree(grant.inc, at.key) : undefined;
     const segment = whole ? whole.get(at.key) : await getSegment(grant.inc, at.key);
     if (segment === undefined) {
       if (at.key === ROOT_KEY) {
@@ -714,8 +725,7 @@ export async function readContent(request: ReadRequest): Promise<{ value: Json; 
     if (stubs.length === 0) return { value, etag: formatEtag(segment.etag) };
     const read = [segment];
     let bytes = storedSize(value);
-    const below = async (stub: string) =>
-      whole ? [...whole.values()] : [...(await querySubtree(grant.inc, stub)).values()];
+    const below = async (stub: string) => [...(whole ?? (await readSubtree(grant.inc, stub))).values()];
     for (const stub of whole ? [at.key] : stubs) {
       for (const s of await below(stub)) {
         if (s.key === segment.key) continue;

@@ -57,10 +57,18 @@ export async function getSegment(inc: string, key: string): Promise<Segment | un
 }
 
 /** Every segment whose key starts with `prefix` (a segment and its subtree), read consistently, page by page. */
-export async function querySubtree(inc: string, prefix: string, keysOnly = false): Promise<Map<string, Segment>> {
+export async function querySubtree(
+  inc: string,
+  prefix: string,
+  keysOnly = false,
+  maxBytes = Number.POSITIVE_INFINITY,
+): Promise<Map<string, Segment>> {
   const found = new Map<string, Segment>();
   let start: Record<string, AttributeValue> | undefined;
+  let bytes = 0;
   do {
+    // A reader that can use only so much stops paging past it (a GET past what a response carries).
+    if (bytes > maxBytes) throw new SubtreeTooLarge();
     const page = await dynamo.send(
       new QueryCommand({
         TableName: tableName(),
@@ -74,11 +82,15 @@ export async function querySubtree(inc: string, prefix: string, keysOnly = false
     for (const item of page.Items ?? []) {
       const segment = readSegment(item);
       found.set(segment.key, segment);
+      if (!keysOnly) bytes += storedSize(segment.fragment);
     }
     start = page.LastEvaluatedKey;
   } while (start);
   return found;
 }
+
+/** A subtree larger than its reader's budget (querySubtree's maxBytes). */
+export class SubtreeTooLarge extends Error {}
 
 /** The ETag of a value read from these segments: the one segment's own, or a digest of every segment's. */
 export function etagOf(segments: readonly Segment[]): string {

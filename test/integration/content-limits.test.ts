@@ -232,7 +232,7 @@ describe('object keys', () => {
   });
 });
 
-describe('content size: at most 350 KiB (358400 bytes) as DynamoDB counts them; beyond is a 413 that changes nothing', () => {
+describe('one segment: an object of scalars (here one long string) holds at most 350 KiB (358400 bytes) as DynamoDB counts them; beyond is a 413 that changes nothing', () => {
   const LIMIT = 350 * 1024;
   // {"big": "<s>"} counts 3 (map) + 1 (element) + 3 (key "big") + s bytes.
   const fits = LIMIT - 7;
@@ -356,4 +356,25 @@ describe('request body size: at most 512 KiB', () => {
     });
     expect(await state(p)).toEqual(before);
   });
+});
+
+describe('content beyond one item, and what one GET returns', () => {
+  it('grows past 4 MiB in parts; a GET of more than 4 MiB is a 413 RESPONSE_TOO_LARGE, its parts are read one by one', async () => {
+    const p = await project({});
+    const part = (i: number) =>
+      Object.fromEntries(Array.from({ length: 48 }, (_, k) => [`k${k}`, { i, body: 'x'.repeat(9000) }]));
+    // Ten sets of ~430 KB each: about 4.3 MB of content, past what one GET returns.
+    for (let i = 0; i < 10; i++) await ok(p, 'set', { path: `p${i}`, value: part(i) });
+    const whole = await call('GET', p.content, { token: p.key });
+    expectError(whole, 413, 'RESPONSE_TOO_LARGE');
+    for (const i of [0, 9]) {
+      const r = await call('GET', `${p.content}?path=p${i}`, { token: p.key });
+      expect({ status: r.status, value: r.body.value }).toEqual({ status: 200, value: part(i) });
+    }
+    await ok(p, 'delete', { path: 'p9' });
+    await ok(p, 'delete', { path: 'p8' });
+    const smaller = await call('GET', p.content, { token: p.key });
+    expect(smaller.status).toBe(200);
+    expect(Object.keys(smaller.body.value).sort()).toEqual(['p0', 'p1', 'p2', 'p3', 'p4', 'p5', 'p6', 'p7']);
+  }, 120_000);
 });
