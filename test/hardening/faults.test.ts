@@ -557,9 +557,11 @@ describe('injected DynamoDB faults', () => {
     expect(late).toEqual([]);
   });
 
-  it('throttled reads (every GetItem throttled) answer 503 SERVICE_UNAVAILABLE with Retry-After: 1, as documented', async () => {
+  it('throttled reads (every GetItem and Query throttled) answer 503 SERVICE_UNAVAILABLE with Retry-After: 1, as documented', async () => {
     const fresh = await stack.newUser(p, 'editor');
-    stack.proxy.setFaults((r) => (r.operation === 'GetItem' ? { when: 'before', kind: 'throttle' } : undefined));
+    // A GET of a path reads its segment (GetItem), of the whole content all its segments (Query).
+    const reads = new Set(['GetItem', 'Query']);
+    stack.proxy.setFaults((r) => (reads.has(r.operation) ? { when: 'before', kind: 'throttle' } : undefined));
     const answers = [
       ['GET with an API key', await request(p.content, { token: p.key })],
       ['GET of a path', await request(`${p.content}?path=throttle`, { token: p.key })],
