@@ -247,13 +247,15 @@ async function decide(
   }
   if (bytes > MAX_CONTENT_BYTES) throw contentTooLarge();
   if (action.kind === 'add') guards.push(sumGuard(segment.raw, action.steps, action.amount));
-  const before = storedSize(segment.fragment);
-  // Near the budget the size estimate is reset exactly, which needs nothing else to have changed.
+  if (guards.some((g) => g.kind === 'version')) {
+    return { kind: 'write', action, guards, size: { exact: bytes }, version: segment.version };
+  }
+  // The size estimate (raised by every fast write's growth bound, an over-count) is brought back to the exact size by
+  // adding the difference: concurrent writes keep adding their own growth, so this commutes with them and needs no
+  // version. Without it, a segment's budget of a few KB would fill with estimates and send every write here, in
+  // lockstep with every other writer of the segment.
   const estimate = Number(segment.raw[A.bytes]?.N ?? 0);
-  const exact = guards.some((g) => g.kind === 'version') || estimate + growthBound(rel) > fragmentBytes();
-  return exact
-    ? { kind: 'write', action, guards, size: { exact: bytes }, version: segment.version }
-    : { kind: 'write', action, guards, size: { added: Math.max(0, bytes - before) } };
+  return { kind: 'write', action, guards, size: { added: bytes - estimate } };
 }
 
 /** The stored number at `steps`, as DynamoDB's exact decimal string. */
