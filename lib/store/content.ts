@@ -623,6 +623,9 @@ export async function writeBatch(request: BatchWriteRequest): Promise<WriteResul
         : undefined;
       if (sent?.ok) return { etag: formatEtag(token) };
       segment = sent ? await segmentAfter(grant, at.key, sent) : await getSegment(grant.inc, at.key);
+    } else if (segment === undefined) {
+      // No one-request try (the operations lie in different segments): the segment they all lie under, read.
+      segment = await getSegment(grant.inc, at.key);
     }
     const settled = await settle(grant, segment, at.key);
     if (settled !== 'ok') {

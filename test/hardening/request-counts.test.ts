@@ -71,6 +71,20 @@ describe('DynamoDB requests per operation, cold and warm', () => {
       expect(add).toEqual({ status: 200, requests: { UpdateItem: 1 } });
     }
     expect((await request(`${big.content}?path=s7.n`, { token: key })).body).toEqual({ value: 10 });
+    // A batch over two segments it knows: the root and the two segments read, one transaction (no one-request try).
+    expect((await counted(`${big.content}?path=s8.f0`, { token: key })).status).toBe(200);
+    const across = await counted(`${big.content}/batch`, {
+      method: 'POST',
+      token: key,
+      body: {
+        operations: [
+          { op: 'increment', path: 's7.n' },
+          { op: 'increment', path: 's8.n' },
+        ],
+      },
+    });
+    expect(across).toEqual({ status: 200, requests: { GetItem: 3, TransactWriteItems: 1 } });
+    expect((await request(`${big.content}?path=s7.n`, { token: key })).body).toEqual({ value: 11 });
     // A revocation stamps the new grant epoch into every segment: the warm key fails in the segment it knows too.
     const other = await stack.newKey(big, ['content:read', 'content:write']);
     const write = { method: 'POST', token: other.key, body: { path: 's9.n' } } as const;
