@@ -170,6 +170,28 @@ describe('the API reference page at GET /', () => {
     await expect(content(project, 'data.fromDocs')).resolves.toBe('written again, another body');
   });
 
+  it('tries PATCH content with a JSON Patch, the media type chosen on the page, and reads the result back', async () => {
+    const patch = operation('PATCH', '/api/{username}/{projectSlug}/content');
+    await patch.locator('.opblock-summary-control').click();
+    await patch.locator('tr[data-param-name="username"] input').fill(project.username);
+    await patch.locator('tr[data-param-name="projectSlug"] input').fill(project.slug);
+    await patch.locator('.opblock-section-request-body select').first().selectOption('application/json-patch+json');
+    const body = [{ op: 'add', path: '/data/patchedInBrowser', value: [1, 2] }];
+    await patch.locator('textarea.body-param__text').fill(JSON.stringify(body));
+    const [apiResponse] = await Promise.all([
+      page.waitForResponse((r) => r.request().method() === 'PATCH' && r.url().endsWith('/content')),
+      patch.locator('button.execute').click(),
+    ]);
+    const apiRequest = apiResponse.request();
+    expect(await apiRequest.headerValue('content-type')).toBe('application/json-patch+json');
+    expect(JSON.parse(apiRequest.postData() ?? '')).toEqual(body);
+    expect({ status: apiResponse.status(), body: await apiResponse.json() }).toEqual({
+      status: 200,
+      body: { message: 'Content patched successfully' },
+    });
+    await expect(content(project, 'data.patchedInBrowser')).resolves.toEqual([1, 2]);
+  });
+
   it('loaded nothing from any other origin, and logged no errors', () => {
     expect(requested.length).toBeGreaterThan(3);
     expect(requested.filter((url) => !url.startsWith(`${baseUrl()}/`) && !url.startsWith('data:'))).toEqual([]);
