@@ -37,6 +37,20 @@ export type BatchOperation =
   | PatchOperation
   | MergeOperation;
 
+/**
+ * An operation read from a batch or patch, or the 400 its reading threw (with its position) as an operation that
+ * fails the batch when its turn comes, as if sent one by one.
+ */
+export function readOperation(index: number, read: () => BatchOperation): BatchOperation {
+  try {
+    return read();
+  } catch (error) {
+    if (!(error instanceof HttpError)) throw error;
+    error.index = index;
+    return { kind: 'invalid', error };
+  }
+}
+
 export interface BatchPlan {
   /** The content after every operation. */
   content: JsonObject;

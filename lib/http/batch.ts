@@ -1,6 +1,6 @@
 // Batch requests: each operation validated by its own route's rules, its 400 carrying its position.
-import { BadRequest, HttpError } from '../config/errors';
-import type { BatchOperation } from '../content/batch';
+import { BadRequest } from '../config/errors';
+import { type BatchOperation, readOperation } from '../content/batch';
 import { type Json, LosslessNumber } from '../content/json';
 import { operations } from '../content/operations';
 import { parsePath } from '../paths';
@@ -53,7 +53,7 @@ function testOperation(body: Body): BatchOperation {
 
 /** One operation as its own route would take it, or its 400 (with its position) when the route would refuse it. */
 function batchOperation(item: unknown, index: number): BatchOperation {
-  try {
+  return readOperation(index, () => {
     const op = typeof item === 'object' && item !== null && !Array.isArray(item) ? (item as Body).op : undefined;
     if (!isName(op)) {
       throw new BadRequest(
@@ -65,11 +65,7 @@ function batchOperation(item: unknown, index: number): BatchOperation {
     const validate = VALIDATORS[op];
     if (!validate(schemaView(fields))) throw schemaError(validate.errors);
     return op === 'test' ? testOperation(fields) : (operations[op](fields) as BatchOperation);
-  } catch (error) {
-    if (!(error instanceof HttpError)) throw error;
-    error.index = index;
-    return { kind: 'invalid', error };
-  }
+  });
 }
 
 /**

@@ -1,7 +1,7 @@
 // PATCH content: the two patch media types, and their documents read into the batch planner's operations.
-import { BadRequest, HttpError, UnsupportedMediaType } from '../config/errors';
+import { BadRequest, UnsupportedMediaType } from '../config/errors';
 import { MAX_CONTAINER_DEPTH } from '../config/limits';
-import type { BatchOperation } from '../content/batch';
+import { type BatchOperation, readOperation } from '../content/batch';
 import { type Json, assertStorable, isObject } from '../content/json';
 import { PATCH_OPS, type PatchOpName } from '../content/patch';
 import { formatPointer, parsePointer } from '../paths';
@@ -40,7 +40,7 @@ const isProperPrefix = (a: readonly string[], b: readonly string[]) =>
 
 /** One RFC 6902 operation as its section 4 requires it (unknown members ignored, as section 4 says), or its 400. */
 function patchOperation(item: unknown, index: number): BatchOperation {
-  try {
+  return readOperation(index, () => {
     if (!isObject(item)) throw invalid(`operation ${index} must be an object`);
     const op = item.op as PatchOpName;
     if (!PATCH_OPS.includes(op)) throw invalid(`operation ${index}: op must be one of ${PATCH_OPS.join(', ')}`);
@@ -63,11 +63,7 @@ function patchOperation(item: unknown, index: number): BatchOperation {
       return { kind: 'patch', op, path, from };
     }
     return { kind: 'patch', op, path };
-  } catch (error) {
-    if (!(error instanceof HttpError)) throw error;
-    error.index = index;
-    return { kind: 'invalid', error };
-  }
+  });
 }
 
 /**

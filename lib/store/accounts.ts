@@ -142,17 +142,9 @@ export async function createSession(
 
 /** The project's incarnation, read consistently; NOT_FOUND when the project does not exist. */
 async function incarnationNow(project: ProjectRef): Promise<string> {
-  const { Item } = await documents.send(
-    new GetCommand({
-      TableName: tableName(),
-      Key: itemKey(projectPk(project)),
-      ConsistentRead: true,
-      ProjectionExpression: '#inc',
-      ExpressionAttributeNames: { '#inc': A.incarnation },
-    }),
-  );
-  if (!Item) throw new AccountError('NOT_FOUND', `project ${projectName(project)} does not exist`);
-  return Item[A.incarnation] as string;
+  const head = await readEpoch(project);
+  if (!head) throw new AccountError('NOT_FOUND', `project ${projectName(project)} does not exist`);
+  return incarnationOf(head);
 }
 
 /** Which items of a transaction DynamoDB refused on their condition (empty for any other failure). */

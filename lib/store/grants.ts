@@ -2,13 +2,9 @@
 // deletion, which removes them. Apart from lib/store/accounts.ts so that only the functions that list or delete
 // bundle the Query (IAM per function follows the commands a bundle can send).
 import { type AttributeValue, QueryCommand, type QueryCommandOutput } from '@aws-sdk/client-dynamodb';
-import {
-  BatchWriteCommand,
-  type BatchWriteCommandInput,
-  type BatchWriteCommandOutput,
-  DeleteCommand,
-} from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { tableName } from '../config/env';
+import { batchWriteAll } from '../dynamo/batch-write';
 import { documents, dynamo } from '../dynamo/client';
 import { fromAttribute } from '../dynamo/attributes';
 import { A } from '../schema/attributes';
@@ -20,6 +16,7 @@ import {
   type ProjectRef,
   type StoredKey,
   itemKey,
+  itemKeyAttributes,
   keyPk,
   projectName,
   projectPk,
@@ -101,18 +98,12 @@ export async function deleteProject(project: ProjectRef): Promise<void> {
   const grants = (await queryGrants(project, '')).filter((item) => item.sk !== HEAD_SK);
   const keys = grants.flatMap((item) => {
     const sk = String(item.sk);
-    const grant = itemKey(projectPk(project), sk);
-    return sk.startsWith(KEY_GRANT_PREFIX) ? [grant, itemKey(keyPk(sk.slice(KEY_GRANT_PREFIX.length)))] : [grant];
+    const grant = itemKeyAttributes(projectPk(project), sk);
+    return sk.startsWith(KEY_GRANT_PREFIX)
+      ? [grant, itemKeyAttributes(keyPk(sk.slice(KEY_GRANT_PREFIX.length)))]
+      : [grant];
   });
-  for (let i = 0; i < keys.length; i += 25) {
-    let requests: BatchWriteCommandInput['RequestItems'] = {
-      [tableName()]: keys.slice(i, i + 25).map((key) => ({ DeleteRequest: { Key: key } })),
-    };
-    for (let attempt = 0; requests && Object.keys(requests).length > 0 && attempt < 5; attempt++) {
-      const result: BatchWriteCommandOutput = await documents.send(new BatchWriteCommand({ RequestItems: requests }));
-      requests = result.UnprocessedItems;
-    }
-  }
+  await batchWriteAll(keys.map((Key) => ({ DeleteRequest: { Key } })));
   // The content: a write with a grant remembered from before the delete then finds no segment, verifies its
   // credential again and gets the 404.
   if (inc !== undefined) await deleteSegments(inc);

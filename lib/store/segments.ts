@@ -1,7 +1,6 @@
 // Segments: the items a project's content is stored in (docs/design/storage.md), read, located and committed.
 import {
   type AttributeValue,
-  BatchWriteItemCommand,
   ConditionalCheckFailedException,
   GetItemCommand,
   PutItemCommand,
@@ -10,7 +9,6 @@ import {
   type TransactWriteItem,
   TransactionCanceledException,
   UpdateItemCommand,
-  type WriteRequest as BatchWriteEntry,
 } from '@aws-sdk/client-dynamodb';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { tableName } from '../config/env';
@@ -18,6 +16,7 @@ import { PayloadTooLarge } from '../config/errors';
 import { ROOT_KEY, stubsUnderOf } from '../content/fragments';
 import { type Json, storedSize } from '../content/json';
 import { fromAttribute, toAttribute } from '../dynamo/attributes';
+import { batchWriteAll } from '../dynamo/batch-write';
 import { dynamo } from '../dynamo/client';
 import type { UpdateRequest } from '../expressions';
 import type { Segments } from '../paths';
@@ -234,7 +233,7 @@ export async function commitRewrite(rewrite: Rewrite): Promise<Committed> {
   } else {
     if (1 + carried.length > MAX_TRANSACTION_ITEMS) throw changeTooLarge();
     // The new children first: no stub names them until the commit.
-    await batchWrite(puts.map((p) => ({ PutRequest: { Item: p.Put?.Item } })));
+    await batchWriteAll(puts.map((p) => ({ PutRequest: { Item: p.Put?.Item } })));
     const dropped = deletes.filter((d) => !carried.includes(d));
     const room = MAX_TRANSACTION_ITEMS - 1 - carried.length;
     first = [parent, ...carried, ...dropped.slice(0, room)];
@@ -252,23 +251,9 @@ export async function commitRewrite(rewrite: Rewrite): Promise<Committed> {
     throw error;
   }
   if (after.length > 0) {
-    await batchWrite(after.map((d) => ({ DeleteRequest: { Key: d.Delete?.Key } })));
+    await batchWriteAll(after.map((d) => ({ DeleteRequest: { Key: d.Delete?.Key } })));
   }
   return { ok: true };
-}
-
-/** BatchWriteItem in pages of 25, retrying what DynamoDB leaves unprocessed. */
-async function batchWrite(entries: BatchWriteEntry[]): Promise<void> {
-  for (let i = 0; i < entries.length; i += 25) {
-    let pending: BatchWriteEntry[] | undefined = entries.slice(i, i + 25);
-    for (let attempt = 0; pending && pending.length > 0; attempt++) {
-      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 20 * 2 ** attempt)));
-      const result: { UnprocessedItems?: Record<string, BatchWriteEntry[]> } = await dynamo.send(
-        new BatchWriteItemCommand({ RequestItems: { [tableName()]: pending } }),
-      );
-      pending = result.UnprocessedItems?.[tableName()];
-    }
-  }
 }
 
 /** Segments stamped at once by a revocation (each a conditional UpdateItem of a few bytes). */
@@ -309,5 +294,5 @@ export async function stampSegment(inc: string, key: string, epoch: number): Pro
 /** A deleted project's content: every segment of its incarnation (no later project reuses it). */
 export async function deleteSegments(inc: string): Promise<void> {
   const keys = [...(await querySubtree(inc, ROOT_KEY, true)).keys()];
-  await batchWrite(keys.map((key) => ({ DeleteRequest: { Key: segmentItemKey(inc, key) } })));
+  await batchWriteAll(keys.map((key) => ({ DeleteRequest: { Key: segmentItemKey(inc, key) } })));
 }
