@@ -50,6 +50,7 @@ import {
 import { A, TOKEN_SLOTS } from '../schema/attributes';
 import {
   type Segment,
+  type Rewrite,
   commitRewrite,
   createRoot,
   etagOf,
@@ -67,7 +68,7 @@ import {
 import { BadRequest, Conflict, HttpError, PayloadTooLarge, PreconditionFailed } from '../config/errors';
 import type { Segments } from '../paths';
 import { AccessProof, type Need, type Principal, readEpoch } from '../auth/access';
-import { type ProjectRef, itemKeyAttributes, projectPk } from '../schema/items';
+import type { ProjectRef } from '../schema/items';
 
 export interface WriteRequest {
   project: ProjectRef;
@@ -86,10 +87,12 @@ export interface WriteResult {
   etag: string;
 }
 
-const _key = (project: ProjectRef) => itemKeyAttributes(projectPk(project));
-
 const contentTooLarge = () =>
   new PayloadTooLarge('CONTENT_TOO_LARGE', `the content would exceed ${MAX_CONTENT_BYTES} bytes; nothing was changed`);
+
+/** DynamoDB refused a write for the item's size (past 400 KB). */
+const isItemTooLarge = (error: unknown) =>
+  error instanceof Error && error.name === 'ValidationException' && /item size/i.test(error.message);
 
 /**
  * Maps what DynamoDB refuses about a write to the client's 4xx (the service checks first; this is the backstop).
@@ -99,7 +102,7 @@ function mapWriteError(error: unknown): never {
   if (error instanceof HttpError) throw error;
   const message = error instanceof Error ? error.message : '';
   const name = error instanceof Error ? error.name : '';
-  if (name === 'ValidationException' && /item size/i.test(message)) throw contentTooLarge();
+  if (isItemTooLarge(error)) throw contentTooLarge();
   // DynamoDB: "Number overflow/underflow ...", "... precision up to 38 digits"; dynalite: "... 38 significant digits".
   if (name === 'ValidationException' && /number (?:overflow|underflow)/i.test(message)) {
     throw new BadRequest('NUMBER_OUT_OF_RANGE', 'the result is outside the range of numbers that can be stored', {
@@ -132,9 +135,7 @@ async function sendUpdate(inc: string, key: string, request: UpdateRequest, fast
     if (fast && isAssumptionRefused(error)) return { ok: false };
     // An engine may check an item's size before the condition (DynamoDB Local does): a fast write that would take its
     // segment past one item is then refused, not conditioned away. The planned write cuts it.
-    if (fast && error instanceof Error && error.name === 'ValidationException' && /item size/i.test(error.message)) {
-      return { ok: false };
-    }
+    if (fast && isItemTooLarge(error)) return { ok: false };
     return mapWriteError(error);
   }
 }
@@ -184,23 +185,26 @@ function atSteps(fragment: Json, steps: readonly Step[]): Json | undefined {
  * the change was decided (If-Match included) on what they held then.
  */
 async function subtreesOf(inc: string, stubs: readonly string[]): Promise<{ key: string; version: number }[]> {
-  const found: { key: string; version: number }[] = [];
-  for (const stub of stubs) {
-    for (const s of (await querySubtree(inc, stub, true)).values()) found.push({ key: s.key, version: s.version });
-  }
-  return found;
+  const subtrees = await Promise.all(stubs.map((stub) => querySubtree(inc, stub, true)));
+  return subtrees.flatMap((subtree) => [...subtree.values()].map((s) => ({ key: s.key, version: s.version })));
 }
 
-/** A fragment too large for any one segment: an array or an object of scalars over the item budget. */
-function assertPiecesFit(pieces: readonly Piece[]): void {
-  if (pieces.some((p) => storedSize(p.fragment) > MAX_CONTENT_BYTES)) throw contentTooLarge();
+/** Whether every piece fits one segment (what cannot be cut, an array or an object of scalars, may be up to 350 KiB). */
+const piecesFit = (pieces: readonly Piece[]) => pieces.every((p) => storedSize(p.fragment) <= MAX_CONTENT_BYTES);
+
+/** A value cut into the pieces it is stored in under `key`, or the 413 when one of them is too large for any segment. */
+function piecesOf(key: string, value: Json): Piece[] {
+  const pieces = cut(key, value, fragmentBytes());
+  if (!piecesFit(pieces)) throw contentTooLarge();
+  return pieces;
 }
 
 type Decision =
   | { kind: 'applied' }
   | { kind: 'unchanged'; etag: string }
   | { kind: 'write'; action: Action; guards: Guard[]; size: WriteEnvelope['size']; version?: number }
-  | { kind: 'rewrite'; fragment: Json; dropped: string[]; carried?: readonly Segment[]; version: number };
+  /** `pieces`: the segment's new fragment cut (the segment's own piece first, then its new children). */
+  | { kind: 'rewrite'; pieces: Piece[]; dropped: string[]; carried?: readonly Segment[]; version: number };
 
 /** The If-Match check on the value at `steps` of a segment: its ETag is the segment's, or with stubs, a digest. */
 async function assertIfMatch(
@@ -242,10 +246,10 @@ async function decide(
     action.kind === 'set' || action.kind === 'remove' ? atSteps(segment.fragment, action.steps) : undefined;
   const dropped = stubsIn(replaced);
   const bytes = storedSize(next);
-  if (dropped.length > 0 || (bytes > fragmentBytes() && cut(segment.key, next, fragmentBytes()).length > 1)) {
-    return { kind: 'rewrite', fragment: next, dropped, version: segment.version };
+  if (dropped.length > 0 || bytes > fragmentBytes()) {
+    const pieces = piecesOf(segment.key, next);
+    if (dropped.length > 0 || pieces.length > 1) return { kind: 'rewrite', pieces, dropped, version: segment.version };
   }
-  if (bytes > MAX_CONTENT_BYTES) throw contentTooLarge();
   if (action.kind === 'add') guards.push(sumGuard(segment.raw, action.steps, action.amount));
   if (guards.some((g) => g.kind === 'version')) {
     return { kind: 'write', action, guards, size: { exact: bytes }, version: segment.version };
@@ -302,6 +306,14 @@ function writeEnvelope(request: Omit<WriteRequest, 'op'>): { token: string; slot
 
 const epochAccess = (grant: Grant) => grant.proof.check();
 
+/** A write decided on what was read: If-Match was checked there, and the write holds on the versions read. */
+const guardedBase = (envelope: Envelope, grant: Grant) => ({
+  ...envelope,
+  guardStubs: false,
+  ifMatch: undefined,
+  access: epochAccess(grant),
+});
+
 /** Sends a decision: one guarded UpdateItem, or a commit over several segments. */
 async function carryOut(
   grant: Grant,
@@ -309,9 +321,7 @@ async function carryOut(
   segment: Segment,
   decision: Extract<Decision, { kind: 'write' | 'rewrite' }>,
 ): Promise<Sent> {
-  const access = epochAccess(grant);
-  // If-Match was decided on what was read; the write holds on the versions read (the segment's, the orphans').
-  const base = { ...envelope, guardStubs: false, ifMatch: undefined, access };
+  const base = guardedBase(envelope, grant);
   if (decision.kind === 'write') {
     const write = compileWrite(
       { action: decision.action, guards: decision.guards },
@@ -323,50 +333,88 @@ async function carryOut(
     ) as UpdateRequest;
     return sendUpdate(grant.inc, segment.key, write);
   }
-  const pieces = cut(segment.key, decision.fragment, fragmentBytes());
-  assertPiecesFit(pieces);
+  const orphans = [
+    ...(decision.carried ?? []).map((s) => ({ key: s.key, version: s.version, carried: true })),
+    ...(await subtreesOf(grant.inc, decision.dropped)),
+  ];
+  return commitPieces(grant, base, segment.key, decision.version, decision.pieces, orphans);
+}
+
+/**
+ * Writes a segment's new fragment (the first piece) on the version read, with its new children and the deletes of
+ * what it orphans: one UpdateItem when there are none, else one commit over all of them (segments.ts).
+ */
+async function commitPieces(
+  grant: Grant,
+  base: Omit<WriteEnvelope, 'size'>,
+  key: string,
+  version: number,
+  pieces: readonly Piece[],
+  orphans: Rewrite['orphans'],
+): Promise<Sent> {
   const [top, ...children] = pieces as [Piece, ...Piece[]];
   const update = compileWrite(
     { action: { kind: 'set', steps: [], value: top.fragment }, guards: [] },
     {
       ...base,
-      expectedVersion: decision.version,
+      expectedVersion: version,
       size: { exact: storedSize(top.fragment) },
       stubsUnder: stubsUnderOf(top.fragment),
     },
   ) as UpdateRequest;
-  const orphans = [
-    ...(decision.carried ?? []).map((s) => ({ key: s.key, version: s.version, carried: true })),
-    ...(await subtreesOf(grant.inc, decision.dropped)),
-  ];
-  if (children.length === 0 && orphans.length === 0) return sendUpdate(grant.inc, segment.key, update);
-  return commitRewrite({ inc: grant.inc, epoch: grant.epoch, parent: { key: segment.key, update }, children, orphans });
+  if (children.length === 0 && orphans.length === 0) return sendUpdate(grant.inc, key, update);
+  return commitRewrite({ inc: grant.inc, epoch: grant.epoch, parent: { key, update }, children, orphans });
 }
 
 /** After a refused write: the segment the refusal returned, or read afresh. */
 const segmentAfter = async (grant: Grant, key: string, sent: Sent) =>
   !sent.ok && sent.item ? readSegment(sent.item) : getSegment(grant.inc, key);
 
+/** Where a request stands: the grant it proves, and the segment it goes to (its root `depth` segments down the path). */
+interface Place {
+  grant: Grant;
+  at: { key: string; depth: number };
+}
+
+const ROOT_AT = { key: ROOT_KEY, depth: 0 };
+
+/** A segment of another epoch than the grant's: the grant verified afresh, and the segment stamped if it is older. */
+async function reverified(grant: Grant, segment: Segment): Promise<Grant> {
+  const fresh = await renewed(grant);
+  if (segment.epoch < fresh.epoch) await stampSegment(fresh.inc, segment.key, fresh.epoch);
+  return fresh;
+}
+
 /**
- * What stands between a request and the segment it reached: none (ok), a segment that is gone (walk again from the
- * root), or an epoch that is not the grant's (a revocation: verify the credential again; an older segment is stamped).
+ * What stands between a request and the segment it reached, as where it goes next: nothing (undefined), a segment
+ * that is gone (walk again from the root), or an epoch that is not the grant's (a revocation: verify the credential
+ * again; an older segment is stamped).
  */
-async function settle(grant: Grant, segment: Segment | undefined, key: string): Promise<'ok' | 'gone' | Grant> {
+async function settle({ grant, at }: Place, segment: Segment | undefined): Promise<Place | undefined> {
   if (segment === undefined) {
-    if (key !== ROOT_KEY) {
+    if (at.key !== ROOT_KEY) {
       forgetLocations(grant.inc);
-      return 'gone';
+      return { grant, at: ROOT_AT };
     }
     // No root: the project was deleted (its segments with it), or its creation stopped half-way. The credential is
     // verified afresh (a deleted project's 404), and only then is an empty root made.
     const fresh = await renewed(grant);
     await createRoot(fresh.inc, fresh.epoch);
-    return fresh;
+    return { grant: fresh, at: ROOT_AT };
   }
-  if (segment.epoch === grant.epoch) return 'ok';
-  const fresh = await renewed(grant);
-  if (segment.epoch < fresh.epoch) await stampSegment(fresh.inc, key, fresh.epoch);
-  return fresh;
+  return segment.epoch === grant.epoch ? undefined : { grant: await reverified(grant, segment), at };
+}
+
+/**
+ * The segment to decide on again after a refused write: the one the refusal returned, at once (it is the newest there
+ * is); after that, read afresh after a backoff (a segment from before the sleep is already stale when other writers
+ * keep going). Past the attempts or the deadline, the 409.
+ */
+async function retrySegment(grant: Grant, key: string, sent: Sent, attempt: number): Promise<Segment | undefined> {
+  if (attempt > MAX_WRITE_ATTEMPTS || Date.now() >= currentDeadline()) throw tooManyWriters();
+  if (attempt === 2) return segmentAfter(grant, key, sent);
+  await backoff(attempt);
+  return getSegment(grant.inc, key);
 }
 
 const tooManyWriters = () =>
@@ -405,10 +453,9 @@ export async function writeContent(request: WriteRequest): Promise<WriteResult> 
         segment = await getSegment(grant.inc, at.key);
       }
     }
-    const settled = await settle(grant, segment, at.key);
-    if (settled !== 'ok') {
-      if (settled === 'gone') at = { key: ROOT_KEY, depth: 0 };
-      else grant = settled;
+    const moved = await settle({ grant, at }, segment);
+    if (moved) {
+      ({ grant, at } = moved);
       fast = true;
       continue;
     }
@@ -426,25 +473,16 @@ export async function writeContent(request: WriteRequest): Promise<WriteResult> 
     const sent = await carryOut(grant, envelope, current, decision);
     if (sent.ok) return { etag: formatEtag(token) };
     attempt++;
-    if (attempt > MAX_WRITE_ATTEMPTS || Date.now() >= currentDeadline()) throw tooManyWriters();
-    // The segment the failed condition returned is the newest there is: retry on it at once. After that, back off,
-    // then read afresh (a segment from before the sleep is already stale when other writers keep going).
-    if (attempt === 2) {
-      segment = await segmentAfter(grant, at.key, sent);
-    } else {
-      await backoff(attempt);
-      segment = await getSegment(grant.inc, at.key);
-    }
+    segment = await retrySegment(grant, at.key, sent, attempt);
   }
 }
 
 /** Replaces the whole content: the new content's pieces, committed with the old segments' deletes. */
 async function replaceContent(request: WriteRequest, content: JsonObject): Promise<WriteResult> {
   if (growthBound(request.op) > MAX_BODY_BYTES * 2) throw contentTooLarge();
-  const grant = await grantFor(request.project, request.principal, 'write');
+  let grant = await grantFor(request.project, request.principal, 'write');
   const { token, slot, envelope } = writeEnvelope(request);
-  const pieces = cut(ROOT_KEY, content, fragmentBytes());
-  assertPiecesFit(pieces);
+  const pieces = piecesOf(ROOT_KEY, content);
   if (pieces.length === 1) {
     // A content that fits one segment, over one that is one segment (its root has no stubs): one UpdateItem.
     const fast = compileWrite(
@@ -466,37 +504,11 @@ async function replaceContent(request: WriteRequest, content: JsonObject): Promi
       await createRoot(grant.inc, grant.epoch);
       continue;
     }
-    const rootVersion = Number(root.raw[A.version]?.N ?? 0);
-    const decision: Decision = { kind: 'rewrite', fragment: content, dropped: [], version: rootVersion };
     const others = [...all.keys()].filter((k) => k !== ROOT_KEY).map((k) => ({ key: k }));
-    const [top, ...children] = pieces as [Piece, ...Piece[]];
-    const update = compileWrite(
-      { action: { kind: 'set', steps: [], value: top.fragment }, guards: [] },
-      {
-        ...envelope,
-        guardStubs: false,
-        ifMatch: undefined,
-        access: epochAccess(grant),
-        expectedVersion: decision.version,
-        size: { exact: storedSize(top.fragment) },
-        stubsUnder: stubsUnderOf(top.fragment),
-      },
-    ) as UpdateRequest;
-    const sent =
-      children.length === 0 && others.length === 0
-        ? await sendUpdate(grant.inc, ROOT_KEY, update)
-        : await commitRewrite({
-            inc: grant.inc,
-            epoch: grant.epoch,
-            parent: { key: ROOT_KEY, update },
-            children,
-            orphans: others,
-          });
+    const sent = await commitPieces(grant, guardedBase(envelope, grant), ROOT_KEY, root.version, pieces, others);
     if (sent.ok) return { etag: formatEtag(token) };
-    if (!sent.ok && sent.item && readSegment(sent.item).epoch !== grant.epoch) {
-      // A revocation since the grant was read: verified again, the caller gets its 401 or 403.
-      await renewed(grant);
-    }
+    // A revocation since the grant was read: verified again (the caller's 401 or 403, or the new epoch to write at).
+    if (sent.item && readSegment(sent.item).epoch !== grant.epoch) grant = await renewed(grant);
     if (attempt >= MAX_WRITE_ATTEMPTS || Date.now() >= currentDeadline()) throw tooManyWriters();
     await backoff(attempt);
   }
@@ -576,19 +588,20 @@ async function loadForBatch(
 
 const UNBOUNDED = { maxBytes: Number.MAX_SAFE_INTEGER, tooLarge: contentTooLarge };
 
-/** A batch whose result cannot be cut into segments fails at the operation that made it so: its index. */
-function assertBatchFits(key: string, tree: JsonObject, ops: readonly BatchOperation[], result: Json): void {
-  const fits = (value: Json) =>
-    cut(key, value, fragmentBytes()).every((p) => storedSize(p.fragment) <= MAX_CONTENT_BYTES);
-  if (fits(result)) return;
-  for (let i = 1; i <= ops.length; i++) {
-    if (!fits(planBatch(tree, ops.slice(0, i), UNBOUNDED).content)) {
-      const error = contentTooLarge();
-      // As the planner names them: a merge patch is one operation, without an index.
-      if (ops[i - 1]?.kind !== 'merge') error.index = i - 1;
-      throw error;
-    }
-  }
+/**
+ * A batch's result cut into the pieces it is stored in under `key`. One that cannot be (a piece too large for any
+ * segment) fails at the operation that made it so: its index.
+ */
+function batchPieces(key: string, tree: JsonObject, ops: readonly BatchOperation[], result: Json): Piece[] {
+  const pieces = cut(key, result, fragmentBytes());
+  if (piecesFit(pieces)) return pieces;
+  const index = ops.findIndex(
+    (_, i) => !piecesFit(cut(key, planBatch(tree, ops.slice(0, i + 1), UNBOUNDED).content, fragmentBytes())),
+  );
+  const error = contentTooLarge();
+  // As the planner names them: a merge patch is one operation, without an index.
+  if (index >= 0 && ops[index]?.kind !== 'merge') error.index = index;
+  throw error;
 }
 
 /**
@@ -627,10 +640,9 @@ export async function writeBatch(request: BatchWriteRequest): Promise<WriteResul
       // No one-request try (the operations lie in different segments): the segment they all lie under, read.
       segment = await getSegment(grant.inc, at.key);
     }
-    const settled = await settle(grant, segment, at.key);
-    if (settled !== 'ok') {
-      if (settled === 'gone') at = { key: ROOT_KEY, depth: 0 };
-      else grant = settled;
+    const moved = await settle({ grant, at }, segment);
+    if (moved) {
+      ({ grant, at } = moved);
       fast = true;
       continue;
     }
@@ -645,12 +657,12 @@ export async function writeBatch(request: BatchWriteRequest): Promise<WriteResul
       }
       const planned = planBatch(tree as JsonObject, rel, UNBOUNDED);
       if (!planned.changed) return { etag: formatEtag(etagOf([current, ...below])) };
-      assertBatchFits(current.key, tree as JsonObject, rel, planned.content);
+      const pieces = batchPieces(current.key, tree as JsonObject, rel, planned.content);
       const dropped = stubsIn(tree).filter((k) => !below.some((s) => s.key === k));
       const kept = new Set(stubsIn(planned.content));
       sent = await carryOut(grant, envelope, current, {
         kind: 'rewrite',
-        fragment: planned.content,
+        pieces,
         dropped: dropped.filter((k) => !kept.has(k)),
         carried: below,
         version: current.version,
@@ -661,13 +673,7 @@ export async function writeBatch(request: BatchWriteRequest): Promise<WriteResul
     }
     if (sent.ok) return { etag: formatEtag(token) };
     attempt++;
-    if (attempt > MAX_WRITE_ATTEMPTS || Date.now() >= currentDeadline()) throw tooManyWriters();
-    if (attempt === 2) {
-      segment = await segmentAfter(grant, at.key, sent);
-    } else {
-      await backoff(attempt);
-      segment = await getSegment(grant.inc, at.key);
-    }
+    segment = await retrySegment(grant, at.key, sent, attempt);
   }
 }
 
@@ -717,12 +723,11 @@ export async function readContent(request: ReadRequest): Promise<{ value: Json; 
         return { value: segments.length === 0 ? {} : valueAt({}, segments), etag: '"0"' };
       }
       forgetLocations(grant.inc);
-      at = { key: ROOT_KEY, depth: 0 };
+      at = ROOT_AT;
       continue;
     }
     if (segment.epoch !== grant.epoch) {
-      grant = await renewed(grant);
-      if (segment.epoch < grant.epoch) await stampSegment(grant.inc, at.key, grant.epoch);
+      grant = await reverified(grant, segment);
       continue;
     }
     const rel = segments.slice(at.depth);
@@ -735,17 +740,12 @@ export async function readContent(request: ReadRequest): Promise<{ value: Json; 
     const value = valueAt(segment.fragment as JsonObject, rel);
     const stubs = stubsIn(value);
     if (stubs.length === 0) return { value, etag: formatEtag(segment.etag) };
-    const read = [segment];
-    let bytes = storedSize(value);
-    const below = async (stub: string) => [...(whole ?? (await readSubtree(grant.inc, stub))).values()];
-    for (const stub of whole ? [at.key] : stubs) {
-      for (const s of await below(stub)) {
-        if (s.key === segment.key) continue;
-        read.push(s);
-        bytes += storedSize(s.fragment);
-        if (bytes > MAX_READ_BYTES) throw readTooLarge();
-      }
-    }
+    // Everything below the value: what the whole segment's Query read, or each stub's subtree (read in parallel).
+    const subtrees = whole ? [whole] : await Promise.all(stubs.map((stub) => readSubtree(grant.inc, stub)));
+    const below = subtrees.flatMap((t) => [...t.values()]).filter((s) => s.key !== segment.key);
+    const bytes = below.reduce((sum, s) => sum + storedSize(s.fragment), storedSize(value));
+    if (bytes > MAX_READ_BYTES) throw readTooLarge();
+    const read = [segment, ...below];
     const byKey = new Map(read.map((s) => [s.key, s.fragment]));
     try {
       return { value: assemble(value, (key) => byKey.get(key)), etag: formatEtag(etagOf(read)) };
