@@ -366,6 +366,25 @@ async function commitPieces(
   return commitRewrite({ inc: grant.inc, epoch: grant.epoch, parent: { key, update }, children, orphans });
 }
 
+/**
+ * A write's one-request form, when it has one: 'landed', or the segment to decide on (the one the refusal returned,
+ * or read). `planOnRefusal`: a 4xx the engine gives the merged form (a batch's sum past its digits) is left to the
+ * planned write, which names the operation.
+ */
+async function firstTry(
+  grant: Grant,
+  key: string,
+  update: UpdateRequest | undefined,
+  planOnRefusal = false,
+): Promise<'landed' | Segment | undefined> {
+  if (!update) return getSegment(grant.inc, key);
+  const sent = await sendUpdate(grant.inc, key, update, true).catch((error: unknown): Sent => {
+    if (planOnRefusal && error instanceof HttpError && error.statusCode < 500) return { ok: false };
+    throw error;
+  });
+  return sent.ok ? 'landed' : segmentAfter(grant, key, sent);
+}
+
 /** After a refused write: the segment the refusal returned, or read afresh. */
 const segmentAfter = async (grant: Grant, key: string, sent: Sent) =>
   !sent.ok && sent.item ? readSegment(sent.item) : getSegment(grant.inc, key);
@@ -445,13 +464,9 @@ export async function writeContent(request: WriteRequest): Promise<WriteResult> 
         growth > fragmentBytes()
           ? undefined
           : compileWrite({ op: rel }, { ...envelope, access: epochAccess(grant), size: { growth } });
-      if (update) {
-        const sent = await sendUpdate(grant.inc, at.key, update, true);
-        if (sent.ok) return { etag: formatEtag(token) };
-        segment = await segmentAfter(grant, at.key, sent);
-      } else {
-        segment = await getSegment(grant.inc, at.key);
-      }
+      const tried = await firstTry(grant, at.key, update);
+      if (tried === 'landed') return { etag: formatEtag(token) };
+      segment = tried;
     }
     const moved = await settle({ grant, at }, segment);
     if (moved) {
@@ -628,14 +643,9 @@ export async function writeBatch(request: BatchWriteRequest): Promise<WriteResul
       // What the engine refuses of a merged write (a result beyond its digits or range) belongs to one of its
       // operations: planning says which, with its index.
       const update = compileBatchWrite(rel, { ...envelope, access: epochAccess(grant) });
-      const sent = update
-        ? await sendUpdate(grant.inc, at.key, update, true).catch((error: unknown): Sent => {
-            if (error instanceof HttpError && error.statusCode < 500) return { ok: false };
-            throw error;
-          })
-        : undefined;
-      if (sent?.ok) return { etag: formatEtag(token) };
-      segment = sent ? await segmentAfter(grant, at.key, sent) : await getSegment(grant.inc, at.key);
+      const tried = await firstTry(grant, at.key, update, true);
+      if (tried === 'landed') return { etag: formatEtag(token) };
+      segment = tried;
     } else if (segment === undefined) {
       // No one-request try (the operations lie in different segments): the segment they all lie under, read.
       segment = await getSegment(grant.inc, at.key);
