@@ -9,18 +9,112 @@ export const ROOT_KEY = '/';
 /** A new child key under `parent`: random, so a subtree written again at the same path never reuses an old key. */
 export const childKey = (parent: string) => `${parent}${randomBytes(6).toString('base64url')}/`;
 
+/*
+ * Chunked arrays (docs/design/storage.md, section 13, step 4). An array too large for its segment is always that
+ * segment's root (a cut moves a large array to a child segment first). Its oldest elements move out into *chunks*:
+ * items keyed `<dir><start>/` (`dir` = the array segment's key + a random id + `~`, `start` = the index of the chunk's
+ * first element, zero-padded so keys sort by index), each a plain array. The array segment keeps the newest elements
+ * behind one *chunk stub* at index 0, keyed `<dir><count>`: it stands for the first `count` elements. A push appends to
+ * the array segment; when that outgrows its budget its elements (not the stub) move into a new chunk at `start` =
+ * count, one item more in the same commit. An element is found without a directory: at index >= count it is in the
+ * array segment, below it in the chunk with the largest start not above it (one Query). Chunk keys are below the
+ * array segment's key, so the segment's subtree is the whole array.
+ */
+const CHUNK_START_DIGITS = 10;
+
+/** Whether a stub is a chunk stub (`<dir><count>`: the last key component has `~` and no closing `/`). */
+export const isChunkStubKey = (key: string) => !key.endsWith('/') && key.slice(key.lastIndexOf('/')).includes('~');
+
+/** Whether a segment key is a chunk's (`<dir><start>/`): chunks are plain arrays, never cut further. */
+export const isChunkKey = (key: string) =>
+  key.endsWith('/') && key.slice(key.lastIndexOf('/', key.length - 2)).includes('~');
+
+/** The chunk directory a chunk stub or chunk key belongs to (up to and including its `~`). */
+export const chunkDir = (key: string) => key.slice(0, key.lastIndexOf('~') + 1);
+
+/** How many elements a chunk stub stands for. */
+export const chunkCount = (key: string) => Number(key.slice(key.lastIndexOf('~') + 1));
+
+/** The index of a chunk's first element, from its key. */
+export const chunkStart = (key: string) => Number(key.slice(key.lastIndexOf('~') + 1, -1));
+
+export const chunkKey = (dir: string, start: number) => `${dir}${String(start).padStart(CHUNK_START_DIGITS, '0')}/`;
+
+/** The prefix of every segment a stub's value is stored in: a segment's subtree, or all of a chunk stub's chunks. */
+export const subtreePrefix = (key: string) => (isChunkStubKey(key) ? chunkDir(key) : key);
+
+/** The chunk stub at the head of a chunked array, if it is one. */
+export function chunkStubOf(value: Json | undefined): Stub | undefined {
+  if (!Array.isArray(value)) return undefined;
+  const first = value[0];
+  return first instanceof Stub && isChunkStubKey(first.key) ? first : undefined;
+}
+
+/** An array's length counting the elements its chunk stub stands for. */
+export function logicalLength(list: readonly Json[]): number {
+  const stub = chunkStubOf(list as Json[]);
+  return stub ? chunkCount(stub.key) + list.length - 1 : list.length;
+}
+
+/**
+ * Where a logical index of a chunked array (a segment's root) is: its position in the segment's own array, or the
+ * logical index (non-negative) to look up among the chunks. Out-of-range indexes stay in the segment, where the
+ * model answers them; a negative index that stays in the segment keeps its form (the model guards the length).
+ */
+export function chunkedIndex(list: readonly Json[], index: number): { position: number } | { chunk: number } {
+  const count = chunkCount((chunkStubOf(list as Json[]) as Stub).key);
+  const total = count + list.length - 1;
+  const logical = index < 0 ? total + index : index;
+  if (index < 0) return logical >= count || logical < 0 ? { position: index } : { chunk: logical };
+  return logical >= count ? { position: logical - count + 1 } : { chunk: logical };
+}
+
+/** A fragment lookup over segments read (for assemble): a chunk stub's value is its chunks' elements, in order. */
+export function fragmentsOf(segments: Iterable<{ key: string; fragment: Json }>): (key: string) => Json | undefined {
+  const byKey = new Map<string, Json>();
+  for (const s of segments) byKey.set(s.key, s.fragment);
+  return (key) => {
+    if (!isChunkStubKey(key)) return byKey.get(key);
+    const dir = chunkDir(key);
+    const chunks = [...byKey.keys()].filter((k) => k.startsWith(dir) && isChunkKey(k)).sort();
+    const elements: Json[] = [];
+    for (const k of chunks) {
+      if (chunkStart(k) !== elements.length) return undefined;
+      elements.push(...(byKey.get(k) as Json[]));
+    }
+    return elements.length === chunkCount(key) ? elements : undefined;
+  };
+}
+
 /**
  * Where a path leads in a fragment: into it (`here`, the model then decides what the path means there) or onto a
  * stub after `consumed` path segments, to be followed into that segment. `enterLast` says whether a stub found at
  * the very end of the path is followed (reading it, pushing to it, incrementing it: the value lives over there) or
  * stays here (set and delete replace the stub itself).
  *
- * Only object members are ever stubs (arrays are kept whole in one segment), so the path to a segment's root is
- * object keys only and never moves when a list changes.
+ * Object members are stubs, and a chunked array's head (always a segment's root), so the path to a segment's root is
+ * object keys only and never moves when a list changes. In a chunked array, `position` is where the first path step
+ * (a logical index) is in the fragment, and `chunk` says the element is in a chunk (at that logical index).
  */
-export type Located = { at: 'here' } | { at: 'stub'; key: string; consumed: number };
+export type Located =
+  | { at: 'here'; position?: number }
+  | { at: 'stub'; key: string; consumed: number }
+  | { at: 'chunk'; dir: string; index: number };
 
 export function locate(fragment: Json, segments: Segments, enterLast: boolean): Located {
+  const stub = chunkStubOf(fragment);
+  if (stub && segments.length > 0) {
+    const index = asIndex(segments[0] as string);
+    if (index === undefined) return { at: 'here' };
+    const where = chunkedIndex(fragment as Json[], index);
+    if ('chunk' in where) return { at: 'chunk', dir: chunkDir(stub.key), index: where.chunk };
+    const rest = locateIn(fragment, [String(where.position), ...segments.slice(1)], enterLast);
+    return rest.at === 'here' ? { at: 'here', position: where.position } : rest;
+  }
+  return locateIn(fragment, segments, enterLast);
+}
+
+function locateIn(fragment: Json, segments: Segments, enterLast: boolean): Located {
   let node: Json = fragment;
   for (const [i, segment] of segments.entries()) {
     if (node instanceof Stub) return { at: 'stub', key: node.key, consumed: i };
@@ -85,6 +179,7 @@ export function cut(
   target = Math.floor(limit / 2),
   newKey: (parent: string) => string = childKey,
 ): Piece[] {
+  if (Array.isArray(value) && storedSize(value) > limit && !isChunkKey(key)) return cutArray(key, value, limit, target);
   if (!isObject(value) || storedSize(value) <= limit) return [{ key, fragment: value }];
   const fragment: JsonObject = {};
   const members = Object.keys(value);
@@ -109,6 +204,43 @@ export function cut(
 }
 
 /**
+ * An array segment over its budget: its oldest elements (after its chunk stub, if it has one) move into new chunks of
+ * at most `limit` bytes each, until what stays is at most `target` (the newest elements, behind a chunk stub for all
+ * the rest). An element larger than a chunk gets a chunk of its own. Returns the array segment's piece first.
+ */
+function cutArray(key: string, list: Json[], limit: number, target: number): Piece[] {
+  const stub = chunkStubOf(list);
+  const start = stub ? chunkCount(stub.key) : 0;
+  const dir = stub ? chunkDir(stub.key) : `${key}${randomBytes(6).toString('base64url')}~`;
+  const elements = stub ? list.slice(1) : list;
+  // The newest elements that fit in `target` with the stub stay; at least one moves, or there is nothing to cut.
+  let kept = elements.length;
+  let size = 3 + 1 + Buffer.byteLength(`${dir}${start + elements.length}`);
+  while (kept > 0 && size + 1 + storedSize(elements[kept - 1] as Json) <= target) {
+    kept--;
+    size += 1 + storedSize(elements[kept] as Json);
+  }
+  if (kept === 0) return [{ key, fragment: list }];
+  const pieces: Piece[] = [];
+  let chunk: Json[] = [];
+  let chunkSize = 3;
+  let first = start;
+  for (const [i, element] of elements.slice(0, kept).entries()) {
+    const elementSize = 1 + storedSize(element);
+    if (chunk.length > 0 && chunkSize + elementSize > limit) {
+      pieces.push({ key: chunkKey(dir, first), fragment: chunk });
+      chunk = [];
+      chunkSize = 3;
+      first = start + i;
+    }
+    chunk.push(element);
+    chunkSize += elementSize;
+  }
+  pieces.push({ key: chunkKey(dir, first), fragment: chunk });
+  return [{ key, fragment: [new Stub(`${dir}${start + kept}`), ...elements.slice(kept)] }, ...pieces];
+}
+
+/**
  * The value a fragment stands for: every stub replaced by the fragment of the segment it names, recursively.
  * `fragmentOf` returns undefined for a segment it does not have: a MissingSegment (the content changed while it was
  * read), or with `keep`, the stub stays (a partial tree: the segments off the paths a batch works on).
@@ -124,7 +256,17 @@ export function assemble(
     if (missing === 'keep') return fragment;
     throw new MissingSegment(fragment.key);
   }
-  if (Array.isArray(fragment)) return fragment.map((v) => assemble(v, fragmentOf, missing));
+  if (Array.isArray(fragment)) {
+    const stub = chunkStubOf(fragment);
+    if (stub) {
+      // A chunked array: its chunks' elements, then its own.
+      const chunks = fragmentOf(stub.key);
+      if (chunks === undefined && missing === 'throw') throw new MissingSegment(stub.key);
+      if (chunks !== undefined)
+        return [...(chunks as Json[]), ...fragment.slice(1).map((v) => assemble(v, fragmentOf, missing))];
+    }
+    return fragment.map((v) => assemble(v, fragmentOf, missing));
+  }
   if (isObject(fragment)) {
     let copy: JsonObject | undefined;
     for (const k of Object.keys(fragment)) {

@@ -152,6 +152,9 @@ function compileFastPush(state: ExpressionState, steps: Step[], value: Attribute
 
 function compileFastInsert(state: ExpressionState, steps: Step[], value: AttributeValue, index: number): boolean {
   const target = state.path(steps);
+  // A segment's root array may be chunked (docs/design/storage.md, step 4): its index 0 is then a chunk stub standing
+  // for its oldest elements, and neither form below means the index asked for; the planned write places it.
+  if (steps.length === 0) state.conditions.push(`NOT attribute_type(${target}[0], ${state.value({ S: 'B' })})`);
   if (index === 0) {
     state.sets.push(
       `${target} = list_append(${state.value({ L: [value] })}, if_not_exists(${target}, ${state.value({ L: [] })}))`,

@@ -10,7 +10,11 @@ import {
   type Piece,
   ROOT_KEY,
   assemble,
+  chunkStart,
+  chunkStubOf,
+  chunkedIndex,
   cut,
+  fragmentsOf,
   locate,
   stubsIn,
   stubsUnderOf,
@@ -55,6 +59,7 @@ import {
   createRoot,
   etagOf,
   forgetLocations,
+  getChunk,
   getSegment,
   learnLocation,
   lookupLocation,
@@ -163,9 +168,20 @@ async function renewed(grant: Grant): Promise<Grant> {
 /** Set and delete replace what is at the path, so they act in the segment holding its parent; the rest follow stubs. */
 const entersTarget = (op: { kind: string }) => op.kind !== 'set' && op.kind !== 'delete';
 
-/** The operation with its path made relative to a segment whose root is `depth` segments down the path. */
-function rebase<T extends BatchOperation | ContentOperation>(op: T, depth: number): T {
-  return depth === 0 || !('segments' in op) ? op : { ...op, segments: op.segments.slice(depth) };
+/** Where a request is: a segment whose root is `depth` segments down the path; in a chunk, the index there. */
+interface At {
+  key: string;
+  depth: number;
+  /** In a chunked array's chunk or head: the first step (a logical index) as a position in the segment's array. */
+  first?: string;
+}
+
+/** The operation with its path made relative to the segment it is at. */
+function rebase<T extends BatchOperation | ContentOperation>(op: T, at: At): T {
+  if (!('segments' in op) || (at.depth === 0 && at.first === undefined)) return op;
+  const segments = op.segments.slice(at.depth);
+  if (at.first !== undefined && segments.length > 0) segments[0] = at.first;
+  return { ...op, segments };
 }
 
 /** An action applied to a fragment, whatever the fragment's root is (applyAction replaces a root it is given). */
@@ -240,6 +256,8 @@ async function decide(
   const planned = plan(segment.fragment as JsonObject, rel);
   if (planned === undefined) return { kind: 'unchanged', etag: segment.etag };
   const { action, guards } = planned;
+  // A chunked array's positions hold while its chunk stub does (the version; appends need nothing).
+  if (chunkStubOf(segment.fragment) && action.kind !== 'append') guards.push({ kind: 'version' });
   if (action.kind === 'add') assertSumStorable(segment.raw, action.steps, action.amount);
   const next = applyToFragment(segment.fragment, action);
   const replaced =
@@ -392,10 +410,10 @@ const segmentAfter = async (grant: Grant, key: string, sent: Sent) =>
 /** Where a request stands: the grant it proves, and the segment it goes to (its root `depth` segments down the path). */
 interface Place {
   grant: Grant;
-  at: { key: string; depth: number };
+  at: At;
 }
 
-const ROOT_AT = { key: ROOT_KEY, depth: 0 };
+const ROOT_AT: At = { key: ROOT_KEY, depth: 0 };
 
 /** A segment of another epoch than the grant's: the grant verified afresh, and the segment stamped if it is older. */
 async function reverified(grant: Grant, segment: Segment): Promise<Grant> {
@@ -451,11 +469,11 @@ export async function writeContent(request: WriteRequest): Promise<WriteResult> 
   if (op.kind === 'replace') return replaceContent(request, op.content);
   let grant = await grantFor(request.project, request.principal, 'write');
   const { token, slot, envelope } = writeEnvelope(request);
-  let at = lookupLocation(grant.inc, entersTarget(op) ? op.segments : op.segments.slice(0, -1));
+  let at: At = lookupLocation(grant.inc, entersTarget(op) ? op.segments : op.segments.slice(0, -1));
   let segment: Segment | undefined;
   let fast = true;
   for (let attempt = 1; ; ) {
-    const rel = rebase(op, at.depth);
+    let rel = rebase(op, at);
     if (fast) {
       fast = false;
       // A write that may grow its segment past the budget cannot be one UpdateItem: it is planned (and cut) at once.
@@ -482,6 +500,27 @@ export async function writeContent(request: WriteRequest): Promise<WriteResult> 
       fast = true;
       continue;
     }
+    if (located.at === 'chunk') {
+      // An element in a chunk: changed there, unless the change moves the elements after it (the whole array).
+      if (op.kind === 'delete' && rel.segments.length === 1) return writeWholeArray(request, op);
+      const chunk = await getChunk(grant.inc, located.dir, located.index);
+      at = {
+        key: chunk?.key ?? at.key,
+        depth: at.depth,
+        first: String(located.index - (chunk ? chunkStart(chunk.key) : 0)),
+      };
+      segment = chunk;
+      continue;
+    }
+    if (located.position !== undefined)
+      rel = { ...rel, segments: [String(located.position), ...rel.segments.slice(1)] };
+    else if (rel.kind === 'insert' && rel.segments.length === 0 && chunkStubOf(current.fragment)) {
+      // An insert into a chunked array: after its chunk stub, in the segment; before it, the whole array.
+      const where = chunkedIndex(current.fragment as Json[], rel.index);
+      const length = (current.fragment as Json[]).length;
+      if (!('position' in where) || where.position < 0 || where.position > length) return writeWholeArray(request, op);
+      rel = { ...rel, index: where.position };
+    }
     const decision = await decide(request, grant, current, rel, token, slot);
     if (decision.kind === 'applied') return { etag: formatEtag(token) };
     if (decision.kind === 'unchanged') return { etag: formatEtag(decision.etag) };
@@ -489,6 +528,20 @@ export async function writeContent(request: WriteRequest): Promise<WriteResult> 
     if (sent.ok) return { etag: formatEtag(token) };
     attempt++;
     segment = await retrySegment(grant, at.key, sent, attempt);
+  }
+}
+
+/**
+ * A change that moves the elements of a chunked array across its chunks (an insert or delete before its newest
+ * elements): planned on the whole array as a batch of one, which reads it all and commits it cut afresh.
+ */
+async function writeWholeArray(request: WriteRequest, op: Exclude<ContentOperation, { kind: 'replace' }>) {
+  try {
+    return await writeBatch({ ...request, ops: [op] });
+  } catch (error) {
+    // Not a batch: its errors name no operation.
+    if (error instanceof HttpError) error.index = undefined;
+    throw error;
   }
 }
 
@@ -579,13 +632,13 @@ async function loadForBatch(
   ops: readonly BatchOperation[],
 ): Promise<{ tree: Json; below: Segment[] }> {
   const loaded = new Map<string, Segment>();
-  const fragmentOf = (key: string) => loaded.get(key)?.fragment;
   for (const path of ops.flatMap(touchedPaths)) {
     let segment = top;
     let rest = path;
     for (;;) {
       const located = locate(segment.fragment, rest, true);
-      if (located.at === 'here') break;
+      // Into a chunked array: all of it is read below.
+      if (located.at !== 'stub') break;
       const next = loaded.get(located.key) ?? (await getSegment(inc, located.key));
       if (!next) throw new MissingSegment(located.key);
       loaded.set(next.key, next);
@@ -597,7 +650,12 @@ async function loadForBatch(
       for (const s of (await querySubtree(inc, stub)).values()) loaded.set(s.key, s);
     }
   }
-  const tree = assemble(top.fragment, fragmentOf, 'keep');
+  // A chunked array is planned on whole: every chunk of every one read (its subtree) is read too.
+  for (const segment of [top, ...loaded.values()]) {
+    if (!chunkStubOf(segment.fragment)) continue;
+    for (const s of (await querySubtree(inc, segment.key)).values()) if (s.key !== top.key) loaded.set(s.key, s);
+  }
+  const tree = assemble(top.fragment, fragmentsOf(loaded.values()), 'keep');
   return { tree, below: [...loaded.values()] };
 }
 
@@ -627,7 +685,7 @@ function batchPieces(key: string, tree: JsonObject, ops: readonly BatchOperation
 export async function writeBatch(request: BatchWriteRequest): Promise<WriteResult> {
   let grant = await grantFor(request.project, request.principal, 'write');
   const { token, slot, envelope } = writeEnvelope(request);
-  let at = lookupLocation(grant.inc, commonPrefix(request.ops));
+  let at: At = lookupLocation(grant.inc, commonPrefix(request.ops));
   let segment: Segment | undefined;
   // One UpdateItem can only change one segment: when this Lambda already knows the operations lie in different ones,
   // it does not try.
@@ -637,7 +695,7 @@ export async function writeBatch(request: BatchWriteRequest): Promise<WriteResul
     return lookupLocation(grant.inc, path).key === at.key;
   });
   for (let attempt = 1; ; ) {
-    const rel = request.ops.map((op) => rebase(op, at.depth));
+    const rel = request.ops.map((op) => rebase(op, at));
     if (fast) {
       fast = false;
       // What the engine refuses of a merged write (a result beyond its digits or range) belongs to one of its
@@ -720,7 +778,7 @@ async function readSubtree(inc: string, key: string): Promise<Map<string, Segmen
 export async function readContent(request: ReadRequest): Promise<{ value: Json; etag: string }> {
   const segments = request.segments ?? [];
   let grant = await grantFor(request.project, request.principal, 'read');
-  let at = lookupLocation(grant.inc, segments);
+  let at: At = lookupLocation(grant.inc, segments);
   for (let attempt = 1; ; attempt++) {
     // The whole of a segment (a GET of the content, or of a path known to be a segment's root): one Query reads it
     // with everything below it.
@@ -740,13 +798,25 @@ export async function readContent(request: ReadRequest): Promise<{ value: Json; 
       grant = await reverified(grant, segment);
       continue;
     }
-    const rel = segments.slice(at.depth);
+    let rel = segments.slice(at.depth);
+    if (at.first !== undefined) rel[0] = at.first;
     const located = locate(segment.fragment, rel, true);
     if (located.at === 'stub') {
       at = { key: located.key, depth: at.depth + located.consumed };
       learnLocation(grant.inc, segments.slice(0, at.depth), at.key);
       continue;
     }
+    if (located.at === 'chunk') {
+      // An older element of a chunked array: the chunk that holds it (one Query), read as the next segment.
+      const chunk = await getChunk(grant.inc, located.dir, located.index);
+      if (!chunk) {
+        if (attempt >= 3) throw new MissingSegment(located.dir);
+        continue;
+      }
+      at = { key: chunk.key, depth: at.depth, first: String(located.index - chunkStart(chunk.key)) };
+      continue;
+    }
+    if (located.position !== undefined) rel = [String(located.position), ...rel.slice(1)];
     const value = valueAt(segment.fragment as JsonObject, rel);
     const stubs = stubsIn(value);
     if (stubs.length === 0) return { value, etag: formatEtag(segment.etag) };
@@ -756,9 +826,8 @@ export async function readContent(request: ReadRequest): Promise<{ value: Json; 
     const bytes = below.reduce((sum, s) => sum + storedSize(s.fragment), storedSize(value));
     if (bytes > MAX_READ_BYTES) throw readTooLarge();
     const read = [segment, ...below];
-    const byKey = new Map(read.map((s) => [s.key, s.fragment]));
     try {
-      return { value: assemble(value, (key) => byKey.get(key)), etag: formatEtag(etagOf(read)) };
+      return { value: assemble(value, fragmentsOf(read)), etag: formatEtag(etagOf(read)) };
     } catch (error) {
       if (!(error instanceof MissingSegment) || attempt >= 3) throw error;
     }

@@ -13,7 +13,7 @@ import {
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { tableName } from '../config/env';
 import { PayloadTooLarge } from '../config/errors';
-import { ROOT_KEY, stubsUnderOf } from '../content/fragments';
+import { ROOT_KEY, chunkKey, stubsUnderOf, subtreePrefix } from '../content/fragments';
 import { type Json, storedSize } from '../content/json';
 import { fromAttribute, toAttribute } from '../dynamo/attributes';
 import { batchWriteAll } from '../dynamo/batch-write';
@@ -55,13 +55,17 @@ export async function getSegment(inc: string, key: string): Promise<Segment | un
   return Item ? readSegment(Item) : undefined;
 }
 
-/** Every segment whose key starts with `prefix` (a segment and its subtree), read consistently, page by page. */
+/**
+ * Every segment whose key starts with `prefix` (a segment and its subtree; for a chunk stub, its chunks), read
+ * consistently, page by page.
+ */
 export async function querySubtree(
   inc: string,
-  prefix: string,
+  key: string,
   keysOnly = false,
   maxBytes = Number.POSITIVE_INFINITY,
 ): Promise<Map<string, Segment>> {
+  const prefix = subtreePrefix(key);
   const found = new Map<string, Segment>();
   let start: Record<string, AttributeValue> | undefined;
   let bytes = 0;
@@ -86,6 +90,26 @@ export async function querySubtree(
     start = page.LastEvaluatedKey;
   } while (start);
   return found;
+}
+
+/** The chunk of a chunked array (chunk directory `dir`) that holds logical index `index`: one Query, one item. */
+export async function getChunk(inc: string, dir: string, index: number): Promise<Segment | undefined> {
+  const { Items } = await dynamo.send(
+    new QueryCommand({
+      TableName: tableName(),
+      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :dir AND :at',
+      ExpressionAttributeValues: {
+        ':pk': { S: contentPk(inc) },
+        ':dir': { S: dir },
+        ':at': { S: chunkKey(dir, index) },
+      },
+      ScanIndexForward: false,
+      Limit: 1,
+      ConsistentRead: true,
+    }),
+  );
+  const item = Items?.[0];
+  return item ? readSegment(item) : undefined;
 }
 
 /** A subtree larger than its reader's budget (querySubtree's maxBytes). */

@@ -231,3 +231,130 @@ describe('a content larger than one segment', () => {
     await expectSegmentsWithinBudget(p);
   });
 });
+
+describe('a chunked array (an array larger than one segment)', () => {
+  const entry = (i: number) => ({ i, build: `b${i}`, note: text(40 + (i % 7) * 10, String(i % 10)) });
+
+  /** A project whose `log` was pushed to `n` times, and the array the client expects. */
+  async function pushed(n: number): Promise<{ p: Project; model: unknown[] }> {
+    const p = await project({ meta: { name: 'ci' } });
+    const model: unknown[] = [];
+    for (let i = 0; i < n; i++) {
+      await ok(p, 'push', { path: 'log', value: entry(i) });
+      model.push(entry(i));
+    }
+    return { p, model };
+  }
+
+  const chunksOf = (segments: Segment[]) => segments.filter((s) => /~\d+\/$/.test(s.key));
+
+  it('grows by pushes into chunks of at most one segment each, read back whole, by index and from the end', async () => {
+    const n = Math.ceil((fragmentBytes() * 6) / 90);
+    const { p, model } = await pushed(n);
+    const segments = await expectSegmentsWithinBudget(p);
+    expect(chunksOf(segments).length).toBeGreaterThanOrEqual(4);
+    for (const s of segments) expect(itemSize(s.raw)).toBeLessThanOrEqual(4096);
+    expect((await get(p)).body).toEqual({ value: { meta: { name: 'ci' }, log: model } });
+    expect((await get(p, 'log')).body).toEqual({ value: model });
+    for (const i of [0, 1, Math.floor(n / 3), Math.floor(n / 2), n - 2, n - 1, -1, -2, -Math.floor(n / 2), -n]) {
+      const at = i < 0 ? n + i : i;
+      expect({ i, body: (await get(p, `log.${i}`)).body }).toEqual({ i, body: { value: model[at] } });
+      expect((await get(p, `log.${i}.build`)).body).toEqual({ value: `b${at}` });
+    }
+    expectError(await get(p, `log.${n}`), 404, 'PATH_NOT_FOUND');
+    expectError(await get(p, `log.${-n - 1}`), 404, 'PATH_NOT_FOUND');
+  });
+
+  it('takes every operation at every index, old and new, as an unchunked array would', async () => {
+    const n = Math.ceil((fragmentBytes() * 4) / 90);
+    const { p, model } = await pushed(n);
+    const steps: Array<[keyof typeof MESSAGES, Record<string, unknown>, (m: any[]) => void]> = [
+      ['set', { path: 'log.0.build', value: 'first' }, (m) => (m[0].build = 'first')],
+      ['increment', { path: 'log.1.i', value: 100 }, (m) => (m[1].i += 100)],
+      ['decrement', { path: `log.-1.i`, value: 1 }, (m) => (m[m.length - 1].i -= 1)],
+      [
+        'set',
+        { path: `log.${Math.floor(n / 2)}`, value: { replaced: true } },
+        (m) => (m[Math.floor(n / 2)] = { replaced: true }),
+      ],
+      ['push', { path: 'log.2.tags', value: 'x' }, (m) => (m[2].tags = ['x'])],
+      ['insert', { path: 'log', value: 'at-0', index: 0 }, (m) => m.splice(0, 0, 'at-0')],
+      ['insert', { path: 'log', value: 'at-3', index: 3 }, (m) => m.splice(3, 0, 'at-3')],
+      ['insert', { path: 'log', value: 'before-last', index: -1 }, (m) => m.splice(m.length - 1, 0, 'before-last')],
+      ['delete', { path: 'log.4' }, (m) => m.splice(4, 1)],
+      ['delete', { path: 'log.-1' }, (m) => m.splice(m.length - 1, 1)],
+      ['set', { path: `log.${n + 10}`, value: 'x' }, () => {}],
+      ['push', { path: 'log', value: 'last' }, (m) => m.push('last')],
+    ];
+    for (const [op, body, apply] of steps) {
+      if (op === 'set' && body.path === `log.${n + 10}`) {
+        expectError(await call('POST', `${p.content}/set`, { token: p.key, body }), 400, 'INDEX_OUT_OF_RANGE');
+        continue;
+      }
+      await ok(p, op, body);
+      apply(model);
+      expect({ op, body, value: (await get(p, 'log')).body.value }).toEqual({ op, body, value: model });
+      await expectSegmentsWithinBudget(p);
+    }
+    // Setting at the length appends, past it is refused, as for any array.
+    await ok(p, 'set', { path: `log.${model.length}`, value: 'appended' });
+    model.push('appended');
+    expect((await get(p, 'log')).body).toEqual({ value: model });
+    expectError(await get(p, 'log.x'), 404, 'PATH_NOT_FOUND');
+  });
+
+  it('32 concurrent pushes onto a chunked array all land once, while it rolls over into new chunks', async () => {
+    const { p, model } = await pushed(Math.ceil((fragmentBytes() * 2) / 90));
+    const results = await Promise.all(
+      Array.from({ length: 32 }, (_, w) =>
+        call('POST', `${p.content}/push`, { token: p.key, body: { path: 'log', value: { w } } }),
+      ),
+    );
+    expect(results.map((r) => r.status)).toEqual(results.map(() => 200));
+    const log = (await get(p, 'log')).body.value as unknown[];
+    expect(log.slice(0, model.length)).toEqual(model);
+    expect(
+      log
+        .slice(model.length)
+        .map((e) => (e as { w: number }).w)
+        .sort((a, b) => a - b),
+    ).toEqual(Array.from({ length: 32 }, (_, w) => w));
+    await expectSegmentsWithinBudget(p);
+  });
+
+  it('a batch and a JSON Patch plan on the whole array; replacing or deleting it removes its chunks', async () => {
+    const n = Math.ceil((fragmentBytes() * 3) / 90);
+    const { p, model } = await pushed(n);
+    const batch = await call('POST', `${p.content}/batch`, {
+      token: p.key,
+      body: {
+        operations: [
+          { op: 'push', path: 'log', value: 'b' },
+          { op: 'set', path: 'log.0', value: 'zero' },
+          { op: 'delete', path: 'log.1' },
+        ],
+      },
+    });
+    expect(batch.status).toBe(200);
+    model.push('b');
+    model[0] = 'zero';
+    model.splice(1, 1);
+    expect((await get(p, 'log')).body).toEqual({ value: model });
+    await expectSegmentsWithinBudget(p);
+    const patch = await call('PATCH', p.content, {
+      token: p.key,
+      headers: { 'content-type': 'application/json-patch+json' },
+      body: [
+        { op: 'move', from: '/log/0', path: '/first' },
+        { op: 'test', path: '/log/0', value: model[1] },
+      ],
+    });
+    expect(patch.status).toBe(200);
+    const first = model.shift();
+    expect((await get(p)).body).toEqual({ value: { meta: { name: 'ci' }, log: model, first } });
+    await expectSegmentsWithinBudget(p);
+    await ok(p, 'set', { path: 'log', value: [1, 2] });
+    expect(chunksOf(await expectSegmentsWithinBudget(p))).toEqual([]);
+    expect((await get(p)).body).toEqual({ value: { meta: { name: 'ci' }, log: [1, 2], first } });
+  });
+});

@@ -1,6 +1,14 @@
 // The content's segments as stored, read straight from the table: for checks that no segment is left behind.
 import { GetItemCommand } from '@aws-sdk/client-dynamodb';
-import { ROOT_KEY, stubsIn } from '../../lib/content/fragments';
+import {
+  ROOT_KEY,
+  chunkCount,
+  chunkDir,
+  chunkStart,
+  isChunkKey,
+  isChunkStubKey,
+  stubsIn,
+} from '../../lib/content/fragments';
 import { dynamo } from '../../lib/dynamo/client';
 import { A } from '../../lib/schema/attributes';
 import { itemKeyAttributes, projectPk } from '../../lib/schema/items';
@@ -28,6 +36,18 @@ export async function strays(p: {
   const reached = new Set<string>();
   const dangling: string[] = [];
   const visit = (key: string) => {
+    if (isChunkStubKey(key)) {
+      // A chunk stub stands for chunks that hold exactly its count of elements, from index 0, without gaps.
+      const chunks = [...segments.keys()].filter((k) => k.startsWith(chunkDir(key)) && isChunkKey(k)).sort();
+      let length = 0;
+      for (const k of chunks) {
+        if (chunkStart(k) !== length) dangling.push(k);
+        length += (segments.get(k)!.fragment as unknown[]).length;
+        reached.add(k);
+      }
+      if (length !== chunkCount(key)) dangling.push(key);
+      return;
+    }
     const segment = segments.get(key);
     if (!segment) {
       dangling.push(key);
