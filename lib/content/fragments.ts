@@ -1,5 +1,5 @@
 // Fragments: a content tree cut into segment-sized pieces joined by stubs (docs/design/storage.md, section 4). Pure.
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { asIndex, type Segments } from '../paths';
 import { type Json, type JsonObject, Stub, hasOwn, isObject, setOwn, storedSize } from './json';
 
@@ -40,8 +40,29 @@ export const chunkStart = (key: string) => Number(key.slice(key.lastIndexOf('~')
 
 export const chunkKey = (dir: string, start: number) => `${dir}${String(start).padStart(CHUNK_START_DIGITS, '0')}/`;
 
-/** The prefix of every segment a stub's value is stored in: a segment's subtree, or all of a chunk stub's chunks. */
-export const subtreePrefix = (key: string) => (isChunkStubKey(key) ? chunkDir(key) : key);
+/*
+ * Bucketed objects (docs/design/storage.md, section 13, step 4). An object that cannot be cut small enough (too many
+ * members for its segment even with every movable one moved out) is spread over buckets: the segment keeps only a
+ * *bucket stub* `<key><random>#<fanout>`, and member `m` lives in bucket `<stub>/<r>/`, `r` = a hash of the stub and
+ * `m` modulo the fan-out, so a writer computes its bucket from the path with no directory. Every bucket exists from
+ * the start (an empty object at least). A bucket that outgrows its budget is cut like any segment: into a bucket stub
+ * of its own (nested buckets, keyed below it), so a split never changes what is above it.
+ */
+export const isBucketStubKey = (key: string) => !key.endsWith('/') && key.slice(key.lastIndexOf('/')).includes('#');
+
+/** Whether a segment key is a bucket's (`<stub>/<r>/`). */
+export const isBucketKey = (key: string) => /#\d+\/\d+\/$/.test(key);
+
+/** The bucket of a bucketed object (bucket stub `stub`) that holds member `member`. */
+export function bucketOf(stub: string, member: string): string {
+  const fanout = Number(stub.slice(stub.lastIndexOf('#') + 1));
+  const r = createHash('sha256').update(`${stub}\u0000${member}`).digest().readUInt32BE(0) % fanout;
+  return `${stub}/${r}/`;
+}
+
+/** The prefix of every segment a stub's value is stored in: a segment's subtree, a chunk stub's chunks, a bucket stub's buckets. */
+export const subtreePrefix = (key: string) =>
+  isChunkStubKey(key) ? chunkDir(key) : isBucketStubKey(key) ? `${key}/` : key;
 
 /** The chunk stub at the head of a chunked array, if it is one. */
 export function chunkStubOf(value: Json | undefined): Stub | undefined {
@@ -73,7 +94,19 @@ export function chunkedIndex(list: readonly Json[], index: number): { position: 
 export function fragmentsOf(segments: Iterable<{ key: string; fragment: Json }>): (key: string) => Json | undefined {
   const byKey = new Map<string, Json>();
   for (const s of segments) byKey.set(s.key, s.fragment);
-  return (key) => {
+  const lookup = (key: string): Json | undefined => {
+    if (isBucketStubKey(key)) {
+      // A bucketed object: the members of all its buckets (a bucket cut into buckets of its own, theirs).
+      const fanout = Number(key.slice(key.lastIndexOf('#') + 1));
+      const merged: JsonObject = {};
+      for (let r = 0; r < fanout; r++) {
+        let bucket = byKey.get(`${key}/${r}/`);
+        if (bucket instanceof Stub) bucket = lookup(bucket.key);
+        if (!isObject(bucket)) return undefined;
+        for (const m of Object.keys(bucket)) setOwn(merged, m, bucket[m] as Json);
+      }
+      return merged;
+    }
     if (!isChunkStubKey(key)) return byKey.get(key);
     const dir = chunkDir(key);
     const chunks = [...byKey.keys()].filter((k) => k.startsWith(dir) && isChunkKey(k)).sort();
@@ -84,6 +117,7 @@ export function fragmentsOf(segments: Iterable<{ key: string; fragment: Json }>)
     }
     return elements.length === chunkCount(key) ? elements : undefined;
   };
+  return lookup;
 }
 
 /**
@@ -98,7 +132,8 @@ export function fragmentsOf(segments: Iterable<{ key: string; fragment: Json }>)
  */
 export type Located =
   | { at: 'here'; position?: number }
-  | { at: 'stub'; key: string; consumed: number }
+  /** `bucket`: the key is the bucket of a bucketed object (`bucket` its stub) for the next path step, a member. */
+  | { at: 'stub'; key: string; consumed: number; bucket?: string }
   | { at: 'chunk'; dir: string; index: number };
 
 export function locate(fragment: Json, segments: Segments, enterLast: boolean): Located {
@@ -117,7 +152,12 @@ export function locate(fragment: Json, segments: Segments, enterLast: boolean): 
 function locateIn(fragment: Json, segments: Segments, enterLast: boolean): Located {
   let node: Json = fragment;
   for (const [i, segment] of segments.entries()) {
-    if (node instanceof Stub) return { at: 'stub', key: node.key, consumed: i };
+    if (node instanceof Stub) {
+      // A bucketed object: the member's bucket, whose root is the object (the member stays on the path).
+      if (isBucketStubKey(node.key))
+        return { at: 'stub', key: bucketOf(node.key, segment), consumed: i, bucket: node.key };
+      return { at: 'stub', key: node.key, consumed: i };
+    }
     if (Array.isArray(node)) {
       const index = asIndex(segment);
       if (index === undefined) return { at: 'here' };
@@ -130,7 +170,10 @@ function locateIn(fragment: Json, segments: Segments, enterLast: boolean): Locat
       return { at: 'here' };
     }
   }
-  return enterLast && node instanceof Stub ? { at: 'stub', key: node.key, consumed: segments.length } : { at: 'here' };
+  // A bucketed object itself is read whole (its stub assembled) and is no number or array to change in place.
+  return enterLast && node instanceof Stub && !isBucketStubKey(node.key)
+    ? { at: 'stub', key: node.key, consumed: segments.length }
+    : { at: 'here' };
 }
 
 /** Every stub in a value (a subtree being replaced or removed leaves these segments unreachable). */
@@ -148,6 +191,8 @@ export function stubsIn(value: Json | undefined, found: string[] = []): string[]
  */
 export function stubsUnderOf(fragment: Json): Record<string, number> {
   const under: Record<string, number> = {};
+  // A fragment that is a bucket stub: no write may take the segment for one without stubs.
+  if (fragment instanceof Stub) return { '*': 1 };
   if (!isObject(fragment)) return under;
   for (const k of Object.keys(fragment)) {
     const n = stubsIn(fragment[k] as Json).length;
@@ -181,8 +226,13 @@ export function cut(
 ): Piece[] {
   if (Array.isArray(value) && storedSize(value) > limit && !isChunkKey(key)) return cutArray(key, value, limit, target);
   if (!isObject(value) || storedSize(value) <= limit) return [{ key, fragment: value }];
-  const fragment: JsonObject = {};
   const members = Object.keys(value);
+  // The least the object can be cut to (every member larger than a stub moved out): past the limit, buckets.
+  const stubSize = Buffer.byteLength(newKey(key));
+  let least = 3;
+  for (const k of members) least += 1 + Buffer.byteLength(k) + Math.min(storedSize(value[k] as Json), stubSize);
+  if (least > limit && members.length > 1) return bucketize(key, value, limit, target, newKey);
+  const fragment: JsonObject = {};
   for (const k of members) setOwn(fragment, k, value[k] as Json);
   const movable = members
     .filter((k) => Array.isArray(fragment[k]) || isObject(fragment[k]))
@@ -201,6 +251,28 @@ export function cut(
     size += storedSize(stub) - memberSize;
   }
   return [{ key, fragment }, ...children];
+}
+
+/**
+ * An object with too many members for one segment, spread over buckets each about `target` full (a power of two of
+ * them), each bucket cut as a segment of its own. Returns the segment's piece (the bucket stub) first.
+ */
+function bucketize(
+  key: string,
+  value: JsonObject,
+  limit: number,
+  target: number,
+  newKey: (parent: string) => string,
+): Piece[] {
+  let fanout = 2;
+  while (fanout * target < storedSize(value)) fanout *= 2;
+  const stub = `${key}${randomBytes(6).toString('base64url')}#${fanout}`;
+  const buckets = new Map<string, JsonObject>();
+  for (let r = 0; r < fanout; r++) buckets.set(`${stub}/${r}/`, {});
+  for (const m of Object.keys(value)) setOwn(buckets.get(bucketOf(stub, m)) as JsonObject, m, value[m] as Json);
+  const pieces: Piece[] = [{ key, fragment: new Stub(stub) }];
+  for (const [bucket, members] of buckets) pieces.push(...cut(bucket, members, limit, target, newKey));
+  return pieces;
 }
 
 /**

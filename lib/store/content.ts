@@ -61,6 +61,7 @@ import {
   forgetLocations,
   getChunk,
   getSegment,
+  learnBucket,
   learnLocation,
   lookupLocation,
   querySubtree,
@@ -167,6 +168,12 @@ async function renewed(grant: Grant): Promise<Grant> {
 
 /** Set and delete replace what is at the path, so they act in the segment holding its parent; the rest follow stubs. */
 const entersTarget = (op: { kind: string }) => op.kind !== 'set' && op.kind !== 'delete';
+
+/** Remembers where a path continues: a stub's segment, or a bucketed object's stub (met in segment `from`). */
+function learn(inc: string, prefix: Segments, from: string, located: { key: string; bucket?: string }): void {
+  if (located.bucket !== undefined) learnBucket(inc, prefix, from, located.bucket);
+  else learnLocation(inc, prefix, located.key);
+}
 
 /** Where a request is: a segment whose root is `depth` segments down the path; in a chunk, the index there. */
 interface At {
@@ -469,7 +476,7 @@ export async function writeContent(request: WriteRequest): Promise<WriteResult> 
   if (op.kind === 'replace') return replaceContent(request, op.content);
   let grant = await grantFor(request.project, request.principal, 'write');
   const { token, slot, envelope } = writeEnvelope(request);
-  let at: At = lookupLocation(grant.inc, entersTarget(op) ? op.segments : op.segments.slice(0, -1));
+  let at: At = lookupLocation(grant.inc, op.segments, op.segments.length - (entersTarget(op) ? 0 : 1));
   let segment: Segment | undefined;
   let fast = true;
   for (let attempt = 1; ; ) {
@@ -495,8 +502,9 @@ export async function writeContent(request: WriteRequest): Promise<WriteResult> 
     const current = segment as Segment;
     const located = locate(current.fragment, rel.segments, entersTarget(op));
     if (located.at === 'stub') {
+      const from = at.key;
       at = { key: located.key, depth: at.depth + located.consumed };
-      learnLocation(grant.inc, op.segments.slice(0, at.depth), at.key);
+      learn(grant.inc, op.segments.slice(0, at.depth), from, located);
       fast = true;
       continue;
     }
@@ -639,6 +647,11 @@ async function loadForBatch(
       const located = locate(segment.fragment, rest, true);
       // Into a chunked array: all of it is read below.
       if (located.at !== 'stub') break;
+      if (located.bucket !== undefined) {
+        // Into a bucketed object: it is planned on whole, all its buckets (and all below them) read.
+        for (const s of (await querySubtree(inc, located.bucket)).values()) loaded.set(s.key, s);
+        break;
+      }
       const next = loaded.get(located.key) ?? (await getSegment(inc, located.key));
       if (!next) throw new MissingSegment(located.key);
       loaded.set(next.key, next);
@@ -802,8 +815,9 @@ export async function readContent(request: ReadRequest): Promise<{ value: Json; 
     if (at.first !== undefined) rel[0] = at.first;
     const located = locate(segment.fragment, rel, true);
     if (located.at === 'stub') {
+      const from = at.key;
       at = { key: located.key, depth: at.depth + located.consumed };
-      learnLocation(grant.inc, segments.slice(0, at.depth), at.key);
+      learn(grant.inc, segments.slice(0, at.depth), from, located);
       continue;
     }
     if (located.at === 'chunk') {

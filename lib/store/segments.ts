@@ -13,7 +13,7 @@ import {
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { tableName } from '../config/env';
 import { PayloadTooLarge } from '../config/errors';
-import { ROOT_KEY, chunkKey, stubsUnderOf, subtreePrefix } from '../content/fragments';
+import { ROOT_KEY, bucketOf, chunkKey, isBucketKey, stubsUnderOf, subtreePrefix } from '../content/fragments';
 import { type Json, storedSize } from '../content/json';
 import { fromAttribute, toAttribute } from '../dynamo/attributes';
 import { batchWriteAll } from '../dynamo/batch-write';
@@ -125,28 +125,65 @@ export function etagOf(segments: readonly Segment[]): string {
 
 /**
  * Per warm Lambda: where the content continues in other segments, learnt from stubs met on the way (path prefix of
- * object keys → segment key). A guess the write's own condition checks: a segment deleted since is missing, and the
- * writer walks again from the root (forget). Bounded; the oldest entries go first.
+ * object keys → segment key, or → the bucket stub of a bucketed object there, whose bucket for a member is computed;
+ * a bucket cut into buckets → their stub). A guess the write's own condition checks: a segment deleted since is
+ * missing, and the writer walks again from the root (forget). Bounded; the oldest entries go first.
  */
 const LOCATIONS_MAX = 10_000;
-const locations = new Map<string, string>();
+type Location = { key: string } | { bucket: string };
+const locations = new Map<string, Location>();
 const locationKey = (inc: string, prefix: Segments) => `${inc}\u0000${prefix.join('\u0000')}`;
+const splitKey = (inc: string, bucket: string) => `${inc}\u0001${bucket}`;
 
-export function lookupLocation(inc: string, segments: Segments): { key: string; depth: number } {
-  for (let depth = segments.length; depth > 0; depth--) {
-    const key = locations.get(locationKey(inc, segments.slice(0, depth)));
-    if (key !== undefined) return { key, depth };
+/**
+ * The deepest segment known for a path: a segment whose root is `depth` steps down it. `maxDepth`: the deepest root
+ * wanted (a set or delete acts where its parent is). A bucket's root is its object, with the member next on the path.
+ */
+export function lookupLocation(
+  inc: string,
+  segments: Segments,
+  maxDepth = segments.length,
+): { key: string; depth: number } {
+  for (let depth = Math.min(segments.length, maxDepth + 1); depth > 0; depth--) {
+    const found = locations.get(locationKey(inc, segments.slice(0, depth)));
+    if (found === undefined) continue;
+    if ('key' in found) {
+      if (depth <= maxDepth) return { key: found.key, depth };
+      continue;
+    }
+    if (depth >= segments.length) continue;
+    const member = segments[depth] as string;
+    let key = bucketOf(found.bucket, member);
+    for (let split = locations.get(splitKey(inc, key)); split && 'bucket' in split; ) {
+      key = bucketOf(split.bucket, member);
+      split = locations.get(splitKey(inc, key));
+    }
+    return { key, depth };
   }
   return { key: ROOT_KEY, depth: 0 };
 }
 
-export function learnLocation(inc: string, prefix: Segments, key: string): void {
+function remember(key: string, location: Location): void {
   if (locations.size >= LOCATIONS_MAX) locations.delete(locations.keys().next().value as string);
-  locations.set(locationKey(inc, prefix), key);
+  locations.set(key, location);
+}
+
+export function learnLocation(inc: string, prefix: Segments, key: string): void {
+  remember(locationKey(inc, prefix), { key });
+}
+
+/**
+ * A bucketed object met at `prefix` (its bucket stub `bucket`), or, when the segment `from` met is a bucket itself,
+ * that bucket's own buckets.
+ */
+export function learnBucket(inc: string, prefix: Segments, from: string, bucket: string): void {
+  remember(isBucketKey(from) ? splitKey(inc, from) : locationKey(inc, prefix), { bucket });
 }
 
 export function forgetLocations(inc: string): void {
-  for (const k of [...locations.keys()]) if (k.startsWith(`${inc}\u0000`)) locations.delete(k);
+  for (const k of [...locations.keys()]) {
+    if (k.startsWith(`${inc}\u0000`) || k.startsWith(`${inc}\u0001`)) locations.delete(k);
+  }
 }
 
 /** A new segment's item: written before anything names it, so no reader or writer can meet it half-made. */

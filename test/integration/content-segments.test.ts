@@ -358,3 +358,103 @@ describe('a chunked array (an array larger than one segment)', () => {
     expect((await get(p)).body).toEqual({ value: { meta: { name: 'ci' }, log: [1, 2], first } });
   });
 });
+
+describe('a bucketed object (more members than one segment holds)', () => {
+  const record = (i: number) => ({ id: i, ok: i % 3 === 0 });
+  const bucketStubs = (segments: Segment[]) => segments.filter((s) => /#\d+\/\d+\/$/.test(s.key));
+
+  it('grows member by member into buckets, read back whole and by member; every operation lands in its bucket', async () => {
+    const p = await project({ meta: { v: 1 } });
+    const builds: Record<string, unknown> = {};
+    const n = Math.ceil((fragmentBytes() * 5) / 40);
+    for (let i = 0; i < n; i++) {
+      await ok(p, 'set', { path: `builds.b${i}`, value: record(i) });
+      builds[`b${i}`] = record(i);
+    }
+    let segments = await expectSegmentsWithinBudget(p);
+    expect(bucketStubs(segments).length).toBeGreaterThanOrEqual(4);
+    for (const s of segments) expect(itemSize(s.raw)).toBeLessThanOrEqual(4096);
+    expect((await get(p)).body).toEqual({ value: { meta: { v: 1 }, builds } });
+    expect((await get(p, 'builds')).body).toEqual({ value: builds });
+    for (const i of [0, 7, n - 1]) expect((await get(p, `builds.b${i}.id`)).body).toEqual({ value: i });
+    expectError(await get(p, 'builds.missing'), 404, 'PATH_NOT_FOUND');
+
+    await ok(p, 'increment', { path: 'builds.b3.id', value: 1000 });
+    (builds.b3 as { id: number }).id += 1000;
+    await ok(p, 'push', { path: 'builds.b4.tags', value: 'x' });
+    (builds.b4 as Record<string, unknown>).tags = ['x'];
+    await ok(p, 'delete', { path: 'builds.b5' });
+    delete builds.b5;
+    await ok(p, 'set', { path: 'builds.b6', value: 'replaced' });
+    builds.b6 = 'replaced';
+    await ok(p, 'set', { path: 'builds.new.deep', value: [1] });
+    builds.new = { deep: [1] };
+    expectError(await post(p, 'push', { path: 'builds', value: 1 }), 400, 'NOT_AN_ARRAY');
+    expectError(await post(p, 'increment', { path: 'builds' }), 400, 'NOT_A_NUMBER');
+    expect((await get(p, 'builds')).body).toEqual({ value: builds });
+    segments = await expectSegmentsWithinBudget(p);
+
+    // A batch and a merge patch plan on the whole object; replacing it removes its buckets.
+    const batch = await call('POST', `${p.content}/batch`, {
+      token: p.key,
+      body: {
+        operations: [
+          { op: 'set', path: 'builds.b1.ok', value: 'yes' },
+          { op: 'delete', path: 'builds.b2' },
+        ],
+      },
+    });
+    expect(batch.status).toBe(200);
+    (builds.b1 as Record<string, unknown>).ok = 'yes';
+    delete builds.b2;
+    const merge = await call('PATCH', p.content, {
+      token: p.key,
+      headers: { 'content-type': 'application/merge-patch+json' },
+      body: { builds: { b8: null, added: 1 } },
+    });
+    expect(merge.status).toBe(200);
+    delete builds.b8;
+    builds.added = 1;
+    expect((await get(p, 'builds')).body).toEqual({ value: builds });
+    await expectSegmentsWithinBudget(p);
+    await ok(p, 'set', { path: 'builds', value: { small: true } });
+    expect(bucketStubs(await expectSegmentsWithinBudget(p))).toEqual([]);
+    expect((await get(p)).body).toEqual({ value: { meta: { v: 1 }, builds: { small: true } } });
+  });
+
+  it('a content of many scalar members is bucketed at its root; its members change and read as before', async () => {
+    const content = Object.fromEntries(Array.from({ length: Math.ceil(fragmentBytes() / 6) }, (_, i) => [`c${i}`, i]));
+    const p = await project(content);
+    expect(bucketStubs(await expectSegmentsWithinBudget(p)).length).toBeGreaterThanOrEqual(2);
+    expect((await get(p)).body).toEqual({ value: content });
+    await ok(p, 'increment', { path: 'c1', value: 10 });
+    await ok(p, 'delete', { path: 'c2' });
+    await ok(p, 'set', { path: 'fresh', value: { a: 1 } });
+    const expected: Record<string, unknown> = { ...content, c1: 11, fresh: { a: 1 } };
+    delete expected.c2;
+    expect((await get(p)).body).toEqual({ value: expected });
+    expect((await get(p, 'fresh.a')).body).toEqual({ value: 1 });
+    await expectSegmentsWithinBudget(p);
+    // update with a small content leaves one segment.
+    await ok(p, 'update', { content: { small: 1 } });
+    expect((await segmentsOf(p)).length).toBe(1);
+    expect((await get(p)).body).toEqual({ value: { small: 1 } });
+  });
+
+  it('32 concurrent writers of new and existing members of a bucketed object, while its buckets split: nothing lost', async () => {
+    const base = Object.fromEntries(Array.from({ length: Math.ceil(fragmentBytes() / 8) }, (_, i) => [`k${i}`, 0]));
+    const p = await project({ m: base });
+    const results = await Promise.all(
+      Array.from({ length: 32 }, (_, w) =>
+        w % 2 === 0
+          ? post(p, 'set', { path: `m.new${w}`, value: { w, pad: text(60) } })
+          : post(p, 'increment', { path: `m.k${w % 4}`, value: 1 }),
+      ),
+    );
+    expect(results.map((r) => r.status)).toEqual(results.map(() => 200));
+    const m = (await get(p, 'm')).body.value as Record<string, unknown>;
+    for (let w = 0; w < 32; w += 2) expect(m[`new${w}`]).toEqual({ w, pad: text(60) });
+    expect([m.k1, m.k3]).toEqual([8, 8]);
+    await expectSegmentsWithinBudget(p);
+  });
+});

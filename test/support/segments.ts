@@ -3,6 +3,7 @@ import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import {
   ROOT_KEY,
   chunkCount,
+  isBucketStubKey,
   chunkDir,
   chunkStart,
   isChunkKey,
@@ -36,6 +37,12 @@ export async function strays(p: {
   const reached = new Set<string>();
   const dangling: string[] = [];
   const visit = (key: string) => {
+    if (isBucketStubKey(key)) {
+      // A bucket stub stands for every one of its buckets.
+      const fanout = Number(key.slice(key.lastIndexOf('#') + 1));
+      for (let r = 0; r < fanout; r++) visit(`${key}/${r}/`);
+      return;
+    }
     if (isChunkStubKey(key)) {
       // A chunk stub stands for chunks that hold exactly its count of elements, from index 0, without gaps.
       const chunks = [...segments.keys()].filter((k) => k.startsWith(chunkDir(key)) && isChunkKey(k)).sort();
