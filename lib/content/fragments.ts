@@ -109,13 +109,15 @@ export function fragmentsOf(segments: Iterable<{ key: string; fragment: Json }>)
     }
     if (!isChunkStubKey(key)) return byKey.get(key);
     const dir = chunkDir(key);
-    const chunks = [...byKey.keys()].filter((k) => k.startsWith(dir) && isChunkKey(k)).sort();
+    // The chunks below the stub's count: one read later than the array's segment may also see a chunk made since.
+    const count = chunkCount(key);
+    const chunks = [...byKey.keys()].filter((k) => k.startsWith(dir) && isChunkKey(k) && chunkStart(k) < count).sort();
     const elements: Json[] = [];
     for (const k of chunks) {
       if (chunkStart(k) !== elements.length) return undefined;
       elements.push(...(byKey.get(k) as Json[]));
     }
-    return elements.length === chunkCount(key) ? elements : undefined;
+    return elements.length === count ? elements : undefined;
   };
   return lookup;
 }
