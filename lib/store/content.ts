@@ -792,11 +792,14 @@ export async function readContent(request: ReadRequest): Promise<{ value: Json; 
   const segments = request.segments ?? [];
   let grant = await grantFor(request.project, request.principal, 'read');
   let at: At = lookupLocation(grant.inc, segments);
+  /** A chunk found by its Query: read already. */
+  let chunk: Segment | undefined;
   for (let attempt = 1; ; attempt++) {
     // The whole of a segment (a GET of the content, or of a path known to be a segment's root): one Query reads it
     // with everything below it.
     const whole = segments.length === at.depth ? await readSubtree(grant.inc, at.key) : undefined;
-    const segment = whole ? whole.get(at.key) : await getSegment(grant.inc, at.key);
+    const segment = whole ? whole.get(at.key) : (chunk ?? (await getSegment(grant.inc, at.key)));
+    chunk = undefined;
     if (segment === undefined) {
       if (at.key === ROOT_KEY) {
         // No root: a deleted project (verified afresh: its 404), or one whose creation stopped half-way (`{}`).
@@ -822,7 +825,7 @@ export async function readContent(request: ReadRequest): Promise<{ value: Json; 
     }
     if (located.at === 'chunk') {
       // An older element of a chunked array: the chunk that holds it (one Query), read as the next segment.
-      const chunk = await getChunk(grant.inc, located.dir, located.index);
+      chunk = await getChunk(grant.inc, located.dir, located.index);
       if (!chunk) {
         if (attempt >= 3) throw new MissingSegment(located.dir);
         continue;

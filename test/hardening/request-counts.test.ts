@@ -99,6 +99,48 @@ describe('DynamoDB requests per operation, cold and warm', () => {
     expect((await request(`${big.content}?path=s9.n`, { token: key })).body).toEqual({ value: 10 });
   });
 
+  it('a chunked array and a bucketed object of any size: a push or a new member is one UpdateItem, a leaf read one or two reads', async () => {
+    // About 60 KB of log and 40 KB of builds: the log is chunked, the builds bucketed (storage step 4).
+    const log = Array.from({ length: 600 }, (_, i) => ({ i, note: 'n'.repeat(80) }));
+    const builds = Object.fromEntries(Array.from({ length: 1000 }, (_, i) => [`b${i}`, { i, ok: true }]));
+    const big = await stack.newProject();
+    await request(`${big.content}/update`, { method: 'POST', token: big.owner, body: { content: { log, builds } } });
+    const { key } = await stack.newKey(big, ['content:read', 'content:write']);
+    // Cold: the root, then the array's segment (learnt), then the chunk that holds element 3 (one Query).
+    expect(await counted(`${big.content}?path=log.3.i`, { token: key })).toEqual({
+      status: 200,
+      requests: { BatchGetItem: 1, GetItem: 2, Query: 1 },
+    });
+    for (let i = 0; i < 3; i++) {
+      expect(await counted(`${big.content}?path=log.3.i`, { token: key })).toEqual({
+        status: 200,
+        requests: { GetItem: 1, Query: 1 },
+      });
+      expect(await counted(`${big.content}?path=log.-1.i`, { token: key })).toEqual({
+        status: 200,
+        requests: { GetItem: 1 },
+      });
+      const push = { method: 'POST', token: key, body: { path: 'log', value: { i: 600 + i } } } as const;
+      expect(await counted(`${big.content}/push`, push)).toEqual({ status: 200, requests: { UpdateItem: 1 } });
+    }
+    // The bucketed object: learnt once, then a member is computed to its bucket.
+    expect((await counted(`${big.content}?path=builds.b1`, { token: key })).status).toBe(200);
+    for (let i = 0; i < 3; i++) {
+      expect(await counted(`${big.content}?path=builds.b${500 + i}.i`, { token: key })).toEqual({
+        status: 200,
+        requests: { GetItem: 1 },
+      });
+      const set = { method: 'POST', token: key, body: { path: `builds.new${i}`, value: { i } } } as const;
+      expect(await counted(`${big.content}/set`, set)).toEqual({ status: 200, requests: { UpdateItem: 1 } });
+      const add = { method: 'POST', token: key, body: { path: `builds.b${i}.i`, value: 5 } } as const;
+      expect(await counted(`${big.content}/increment`, add)).toEqual({ status: 200, requests: { UpdateItem: 1 } });
+    }
+    const read = await request(`${big.content}`, { token: key });
+    expect((read.body.value.log as unknown[]).length).toBe(603);
+    expect(read.body.value.builds.new2).toEqual({ i: 2 });
+    expect(read.body.value.builds.b2).toEqual({ i: 7, ok: true });
+  });
+
   it('a read: BatchGetItem + one read with a new key, then one read (a Query for the whole content, GetItem for a path)', async () => {
     const { key } = await stack.newKey(p, ['content:read']);
     expect(await counted(p.content, { token: key })).toEqual({
