@@ -229,10 +229,15 @@ export function cut(
   if (Array.isArray(value) && storedSize(value) > limit && !isChunkKey(key)) return cutArray(key, value, limit, target);
   if (!isObject(value) || storedSize(value) <= limit) return [{ key, fragment: value }];
   const members = Object.keys(value);
-  // The least the object can be cut to (every member larger than a stub moved out): past the limit, buckets.
+  // The least the object can be cut to (every container larger than a stub moved out; scalars stay): past the
+  // limit, buckets.
   const stubSize = Buffer.byteLength(newKey(key));
   let least = 3;
-  for (const k of members) least += 1 + Buffer.byteLength(k) + Math.min(storedSize(value[k] as Json), stubSize);
+  for (const k of members) {
+    const v = value[k] as Json;
+    const movable = Array.isArray(v) || isObject(v);
+    least += 1 + Buffer.byteLength(k) + (movable ? Math.min(storedSize(v), stubSize) : storedSize(v));
+  }
   if (least > limit && members.length > 1) return bucketize(key, value, limit, target, newKey);
   const fragment: JsonObject = {};
   for (const k of members) setOwn(fragment, k, value[k] as Json);

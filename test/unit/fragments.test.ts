@@ -1,4 +1,16 @@
-import { ROOT_KEY, assemble, cut, locate, stubsIn } from '../../lib/content/fragments';
+import {
+  ROOT_KEY,
+  assemble,
+  bucketOf,
+  chunkStubOf,
+  cut,
+  fragmentsOf,
+  isBucketStubKey,
+  isChunkKey,
+  locate,
+  logicalLength,
+  stubsIn,
+} from '../../lib/content/fragments';
 import { type Json, Stub, storedSize } from '../../lib/content/json';
 import { toAttribute, fromAttribute } from '../../lib/dynamo/attributes';
 
@@ -6,10 +18,7 @@ let n = 0;
 const key = (parent: string) => `${parent}k${n++}/`;
 const big = (bytes: number) => 'x'.repeat(bytes);
 
-const reassemble = (pieces: { key: string; fragment: Json }[]) => {
-  const byKey = new Map(pieces.map((p) => [p.key, p.fragment]));
-  return assemble(pieces[0]!.fragment, (k) => byKey.get(k));
-};
+const reassemble = (pieces: { key: string; fragment: Json }[]) => assemble(pieces[0]!.fragment, fragmentsOf(pieces));
 
 describe('cut', () => {
   test('a value within the limit is one piece, unchanged', () => {
@@ -46,11 +55,66 @@ describe('cut', () => {
     expect(reassemble(pieces)).toEqual(value);
   });
 
-  test('arrays and objects of scalars stay whole, whatever their size', () => {
+  test('a large array is chunked: its oldest elements in chunks keyed by their first index, its newest behind a chunk stub', () => {
     const list = Array.from({ length: 50 }, (_, i) => ({ i, text: big(20) }));
-    expect(cut(ROOT_KEY, list, 256, 128, key)).toEqual([{ key: ROOT_KEY, fragment: list }]);
-    const wide = Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`k${i}`, big(20)]));
-    expect(cut(ROOT_KEY, wide, 256, 128, key)).toHaveLength(1);
+    const pieces = cut('/a/', list, 256, 128, key);
+    const [head, ...chunks] = pieces;
+    expect(chunkStubOf(head!.fragment)).toBeInstanceOf(Stub);
+    expect(storedSize(head!.fragment)).toBeLessThanOrEqual(128);
+    expect(logicalLength(head!.fragment as Json[])).toBe(50);
+    for (const chunk of chunks) {
+      expect(isChunkKey(chunk.key) && chunk.key.startsWith('/a/')).toBe(true);
+      expect(storedSize(chunk.fragment)).toBeLessThanOrEqual(256);
+      expect(chunkStubOf(chunk.fragment)).toBeUndefined();
+    }
+    expect(reassemble(pieces)).toEqual(list);
+    // An element: in a chunk (its logical index), or in the array's segment (its position there).
+    expect(locate(head!.fragment, ['0', 'i'], true)).toEqual({ at: 'chunk', dir: expect.any(String), index: 0 });
+    expect(locate(head!.fragment, ['-1'], true)).toEqual({ at: 'here', position: -1 });
+    expect(locate(head!.fragment, ['49'], true)).toEqual({
+      at: 'here',
+      position: (head!.fragment as Json[]).length - 1,
+    });
+    expect(locate(head!.fragment, ['-50'], true)).toEqual({ at: 'chunk', dir: expect.any(String), index: 0 });
+    // Pushed past its budget again: the newest move into one more chunk, after the others.
+    const grown = [
+      ...(head!.fragment as Json[]),
+      ...Array.from({ length: 10 }, (_, i) => ({ i: 50 + i, text: big(20) })),
+    ];
+    const again = cut('/a/', grown, 256, 128, key);
+    expect(again.slice(1).every((p) => !chunks.some((c) => c.key === p.key))).toBe(true);
+    expect(reassemble([...again, ...chunks])).toEqual([
+      ...list,
+      ...Array.from({ length: 10 }, (_, i) => ({ i: 50 + i, text: big(20) })),
+    ]);
+  });
+
+  test('an object of many small members is bucketed by a hash of each member; a bucket stub stands for the object', () => {
+    const wide = Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`k${i}`, big(20)]));
+    const pieces = cut('/o/', wide, 256, 128, key);
+    const stub = pieces[0]!.fragment as Stub;
+    expect(isBucketStubKey(stub.key)).toBe(true);
+    for (const piece of pieces.slice(1)) expect(storedSize(piece.fragment)).toBeLessThanOrEqual(256);
+    for (const m of ['k0', 'k77', 'k199']) {
+      expect(pieces.find((p) => p.key === bucketOf(stub.key, m))?.fragment).toMatchObject({ [m]: big(20) });
+    }
+    expect(reassemble(pieces)).toEqual(wide);
+    expect(locate(pieces[0]!.fragment, ['k7', 'x'], true)).toEqual({
+      at: 'stub',
+      key: bucketOf(stub.key, 'k7'),
+      consumed: 0,
+      bucket: stub.key,
+    });
+    // The object itself is read whole: its stub is assembled, not followed.
+    expect(locate({ o: stub }, ['o'], true)).toEqual({ at: 'here' });
+  });
+
+  test('an object of large scalars is bucketed too; a single member over the limit stays whole', () => {
+    const wide = Object.fromEntries(Array.from({ length: 6 }, (_, i) => [`k${i}`, big(200)]));
+    const pieces = cut(ROOT_KEY, wide, 256, 128, key);
+    expect(isBucketStubKey((pieces[0]!.fragment as Stub).key)).toBe(true);
+    expect(reassemble(pieces)).toEqual(wide);
+    expect(cut(ROOT_KEY, { only: big(1000) }, 256, 128, key)).toHaveLength(1);
   });
 
   test('existing stubs are kept as leaves', () => {
