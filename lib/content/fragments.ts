@@ -271,8 +271,11 @@ function bucketize(
   target: number,
   newKey: (parent: string) => string,
 ): Piece[] {
+  // About `target` per bucket, and no more buckets than members (a few large ones each get a bucket; two that
+  // meet in one are split again below it).
+  const members = Object.keys(value).length;
   let fanout = 2;
-  while (fanout * target < storedSize(value)) fanout *= 2;
+  while (fanout * target < storedSize(value) && fanout < members) fanout *= 2;
   const stub = `${key}${randomBytes(6).toString('base64url')}#${fanout}`;
   const buckets = new Map<string, JsonObject>();
   for (let r = 0; r < fanout; r++) buckets.set(`${stub}/${r}/`, {});

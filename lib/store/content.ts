@@ -388,7 +388,8 @@ async function commitPieces(
     },
   ) as UpdateRequest;
   if (children.length === 0 && orphans.length === 0) return sendUpdate(grant.inc, key, update);
-  return commitRewrite({ inc: grant.inc, epoch: grant.epoch, parent: { key, update }, children, orphans });
+  const token = { slot: base.slot, value: base.requestToken };
+  return commitRewrite({ inc: grant.inc, epoch: grant.epoch, parent: { key, update }, children, orphans, token });
 }
 
 /**
@@ -500,6 +501,9 @@ export async function writeContent(request: WriteRequest): Promise<WriteResult> 
       continue;
     }
     const current = segment as Segment;
+    // Our token in any segment on the way: this request's write landed (its answer was lost, and a cut or split
+    // since may have moved the path on).
+    if (tokenIn(current, slot) === token) return { etag: formatEtag(token) };
     const located = locate(current.fragment, rel.segments, entersTarget(op));
     if (located.at === 'stub') {
       const from = at.key;
@@ -640,6 +644,8 @@ async function loadForBatch(
   ops: readonly BatchOperation[],
 ): Promise<{ tree: Json; below: Segment[] }> {
   const loaded = new Map<string, Segment>();
+  /** Chunk and bucket stubs read whole: each must assemble, or the content changed while it was read. */
+  const whole = new Set<string>();
   for (const path of ops.flatMap(touchedPaths)) {
     let segment = top;
     let rest = path;
@@ -650,6 +656,7 @@ async function loadForBatch(
       if (located.bucket !== undefined) {
         // Into a bucketed object: it is planned on whole, all its buckets (and all below them) read.
         for (const s of (await querySubtree(inc, located.bucket)).values()) loaded.set(s.key, s);
+        whole.add(located.bucket);
         break;
       }
       const next = loaded.get(located.key) ?? (await getSegment(inc, located.key));
@@ -665,10 +672,14 @@ async function loadForBatch(
   }
   // A chunked array is planned on whole: every chunk of every one read (its subtree) is read too.
   for (const segment of [top, ...loaded.values()]) {
-    if (!chunkStubOf(segment.fragment)) continue;
+    const stub = chunkStubOf(segment.fragment);
+    if (!stub) continue;
     for (const s of (await querySubtree(inc, segment.key)).values()) if (s.key !== top.key) loaded.set(s.key, s);
+    whole.add(stub.key);
   }
-  const tree = assemble(top.fragment, fragmentsOf(loaded.values()), 'keep');
+  const fragmentOf = fragmentsOf([top, ...loaded.values()]);
+  for (const key of whole) if (fragmentOf(key) === undefined) throw new MissingSegment(key);
+  const tree = assemble(top.fragment, fragmentOf, 'keep');
   return { tree, below: [...loaded.values()] };
 }
 

@@ -192,8 +192,11 @@ export function newSegmentItem(
   key: string,
   fragment: Json,
   epoch: number,
+  token?: { slot: number; value: string },
 ): Record<string, AttributeValue> {
   return {
+    // The change that made it: a retry of that request which meets this segment first knows it landed.
+    ...(token ? { [slotAttribute(token.slot)]: { S: token.value } } : {}),
     ...segmentItemKey(inc, key),
     [A.content]: toAttribute(fragment),
     [A.version]: { N: '1' },
@@ -247,6 +250,8 @@ export interface Rewrite {
    * new fragments, so its delete must be part of the commit (a write to it in between would otherwise be lost).
    */
   orphans: readonly { key: string; version?: number; carried?: boolean }[];
+  /** The request's token, recorded in the new segments' slots too (where its written path may now be). */
+  token?: { slot: number; value: string };
 }
 
 /**
@@ -267,7 +272,7 @@ export async function commitRewrite(rewrite: Rewrite): Promise<Committed> {
   const puts: TransactWriteItem[] = rewrite.children.map((child) => ({
     Put: {
       TableName: table,
-      Item: newSegmentItem(rewrite.inc, child.key, child.fragment, rewrite.epoch),
+      Item: newSegmentItem(rewrite.inc, child.key, child.fragment, rewrite.epoch, rewrite.token),
       ConditionExpression: 'attribute_not_exists(pk)',
     },
   }));

@@ -332,13 +332,13 @@ describe('POST content/batch', () => {
       await failsAt(initial, operations, index, code);
     });
 
-    it('a content that would outgrow its budget: 413 CONTENT_TOO_LARGE at that operation', async () => {
-      const big = 'x'.repeat(200 * 1024);
+    it('a value too large for any segment: 413 CONTENT_TOO_LARGE at that operation', async () => {
+      // Members of any size are spread over segments; one value that stays whole (a string) holds at most 350 KiB.
       const p = await project({});
       const before = await state(p);
       const r = await batch(p, [
-        { op: 'set', path: 'a', value: big },
-        { op: 'set', path: 'b', value: big },
+        { op: 'set', path: 'a', value: 'x'.repeat(100 * 1024) },
+        { op: 'set', path: 'c', value: 'x'.repeat(360 * 1024) },
       ]);
       expectErrorAt(r, 413, 'CONTENT_TOO_LARGE', 1);
       expect(await state(p)).toEqual(before);

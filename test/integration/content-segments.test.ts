@@ -423,7 +423,7 @@ describe('a bucketed object (more members than one segment holds)', () => {
   });
 
   it('a content of many scalar members is bucketed at its root; its members change and read as before', async () => {
-    const content = Object.fromEntries(Array.from({ length: Math.ceil(fragmentBytes() / 6) }, (_, i) => [`c${i}`, i]));
+    const content = Object.fromEntries(Array.from({ length: Math.ceil(fragmentBytes() / 3) }, (_, i) => [`c${i}`, i]));
     const p = await project(content);
     expect(bucketStubs(await expectSegmentsWithinBudget(p)).length).toBeGreaterThanOrEqual(2);
     expect((await get(p)).body).toEqual({ value: content });
@@ -439,6 +439,19 @@ describe('a bucketed object (more members than one segment holds)', () => {
     await ok(p, 'update', { content: { small: 1 } });
     expect((await segmentsOf(p)).length).toBe(1);
     expect((await get(p)).body).toEqual({ value: { small: 1 } });
+  });
+
+  it('an object of large strings: each its own bucket, past what one segment holds; one value past 350 KiB is a 413', async () => {
+    const p = await project({});
+    const big = (c: string) => c.repeat(200 * 1024);
+    await ok(p, 'set', { path: 'docs.a', value: big('a') });
+    await ok(p, 'set', { path: 'docs.b', value: big('b') });
+    await ok(p, 'set', { path: 'docs.c', value: big('c') });
+    expect((await get(p, 'docs')).body).toEqual({ value: { a: big('a'), b: big('b'), c: big('c') } });
+    expect((await get(p, 'docs.b')).body).toEqual({ value: big('b') });
+    await expectSegmentsWithinBudget(p);
+    expectError(await post(p, 'set', { path: 'docs.d', value: 'd'.repeat(360 * 1024) }), 413, 'CONTENT_TOO_LARGE');
+    expect(Object.keys((await get(p, 'docs')).body.value).sort()).toEqual(['a', 'b', 'c']);
   });
 
   it('32 concurrent writers of new and existing members of a bucketed object, while its buckets split: nothing lost', async () => {
