@@ -691,6 +691,11 @@ export interface ReadRequest {
   project: ProjectRef;
   principal: Principal;
   segments?: Segments;
+  /**
+   * A partial read (shallow, an array slice): applied to the value as its segment holds it, stubs included, so only
+   * that segment is read (and the segments below what the view keeps, if it keeps stubs).
+   */
+  view?: (value: Json) => Json;
 }
 
 /** Largest value a GET returns, in DynamoDB's bytes: a Lambda's response holds 6 MB, JSON text a little more. */
@@ -723,14 +728,15 @@ export async function readContent(request: ReadRequest): Promise<{ value: Json; 
   let at = lookupLocation(grant.inc, segments);
   for (let attempt = 1; ; attempt++) {
     // The whole of a segment (a GET of the content, or of a path known to be a segment's root): one Query reads it
-    // with everything below it.
-    const whole = segments.length === at.depth ? await readSubtree(grant.inc, at.key) : undefined;
+    // with everything below it. A view needs the segment alone: one GetItem.
+    const whole = segments.length === at.depth && !request.view ? await readSubtree(grant.inc, at.key) : undefined;
     const segment = whole ? whole.get(at.key) : await getSegment(grant.inc, at.key);
     if (segment === undefined) {
       if (at.key === ROOT_KEY) {
         // No root: a deleted project (verified afresh: its 404), or one whose creation stopped half-way (`{}`).
         grant = await renewed(grant);
-        return { value: segments.length === 0 ? {} : valueAt({}, segments), etag: '"0"' };
+        const value = segments.length === 0 ? {} : valueAt({}, segments);
+        return { value: request.view ? request.view(value) : value, etag: '"0"' };
       }
       forgetLocations(grant.inc);
       at = ROOT_AT;
@@ -747,7 +753,8 @@ export async function readContent(request: ReadRequest): Promise<{ value: Json; 
       learnLocation(grant.inc, segments.slice(0, at.depth), at.key);
       continue;
     }
-    const value = valueAt(segment.fragment as JsonObject, rel);
+    const held = valueAt(segment.fragment as JsonObject, rel);
+    const value = request.view ? request.view(held) : held;
     const stubs = stubsIn(value);
     if (stubs.length === 0) return { value, etag: formatEtag(segment.etag) };
     // Everything below the value: what the whole segment's Query read, or each stub's subtree (read in parallel).
