@@ -6,7 +6,7 @@ import { type Json, Stub } from '../../lib/content/json';
 import { shallowView, sliceArray } from '../../lib/content/views';
 import { notModified } from '../../lib/http/request';
 import { validateReadQuery } from '../../lib/http/validators.generated';
-import { schemaError } from '../../lib/http/validation';
+import { type Validator, schemaError } from '../../lib/http/validation';
 
 describe('shallowView', () => {
   it.each<[string, Json, Json]>([
@@ -70,8 +70,8 @@ describe('sliceArray', () => {
 });
 
 describe('the GET content query validator', () => {
-  const verdict = (query: Record<string, string>) =>
-    validateReadQuery(query) ? 'valid' : schemaError(validateReadQuery.errors).code;
+  const validate = validateReadQuery as Validator;
+  const verdict = (query: Record<string, string>) => (validate(query) ? 'valid' : schemaError(validate.errors).code);
 
   it('limit: every whole number from 1 to MAX_SLICE_LIMIT, nothing else', () => {
     for (let n = 1; n <= MAX_SLICE_LIMIT; n++) expect(verdict({ limit: String(n) })).toBe('valid');
