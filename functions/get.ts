@@ -1,4 +1,5 @@
-// GET /api/{username}/{projectSlug}/content[?path=a.b]
+// GET /api/{username}/{projectSlug}/content[?path=a.b][&shallow=true | &start=n&limit=n]
 import { contentRead } from '../lib/http/content-read';
+import { validateReadQuery as validate } from '../lib/http/validators.generated';
 
-export const handler = contentRead();
+export const handler = contentRead(validate);

@@ -3,7 +3,13 @@ import Ajv from 'ajv';
 import standaloneCode from 'ajv/dist/standalone';
 import { renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { batchEnvelopeSchema, managementSchemas, requestSchemas, testOperationSchema } from '../lib/http/schemas';
+import {
+  batchEnvelopeSchema,
+  managementSchemas,
+  readQuerySchema,
+  requestSchemas,
+  testOperationSchema,
+} from '../lib/http/schemas';
 
 // strict: false allows the OpenAPI keywords (examples). minLength/maxLength count characters (code points), as JSON
 // Schema and so the OpenAPI document say.
@@ -14,6 +20,7 @@ for (const [name, schema] of Object.entries({
   ...managementSchemas,
   testOperation: testOperationSchema,
   batchEnvelope: batchEnvelopeSchema,
+  readQuery: readQuerySchema,
 })) {
   ajv.addSchema(schema, name);
   exports[`validate${name[0]!.toUpperCase()}${name.slice(1)}`] = name;

@@ -7,7 +7,7 @@ import { type BatchOperation, ContentApiError, createClient, type WriteOptions }
 const USAGE = `Usage: content-api <command> [arguments] [options]
 
 Commands:
-  get [path]                       the whole content, or the value at path
+  get [path]                       the whole content, or the value at path (--shallow, or --start/--limit)
   set <path> <value>               write a value
   push <path> <value>              append to an array
   insert <path> <value> --index n  insert into an array at n (negative counts from the end)
@@ -25,6 +25,8 @@ Options:
   --if-match <etag>          write only if the content is still at this version
   --idempotency-key <key>    the request's Idempotency-Key (default: a new UUID, kept across retries)
   --string                   take <value> as a string, verbatim
+  --shallow                  get: an object's keys each with true, an array's length as {"length":n}
+  --start <n> --limit <n>    get: a slice of an array from n (negative from the end: --start=-10), at most --limit elements
   --raw                      print the bare value (get) or the new ETag (writes) instead of JSON
   -h, --help                 this text
 
@@ -94,6 +96,9 @@ function parse(argv: string[]) {
       file: { type: 'string', short: 'f' },
       index: { type: 'string' },
       by: { type: 'string' },
+      shallow: { type: 'boolean' },
+      start: { type: 'string' },
+      limit: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -154,7 +159,11 @@ async function run(args: ReturnType<typeof parse>, env: NodeJS.ProcessEnv, readS
   switch (command) {
     case 'get': {
       if (rest.length > 1) throw new UsageError('get takes at most a path');
-      result = await site.get(rest[0]);
+      result = await site.get(rest[0], {
+        shallow: values.shallow,
+        start: number(values.start, '--start'),
+        limit: number(values.limit, '--limit'),
+      });
       break;
     }
     case 'set':

@@ -35,11 +35,26 @@ export interface WriteOptions extends RequestOptions {
   idempotencyKey?: string;
 }
 
+export interface GetOptions extends RequestOptions {
+  /** An object's keys each with `true`, an array's length as `{length: n}`, a scalar as itself. */
+  shallow?: boolean;
+  /** Slice an array from this index (negative counts from the end); the result adds `start` and `length`. */
+  start?: number;
+  /** Slice an array: at most this many elements (1 to 1000; the server's default is 100). */
+  limit?: number;
+  /** Poll: an `etag` from an earlier get of the same read; while it is current, `{ notModified: true, etag }`. */
+  ifNoneMatch?: string;
+}
+
 /** A success body with the `ETag` the server sent (the content's version; null on management routes). */
 export type WithETag<T> = T & { etag: string | null };
 
 type Result<K extends keyof Operations> = Promise<WithETag<Operations[K]['response']>>;
 type Message = Promise<WithETag<{ message: string }>>;
+/** get's result: the value (or a slice), or, with `ifNoneMatch` still current, a 304 without one. */
+export type GetResult =
+  | (WithETag<Operations['getContent']['response']> & { notModified?: false })
+  | { notModified: true; etag: string | null; value?: undefined };
 export type BatchOperation = Operations['batchContent']['body']['operations'][number];
 /** RFC 6902 JSON Patch; `path` is a JSON Pointer. */
 export type JsonPatchOperation =
@@ -73,7 +88,7 @@ export function createClient(options: ClientOptions) {
     method: string,
     path: string,
     body: unknown,
-    opts: WriteOptions = {},
+    opts: WriteOptions & { ifNoneMatch?: string } = {},
     mode: Mode = 'read',
     type = 'application/json',
   ): Promise<WithETag<T>> {
@@ -83,6 +98,7 @@ export function createClient(options: ClientOptions) {
     if (credential) headers.authorization = `Bearer ${credential}`;
     if (body !== undefined) headers['content-type'] = type;
     if (opts.ifMatch !== undefined) headers['if-match'] = opts.ifMatch;
+    if (opts.ifNoneMatch !== undefined) headers['if-none-match'] = opts.ifNoneMatch;
     if (mode === 'write') headers['idempotency-key'] = opts.idempotencyKey ?? newKey();
     const init = { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: opts.signal };
 
@@ -99,6 +115,7 @@ export function createClient(options: ClientOptions) {
           data = undefined;
         }
         const etag = res.headers.get('etag');
+        if (res.status === 304) return { notModified: true, etag } as unknown as WithETag<T>;
         const body = (data !== null && typeof data === 'object' ? data : {}) as Record<string, unknown>;
         if (res.ok && body === data) return { ...(body as T), etag };
         const code = typeof body.code === 'string' ? (body.code as ErrorCode) : 'UNEXPECTED_RESPONSE';
@@ -140,9 +157,16 @@ export function createClient(options: ClientOptions) {
     const amount = (path: string, by: number | undefined) => (by === undefined ? { path } : { path, value: by });
 
     return {
-      /** The whole content, or the value at `path`; a missing path is a 404 PATH_NOT_FOUND. */
-      get: (path?: string, opts?: RequestOptions): Result<'getContent'> =>
-        request('GET', path === undefined ? content : `${content}?path=${encodeURIComponent(path)}`, undefined, opts),
+      /** The whole content, or the value at `path` (shallow, or a slice of an array); a missing path is a 404. */
+      get: (path?: string, opts: GetOptions = {}): Promise<GetResult> => {
+        const query = [
+          path === undefined ? '' : `path=${encodeURIComponent(path)}`,
+          opts.shallow ? 'shallow=true' : '',
+          opts.start === undefined ? '' : `start=${opts.start}`,
+          opts.limit === undefined ? '' : `limit=${opts.limit}`,
+        ].filter((p) => p !== '');
+        return request('GET', query.length ? `${content}?${query.join('&')}` : content, undefined, opts);
+      },
       set: (path: string, value: unknown, opts?: WriteOptions) => write('set', { path, value }, opts),
       insert: (path: string, value: unknown, index: number, opts?: WriteOptions) =>
         write('insert', { path, value, index }, opts),

@@ -7,6 +7,7 @@ import {
   MAX_DEPTH,
   MAX_EXPIRES_IN_SECONDS,
   MAX_KEY_LENGTH,
+  MAX_SLICE_LIMIT,
 } from './limits';
 
 export interface ErrorDoc {
@@ -88,6 +89,26 @@ export const ERROR_CODES = {
     status: 400,
     message: 'content is required and must be a JSON object',
   },
+  INVALID_SHALLOW: {
+    when: 'The shallow query parameter is not true or false',
+    status: 400,
+    message: 'shallow must be true or false',
+  },
+  INVALID_START: {
+    when: 'The start query parameter is not an integer (no leading zeros, at most 15 digits)',
+    status: 400,
+    message: 'start must be an integer (negative counts from the end)',
+  },
+  INVALID_LIMIT: {
+    when: `The limit query parameter is not a whole number from 1 to ${MAX_SLICE_LIMIT}`,
+    status: 400,
+    message: `limit must be a whole number from 1 to ${MAX_SLICE_LIMIT}`,
+  },
+  INVALID_QUERY: {
+    when: 'Query parameters that do not go together (shallow=true with start or limit)',
+    status: 400,
+    message: 'shallow=true cannot be combined with start or limit',
+  },
   INVALID_NAME: {
     when: 'name is missing or not 1 to 100 characters',
     status: 400,
@@ -122,7 +143,7 @@ export const ERROR_CODES = {
     message: "cannot create 'data.count.x': 'data.count' is not an object or array",
   },
   NOT_AN_ARRAY: {
-    when: 'The target is not an array',
+    when: 'The target is not an array (of a push or insert, or of a GET with start or limit)',
     status: 400,
     message: "the value at 'data.items' is not an array",
   },

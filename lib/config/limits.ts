@@ -30,3 +30,7 @@ export const MAX_KEYS_PER_PROJECT = 100;
 export const MAX_MEMBERS_PER_PROJECT = 200;
 /** Longest lifetime of an API key or a session, in seconds (10 years of 365 days): a bound every date can show. */
 export const MAX_EXPIRES_IN_SECONDS = 10 * 365 * 24 * 3600;
+/** Elements an array slice of GET content (`start`/`limit`) returns when `limit` is left out. */
+export const DEFAULT_SLICE_LIMIT = 100;
+/** Most elements one array slice returns (`limit`). */
+export const MAX_SLICE_LIMIT = 1000;

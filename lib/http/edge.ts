@@ -49,7 +49,8 @@ export function toResult(reply: Reply): Result {
   return {
     statusCode: reply.statusCode,
     headers: { ...SECURITY_HEADERS, ...reply.headers },
-    body: JSON.stringify(reply.body, writeExactNumbers),
+    // No body at all (a 304) is an empty one.
+    body: reply.body === undefined ? '' : JSON.stringify(reply.body, writeExactNumbers),
   };
 }
 

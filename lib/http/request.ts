@@ -107,6 +107,17 @@ export function parseJsonObject(text: string): Record<string, unknown> {
   return value as Record<string, unknown>;
 }
 
+/**
+ * If-None-Match against the ETag a GET would answer with (RFC 9110, 13.1.2): `*`, or any listed tag by weak
+ * comparison (`W/` ignored). An entry that is no tag matches nothing, so the GET is answered in full.
+ */
+export function notModified(event: APIGatewayProxyEventV2, etag: string): boolean {
+  const value = header(event, 'if-none-match')?.trim();
+  if (value === undefined || value === '') return false;
+  if (value === '*') return true;
+  return value.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag);
+}
+
 /** If-Match: undefined for absent or `*`, else the opaque tags (weak ones never match a strong comparison). */
 export function parseIfMatch(event: APIGatewayProxyEventV2): string[] | undefined {
   const value = header(event, 'if-match')?.trim();

@@ -1,5 +1,5 @@
 // Request schemas: the one source for the ajv validators (compiled at build time) and the OpenAPI document.
-import { MAX_EXPIRES_IN_SECONDS } from '../config/limits';
+import { DEFAULT_SLICE_LIMIT, MAX_EXPIRES_IN_SECONDS, MAX_SLICE_LIMIT } from '../config/limits';
 
 const path = {
   type: 'string',
@@ -80,6 +80,40 @@ export const requestSchemas = {
     },
     ['operations'],
   ),
+} as const;
+
+/**
+ * GET content's query string: API Gateway hands every parameter over as a string, so the numbers are patterns
+ * (integers as written, without leading zeros). Other parameters are ignored (cache busters).
+ */
+export const readQuerySchema = {
+  type: 'object',
+  properties: {
+    path: {
+      ...path,
+      description: 'Dot-separated path of the value to read; `\\.` is a literal dot. Left out: the whole content.',
+    },
+    shallow: {
+      type: 'string',
+      enum: ['true', 'false'],
+      description:
+        '`true`: an object\'s keys each with `true` (members held in other segments are not read), an array\'s length as `{"length": n}`, a scalar as itself. Not with `start` or `limit`.',
+      examples: ['true'],
+    },
+    start: {
+      type: 'string',
+      pattern: '^(0|-?[1-9][0-9]{0,14})$',
+      description:
+        'Slice an array from this index (default 0); negative counts from the end (`-10`: the last ten). At or past the end: an empty page.',
+      examples: ['100'],
+    },
+    limit: {
+      type: 'string',
+      pattern: '^([1-9][0-9]{0,2}|1000)$',
+      description: `Slice an array: at most this many elements, 1 to ${MAX_SLICE_LIMIT} (default ${DEFAULT_SLICE_LIMIT}).`,
+      examples: ['50'],
+    },
+  },
 } as const;
 
 /** Management bodies (projects, API keys, members). */

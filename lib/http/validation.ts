@@ -2,7 +2,7 @@
 import type { ErrorObject } from 'ajv';
 import { BadRequest } from '../config/errors';
 import type { CodeWithStatus } from '../config/error-codes';
-import { MAX_EXPIRES_IN_SECONDS } from '../config/limits';
+import { MAX_EXPIRES_IN_SECONDS, MAX_SLICE_LIMIT } from '../config/limits';
 
 /** A standalone ajv validator, as scripts/build-validators.ts generates them. */
 export interface Validator {
@@ -22,6 +22,12 @@ const FIELD_ERRORS: Record<string, [CodeWithStatus<400>, string]> = {
     `expiresInSeconds must be a whole number of seconds from 1 to ${MAX_EXPIRES_IN_SECONDS} (10 years)`,
   ],
   role: ['INVALID_ROLE', 'role must be "viewer" or "editor"'],
+  shallow: ['INVALID_SHALLOW', 'shallow must be true or false'],
+  start: [
+    'INVALID_START',
+    'start must be an integer of at most 15 digits, without leading zeros (negative counts from the end)',
+  ],
+  limit: ['INVALID_LIMIT', `limit must be a whole number from 1 to ${MAX_SLICE_LIMIT}`],
 };
 
 /** The first schema error as the client's 400, with a stable code per field. */

@@ -1,6 +1,6 @@
 // Route table of the content routes (GET content and the POST content/* mutations), for the API docs.
 import { SUCCESS_MESSAGES } from '../content/operations';
-import { patchSchemas, requestSchemas } from '../http/schemas';
+import { patchSchemas, readQuerySchema, requestSchemas } from '../http/schemas';
 import type { ErrorCode } from '../config/error-codes';
 import { ACCESS_ERRORS, BODY_ERRORS, type RouteDoc, messageSchema } from './route-doc';
 
@@ -63,30 +63,62 @@ export const CONTENT_ROUTES: readonly RouteDoc[] = [
     tag: 'content',
     summary: 'Get project content',
     description:
-      'The value at `path`, or the whole content when `path` is left out. Needs `content:read` (or any member role).',
-    query: [
-      {
-        name: 'path',
-        required: false,
-        description: 'Dot-separated path of the value to read; `\\.` is a literal dot. Left out: the whole content.',
-        schema: { type: 'string' },
-        example: 'data.items',
-      },
-    ],
+      'The value at `path`, or the whole content when `path` is left out. Needs `content:read` (or any member role). `shallow=true` answers an object\'s keys each with `true` (members held in other segments are not read: one GetItem of the segment that holds the value), an array\'s length as `{"length": n}` and a scalar as itself. `start`/`limit` slice an array (not a shallow read): `{"value": [...], "start": <first index>, "length": <the array\'s length>}`, so the next page starts at `start + value.length` until it reaches `length`; a negative `start` counts from the end, one at or past the end answers `[]`, and a slice of anything but an array is a 400 `NOT_AN_ARRAY`. `If-None-Match` with the ETag the request would answer with: 304 without a body (polling; the read still costs what a 200 costs). Other query parameters are ignored.',
+    query: (['path', 'shallow', 'start', 'limit'] as const).map((name) => {
+      const { description, examples, ...schema } = readQuerySchema.properties[name] as {
+        description: string;
+        examples?: readonly string[];
+      };
+      return { name, required: false, description, schema, example: examples?.[0] };
+    }),
     versioned: 'read',
     success: {
       status: 200,
       description:
-        'The value; `ETag` carries the version of that value (send it back in `If-Match` with a write to the same path).',
+        "The value (or its shallow form), or a slice of an array with its start and the array's length; `ETag` carries the version of what was read: the value's (send it back in `If-Match` with a write to the same path, or in `If-None-Match` to poll). A shallow read or a slice reads only the segment that holds the value, so its ETag is that segment's: the value's own while the value lies in one segment.",
       schema: {
-        type: 'object',
-        properties: { value: { description: 'The JSON value at `path`, or the whole content (an object).' } },
-        required: ['value'],
-        additionalProperties: false,
+        oneOf: [
+          {
+            type: 'object',
+            properties: {
+              value: {
+                description:
+                  'The JSON value at `path`, or the whole content (an object); with `shallow=true` its shallow form.',
+              },
+            },
+            required: ['value'],
+            additionalProperties: false,
+          },
+          {
+            type: 'object',
+            description: 'An array slice (`start` or `limit` given).',
+            properties: {
+              value: { type: 'array', description: 'At most `limit` elements, from `start`.' },
+              start: {
+                type: 'integer',
+                minimum: 0,
+                description: 'The index of the first element of `value` (a negative `start` resolved).',
+              },
+              length: { type: 'integer', minimum: 0, description: "The whole array's length." },
+            },
+            required: ['value', 'start', 'length'],
+            additionalProperties: false,
+          },
+        ],
       },
       example: { value: { data: { items: ['a', 'b'], count: 3 } } },
     },
-    errors: [...ACCESS_ERRORS, ...PATH, 'PATH_NOT_FOUND', 'RESPONSE_TOO_LARGE'],
+    errors: [
+      ...ACCESS_ERRORS,
+      ...PATH,
+      'INVALID_SHALLOW',
+      'INVALID_START',
+      'INVALID_LIMIT',
+      'INVALID_QUERY',
+      'NOT_AN_ARRAY',
+      'PATH_NOT_FOUND',
+      'RESPONSE_TOO_LARGE',
+    ],
   },
   contentMutation('set', {
     summary: 'Set a value',

@@ -113,6 +113,7 @@ function operation(route: RouteDoc): Json {
     );
   }
   if (route.versioned === 'write') parameters.push(ref('parameters', 'If-Match'), ref('parameters', 'Idempotency-Key'));
+  if (route.versioned === 'read') parameters.push(ref('parameters', 'If-None-Match'));
   const { success } = route;
   return {
     tags: [route.tag],
@@ -148,6 +149,15 @@ function operation(route: RouteDoc): Json {
         ...(route.versioned ? { headers: { ETag: ref('headers', 'ETag') } } : {}),
         ...(success.schema ? { content: json(structuredClone(success.schema), { example: success.example }) } : {}),
       },
+      ...(route.versioned === 'read'
+        ? {
+            '304': {
+              description:
+                'Not Modified: `If-None-Match` names the ETag this request would answer with. No body; `ETag` carries it. The value was read as for a 200 (same DynamoDB requests and capacity); only the transfer is saved.',
+              headers: { ETag: ref('headers', 'ETag') },
+            },
+          }
+        : {}),
       ...errorResponses(route.errors),
       // API Gateway's stage throttling, before any function runs: its own body, no code (HTTP APIs cannot change it).
       '429': {
@@ -172,6 +182,16 @@ function components(routes: readonly RouteDoc[]): Json {
     required: false,
     ...optionalParameterDoc(
       'Apply only if the content is still at this version (an `ETag` from an earlier response); else 412. `*` or absent: always.',
+      '"3f2a9c"',
+    ),
+    schema: { type: 'string' },
+  };
+  parameters['If-None-Match'] = {
+    name: 'If-None-Match',
+    in: 'header',
+    required: false,
+    ...optionalParameterDoc(
+      'Polling: answer 304 without a body when the ETag this GET would return is one of these (a comma-separated list of ETags, compared weakly so `W/` is ignored; `*`: whenever the value exists). The read costs what the 200 costs.',
       '"3f2a9c"',
     ),
     schema: { type: 'string' },

@@ -5,13 +5,18 @@ import { createHash, randomBytes } from 'node:crypto';
 import { fragmentBytes, tableName } from '../config/env';
 import { MAX_BODY_BYTES, MAX_CONTENT_BYTES, MAX_WRITE_ATTEMPTS } from '../config/limits';
 import { type BatchOperation, planBatch } from '../content/batch';
+import { shallowView, sliceArray } from '../content/views';
 import {
   MissingSegment,
   type Piece,
   ROOT_KEY,
   assemble,
+  chunkCount,
+  chunkDir,
   chunkStart,
   chunkStubOf,
+  isBucketStubKey,
+  logicalLength,
   chunkedIndex,
   cut,
   fragmentsOf,
@@ -60,6 +65,7 @@ import {
   etagOf,
   forgetLocations,
   getChunk,
+  getChunks,
   getSegment,
   learnBucket,
   learnLocation,
@@ -773,6 +779,59 @@ export interface ReadRequest {
   project: ProjectRef;
   principal: Principal;
   segments?: Segments;
+  /**
+   * A partial read (shallow, an array slice), of the value as its segment holds it: only that segment is read, and of
+   * a chunked array the chunks the slice needs, of a bucketed object (shallow) its buckets.
+   */
+  view?: ReadView;
+}
+
+export type ReadView = { kind: 'shallow' } | { kind: 'slice'; start: number; limit: number; where: string };
+
+/** A view of a value that is all in hand. */
+const viewOf = (value: Json, view: ReadView): Json =>
+  view.kind === 'shallow' ? shallowView(value) : sliceArray(value, view.start, view.limit, view.where);
+
+/**
+ * A view of the value a segment holds at the path: a chunked array's length is its stub's count plus its own
+ * elements, and a slice of it reads the chunks of its range (one Query for the first, one for the rest); a bucketed
+ * object's keys are its buckets' (one Query of them all). Its ETag is that of the segments read.
+ */
+async function readView(
+  inc: string,
+  segment: Segment,
+  held: Json,
+  view: ReadView,
+): Promise<{ value: Json; etag: string }> {
+  const chunked = chunkStubOf(held);
+  if (view.kind === 'shallow' && chunked) {
+    return { value: { length: logicalLength(held as Json[]) }, etag: formatEtag(segment.etag) };
+  }
+  if (view.kind === 'shallow' && held instanceof Stub && isBucketStubKey(held.key)) {
+    const buckets = [...(await readSubtree(inc, held.key)).values()];
+    const object = fragmentsOf(buckets)(held.key);
+    if (object === undefined) throw new MissingSegment(held.key);
+    return { value: shallowView(object), etag: formatEtag(etagOf([segment, ...buckets])) };
+  }
+  if (view.kind === 'slice' && chunked) {
+    const list = held as Json[];
+    const count = chunkCount(chunked.key);
+    const length = logicalLength(list);
+    const from = view.start < 0 ? Math.max(0, length + view.start) : view.start;
+    const to = Math.min(length, from + view.limit);
+    const chunks = from < count ? await getChunks(inc, chunkDir(chunked.key), from, Math.min(to, count)) : [];
+    const elements: Json[] = [];
+    for (const c of chunks) {
+      const first = chunkStart(c.key);
+      for (const [i, element] of (c.fragment as Json[]).entries()) {
+        if (first + i >= from && first + i < to) elements.push(element);
+      }
+    }
+    if (elements.length !== Math.max(0, Math.min(to, count) - from)) throw new MissingSegment(chunked.key);
+    elements.push(...list.slice(1 + Math.max(from, count) - count, 1 + to - count));
+    return { value: { value: elements, start: from, length }, etag: formatEtag(etagOf([segment, ...chunks])) };
+  }
+  return { value: viewOf(held, view), etag: formatEtag(segment.etag) };
 }
 
 /** Largest value a GET returns, in DynamoDB's bytes: a Lambda's response holds 6 MB, JSON text a little more. */
@@ -807,15 +866,16 @@ export async function readContent(request: ReadRequest): Promise<{ value: Json; 
   let chunk: Segment | undefined;
   for (let attempt = 1; ; attempt++) {
     // The whole of a segment (a GET of the content, or of a path known to be a segment's root): one Query reads it
-    // with everything below it.
-    const whole = segments.length === at.depth ? await readSubtree(grant.inc, at.key) : undefined;
+    // with everything below it. A view needs the segment alone: one GetItem.
+    const whole = segments.length === at.depth && !request.view ? await readSubtree(grant.inc, at.key) : undefined;
     const segment = whole ? whole.get(at.key) : (chunk ?? (await getSegment(grant.inc, at.key)));
     chunk = undefined;
     if (segment === undefined) {
       if (at.key === ROOT_KEY) {
         // No root: a deleted project (verified afresh: its 404), or one whose creation stopped half-way (`{}`).
         grant = await renewed(grant);
-        return { value: segments.length === 0 ? {} : valueAt({}, segments), etag: '"0"' };
+        const value = segments.length === 0 ? {} : valueAt({}, segments);
+        return { value: request.view ? viewOf(value, request.view) : value, etag: '"0"' };
       }
       forgetLocations(grant.inc);
       at = ROOT_AT;
@@ -846,6 +906,14 @@ export async function readContent(request: ReadRequest): Promise<{ value: Json; 
     }
     if (located.position !== undefined) rel = [String(located.position), ...rel.slice(1)];
     const value = valueAt(segment.fragment as JsonObject, rel);
+    if (request.view) {
+      try {
+        return await readView(grant.inc, segment, value, request.view);
+      } catch (error) {
+        if (!(error instanceof MissingSegment) || attempt >= 3) throw error;
+        continue;
+      }
+    }
     const stubs = stubsIn(value);
     if (stubs.length === 0) return { value, etag: formatEtag(segment.etag) };
     // Everything below the value: what the whole segment's Query read, or each stub's subtree (read in parallel).

@@ -112,6 +112,30 @@ export async function getChunk(inc: string, dir: string, index: number): Promise
   return item ? readSegment(item) : undefined;
 }
 
+/** The chunks of a chunked array holding logical indexes `from` to `to` (exclusive), in order: at most two Queries. */
+export async function getChunks(inc: string, dir: string, from: number, to: number): Promise<Segment[]> {
+  const first = await getChunk(inc, dir, from);
+  if (!first) return [];
+  const rest: Segment[] = [];
+  const last = chunkKey(dir, to - 1);
+  let start: Record<string, AttributeValue> | undefined;
+  while (first.key < last) {
+    const page = await dynamo.send(
+      new QueryCommand({
+        TableName: tableName(),
+        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :first AND :last',
+        ExpressionAttributeValues: { ':pk': { S: contentPk(inc) }, ':first': { S: first.key }, ':last': { S: last } },
+        ConsistentRead: true,
+        ExclusiveStartKey: start,
+      }),
+    );
+    for (const item of page.Items ?? []) if (item.sk?.S !== first.key) rest.push(readSegment(item));
+    start = page.LastEvaluatedKey;
+    if (!start) break;
+  }
+  return [first, ...rest];
+}
+
 /** A subtree larger than its reader's budget (querySubtree's maxBytes). */
 export class SubtreeTooLarge extends Error {}
 

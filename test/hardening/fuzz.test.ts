@@ -576,8 +576,45 @@ function badReads(p: Project): fc.Arbitrary<Case> {
     fc
       .constantFrom('%ZZ', '%', '%00', 'zz%C0%AF', 'keep.x', 'list.3', 'list.-4', 'list.x', 'nested.deep.x.y', 'n.0')
       .map((q) => ({ kind: 'GET odd path', method: 'GET', url: `${p.content}?path=${q}` })),
+    // shallow, start and limit with any value they do not take (GET content?shallow=&start=&limit=).
+    fc
+      .tuple(
+        fc.constantFrom('shallow', 'start', 'limit'),
+        fc.string({ maxLength: 24 }),
+        fc.constantFrom('', 'path=list&'),
+      )
+      .filter(([name, value]) => !VALID_QUERY[name]!.test(value))
+      .map(([name, value, path]) => ({
+        kind: `GET bad ${name}`,
+        method: 'GET',
+        url: `${p.content}?${path}${name}=${encodeURIComponent(value)}`,
+      })),
+    fc
+      .tuple(fc.constantFrom('start=0', 'limit=5', 'start=-1&limit=2', 'limit=1000'), fc.constantFrom('', 'path=list&'))
+      .map(([slice, path]) => ({
+        kind: 'GET shallow with a slice',
+        method: 'GET',
+        url: `${p.content}?${path}shallow=true&${slice}`,
+      })),
+    fc
+      .tuple(
+        fc.constantFrom('', 'path=keep&', 'path=n&', 'path=nested&', 'path=list.0&'),
+        fc.constantFrom('start=0', 'limit=3', 'start=-2'),
+      )
+      .map(([path, slice]) => ({
+        kind: 'GET slice of a non-array',
+        method: 'GET',
+        url: `${p.content}?${path}${slice}`,
+      })),
   );
 }
+
+/** What GET content's query parameters take (lib/http/schemas.ts); the fuzz sends everything else. */
+const VALID_QUERY: Record<string, RegExp> = {
+  shallow: /^(true|false)$/,
+  start: /^(0|-?[1-9][0-9]{0,14})$/,
+  limit: /^([1-9][0-9]{0,2}|1000)$/,
+};
 
 // -----------------------------------------------------------------------------------------------------------------
 

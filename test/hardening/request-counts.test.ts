@@ -177,6 +177,48 @@ describe('DynamoDB requests per operation, cold and warm', () => {
     });
   });
 
+  it('a shallow read and an array slice read only the segment that holds the value: one GetItem once warm', async () => {
+    // Sections of ~1.2 KB and an array of ~3 KB: each moves to a segment of its own (the array whole, in its parent's).
+    const content = {
+      ...Object.fromEntries(
+        Array.from({ length: 12 }, (_, s) => [
+          `s${s}`,
+          { n: s, ...Object.fromEntries(Array.from({ length: 4 }, (_, f) => [`f${f}`, 'x'.repeat(300)])) },
+        ]),
+      ),
+      deep: { log: Array.from({ length: 600 }, (_, i) => `e${i}`) },
+    };
+    const big = await stack.newProject();
+    await request(`${big.content}/update`, { method: 'POST', token: big.owner, body: { content } });
+    const { key } = await stack.newKey(big, ['content:read']);
+    // The root, shallow: its own segment only (cold: the credential's verification first), where the full read is
+    // one Query of every segment.
+    const root = `${big.content}?shallow=true`;
+    expect(await counted(root, { token: key })).toEqual({ status: 200, requests: { BatchGetItem: 1, GetItem: 1 } });
+    expect(await counted(root, { token: key })).toEqual({ status: 200, requests: { GetItem: 1 } });
+    expect(await counted(big.content, { token: key })).toEqual({ status: 200, requests: { Query: 1 } });
+    // A section in a child segment: the root's stub names it, then this Lambda knows where it is.
+    const section = `${big.content}?path=s7&shallow=true`;
+    expect(await counted(section, { token: key })).toEqual({ status: 200, requests: { GetItem: 2 } });
+    for (let i = 0; i < 3; i++) {
+      expect(await counted(section, { token: key })).toEqual({ status: 200, requests: { GetItem: 1 } });
+    }
+    // The full read of that section is a Query of its subtree; the shallow one never is.
+    expect(await counted(`${big.content}?path=s7`, { token: key })).toEqual({ status: 200, requests: { Query: 1 } });
+    // A slice of the array, from the end, from the start, past the end: the one segment that holds the array.
+    expect((await counted(`${big.content}?path=deep.log&start=-1`, { token: key })).status).toBe(200);
+    for (const query of ['start=-10', 'start=100&limit=50', 'limit=1000', 'start=5000']) {
+      const slice = await counted(`${big.content}?path=deep.log&${query}`, { token: key });
+      expect({ query, ...slice }).toEqual({ query, status: 200, requests: { GetItem: 1 } });
+    }
+    // With If-None-Match: the same read (a 304 saves the transfer, not the request).
+    const etag = (await request(section, { token: key })).headers.get('etag') as string;
+    expect(await counted(section, { token: key, headers: { 'if-none-match': etag } })).toEqual({
+      status: 304,
+      requests: { GetItem: 1 },
+    });
+  });
+
   it('a warm key revoked: its next write fails the epoch condition, re-verifies and is a 401; its next read too', async () => {
     const { id, key } = await stack.newKey(p, ['content:read', 'content:write']);
     const body = { path: 'n' };

@@ -212,7 +212,7 @@ describe('HTTP API', () => {
     const [[, api]] = ofType('AWS::ApiGatewayV2::Api') as [[string, Resource]];
     expect(api.Properties.CorsConfiguration).toEqual({
       AllowOrigins: CORS_ORIGINS,
-      AllowHeaders: ['Authorization', 'Content-Type', 'If-Match', 'Idempotency-Key'],
+      AllowHeaders: ['Authorization', 'Content-Type', 'If-Match', 'If-None-Match', 'Idempotency-Key'],
       AllowMethods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
       ExposeHeaders: ['ETag', 'Retry-After'],
       MaxAge: 600,

@@ -4,7 +4,7 @@
 // the body's shape, the content and the ETag must agree with the model.
 // PROPERTY_RUNS sets the number of runs (25 in `npm test`, more in `npm run test:property`); PROPERTY_SEED replays one.
 import fc from 'fast-check';
-import { parse, stringify } from 'lossless-json';
+import { LosslessNumber, parse, stringify } from 'lossless-json';
 import { readFileSync } from 'node:fs';
 import { MESSAGES, type Project, type Reply, call, newProject } from '../support/api';
 import { strays } from '../support/segments';
@@ -77,6 +77,39 @@ const send = (project: Project, route: Route, body: unknown) =>
 /** A reply's body with every number as written (GET writes numbers exactly; JSON.parse would round them). */
 const exactly = (reply: Reply) => parse(reply.text) as { value: unknown };
 
+/**
+ * A value read is read again shallow and as slices, each checked against the value the model holds: an object's keys
+ * each with true, an array's length, a scalar itself; an array's pages like Array.prototype.slice, anything else a
+ * 400 NOT_AN_ARRAY. At small segment sizes the values span segments, so shallow reads meet stubs.
+ */
+async function expectPartialReads(real: Real, path: unknown, value: Json, context: string): Promise<void> {
+  const at = `${real.project.content}?${path === undefined ? '' : `path=${encodeURIComponent(String(path))}&`}`;
+  const shallow = await call('GET', `${at}shallow=true`, { token: real.project.key });
+  const keys = (o: JsonObject) => Object.fromEntries(Object.keys(o).map((k) => [k, true]));
+  const view = Array.isArray(value)
+    ? { length: value.length }
+    : value !== null && typeof value === 'object' && !(value instanceof LosslessNumber)
+      ? keys(value as JsonObject)
+      : value;
+  if (shallow.status !== 200 || !sameJson(exactly(shallow).value, view))
+    throw new Error(`${context}; shallow read: ${shallow.status} ${shallow.text}, model ${stringify(view)}`);
+  for (const [start, limit] of [
+    [-2, 3],
+    [1, 2],
+  ] as const) {
+    const slice = await call('GET', `${at}start=${start}&limit=${limit}`, { token: real.project.key });
+    if (!Array.isArray(value)) {
+      if (slice.status !== 400 || slice.body?.code !== 'NOT_AN_ARRAY')
+        throw new Error(`${context}; slice of a non-array: ${slice.status} ${slice.text}`);
+      continue;
+    }
+    const from = start < 0 ? Math.max(0, value.length + start) : start;
+    const page = { value: value.slice(from, from + limit), start: from, length: value.length };
+    if (slice.status !== 200 || !sameJson(parse(slice.text), page))
+      throw new Error(`${context}; slice ${start},${limit}: ${slice.status} ${slice.text}, model ${stringify(page)}`);
+  }
+}
+
 class Step implements fc.AsyncCommand<Model, Real> {
   constructor(
     readonly route: Route,
@@ -110,6 +143,7 @@ class Step implements fc.AsyncCommand<Model, Real> {
     else if (this.route === 'get') {
       if (!sameJson(exactly(reply).value, expected.value))
         throw new Error(`${context}; value ${reply.text} != ${stringify(expected.value)}`);
+      await expectPartialReads(real, body.path, expected.value as Json, context);
     } else expect(reply.body).toEqual({ message: MESSAGES[this.route] });
 
     // A successful write read back through its own path: GET resolves a path in the engine (a projection), not

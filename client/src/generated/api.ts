@@ -9,6 +9,10 @@ export interface Operations {
     body: undefined;
     response: {
       value: unknown;
+    } | {
+      value: Array<unknown>;
+      start: number;
+      length: number;
     };
   };
   patchContent: {

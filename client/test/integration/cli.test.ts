@@ -115,6 +115,26 @@ describe('content-api CLI', () => {
       stdout: '[{"id":1},{"id":2}]\n',
       stderr: '',
     });
+    // --shallow, --start and --limit.
+    expect(await cli(['get', 'site', '--shallow', '--raw', ...at], e)).toEqual({
+      code: 0,
+      stdout: '{"pages":true,"n":true,"title":true,"big":true}\n',
+      stderr: '',
+    });
+    // parseArgs takes a negative number only joined to its option.
+    expect(await cli(['get', 'site.pages', '--start=-1', '--raw', ...at], e)).toEqual({
+      code: 0,
+      stdout: '[{"id":2}]\n',
+      stderr: '',
+    });
+    const slice = await cli(['get', 'site.pages', '--start', '0', '--limit', '1', ...at], e);
+    expect(JSON.parse(slice.stdout)).toEqual({ value: [{ id: 1 }], start: 0, length: 2, etag: (await state(q)).etag });
+    expect(await cli(['get', 'site.title', '--start', '0', ...at], e)).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: expect.stringMatching(/^content-api: NOT_AN_ARRAY: .+ \[HTTP 400\]\n$/),
+    });
+    expect((await cli(['get', 'site.pages', '--limit', 'many', ...at], e)).code).toBe(1);
     const del = await cli(['delete', 'site.pages.0', '--raw', ...at], e);
     expect(del).toEqual({ code: 0, stdout: `${(await state(q)).etag}\n`, stderr: '' });
   });

@@ -60,6 +60,27 @@ describe('content methods', () => {
     await expect(s.get('site.title')).resolves.toEqual({ value: 'Home', etag: etags.at(-1) });
   });
 
+  it('get: shallow, array slices and ifNoneMatch (polling) against the API', async () => {
+    const p = await newProject();
+    const s = site(p);
+    await s.update({ a: { b: 1, c: [1] }, log: [0, 1, 2, 3, 4] });
+    expect((await s.get(undefined, { shallow: true })).value).toEqual({ a: true, log: true });
+    expect((await s.get('log', { shallow: true })).value).toEqual({ length: 5 });
+    const last = await s.get('log', { start: -2 });
+    expect(last).toEqual({ value: [3, 4], start: 3, length: 5, etag: expect.any(String) });
+    expect(await s.get('log', { start: 1, limit: 2 })).toMatchObject({ value: [1, 2], start: 1, length: 5 });
+    await expect(s.get('a', { start: 0 })).rejects.toMatchObject({ status: 400, code: 'NOT_AN_ARRAY' });
+    await expect(s.get('log', { limit: 0 })).rejects.toMatchObject({ status: 400, code: 'INVALID_LIMIT' });
+    await expect(s.get('log', { shallow: true, start: 1 })).rejects.toMatchObject({ code: 'INVALID_QUERY' });
+    // Polling: unchanged is a 304, a write makes it a 200 with the new ETag.
+    const { etag } = await s.get('log');
+    expect(await s.get('log', { ifNoneMatch: etag! })).toEqual({ notModified: true, etag });
+    await s.push('log', 5);
+    const changed = await s.get('log', { ifNoneMatch: etag! });
+    expect(changed).toEqual({ value: [0, 1, 2, 3, 4, 5], etag: expect.any(String) });
+    expect(changed.etag).not.toBe(etag);
+  });
+
   it('patch (JSON Patch) and mergePatch (merge patch) apply to the content; a failed test is a 409 with its index', async () => {
     const p = await newProject();
     const s = site(p);

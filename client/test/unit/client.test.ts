@@ -51,6 +51,12 @@ describe('requests', () => {
   it.each<[string, (s: ReturnType<typeof site>) => Promise<unknown>, string, string, unknown]>([
     ['get', (s) => s.get(), 'GET', C, undefined],
     ['get a path', (s) => s.get('data.a b&c'), 'GET', `${C}?path=data.a%20b%26c`, undefined],
+    ['get shallow', (s) => s.get(undefined, { shallow: true }), 'GET', `${C}?shallow=true`, undefined],
+    ['get a path shallow', (s) => s.get('a.b', { shallow: true }), 'GET', `${C}?path=a.b&shallow=true`, undefined],
+    ['get shallow: false', (s) => s.get('a', { shallow: false }), 'GET', `${C}?path=a`, undefined],
+    ['get a slice', (s) => s.get('log', { start: -10, limit: 5 }), 'GET', `${C}?path=log&start=-10&limit=5`, undefined],
+    ['get from start 0', (s) => s.get('log', { start: 0 }), 'GET', `${C}?path=log&start=0`, undefined],
+    ['get a limit', (s) => s.get('log', { limit: 50 }), 'GET', `${C}?path=log&limit=50`, undefined],
     ['set', (s) => s.set('a.b', { x: null }), 'POST', `${C}/set`, { path: 'a.b', value: { x: null } }],
     ['set null', (s) => s.set('a', null), 'POST', `${C}/set`, { path: 'a', value: null }],
     ['insert', (s) => s.insert('list', 'x', -1), 'POST', `${C}/insert`, { path: 'list', value: 'x', index: -1 }],
@@ -154,6 +160,24 @@ describe('requests', () => {
   it('get returns the value and the ETag', async () => {
     const { fetch } = fakeFetch(json(200, { value: { a: [1] } }, { etag: '"v1"' }));
     await expect(site(fetch).get()).resolves.toEqual({ value: { a: [1] }, etag: '"v1"' });
+  });
+
+  it('get with ifNoneMatch sends If-None-Match; a 304 resolves to notModified with the ETag, not retried', async () => {
+    const { fetch, sent } = fakeFetch(new Response(null, { status: 304, headers: { etag: '"v1"' } }));
+    await expect(site(fetch).get('a', { ifNoneMatch: '"v1"' })).resolves.toEqual({ notModified: true, etag: '"v1"' });
+    expect(sent).toHaveLength(1);
+    expect(sent[0]!.headers['if-none-match']).toBe('"v1"');
+    expect(sent[0]!.headers['idempotency-key']).toBeUndefined();
+  });
+
+  it('get with ifNoneMatch that no longer matches: the value and the new ETag', async () => {
+    const { fetch } = fakeFetch(json(200, { value: [3], start: 2, length: 3 }, { etag: '"v2"' }));
+    await expect(site(fetch).get('l', { start: -1, ifNoneMatch: '"v1"' })).resolves.toEqual({
+      value: [3],
+      start: 2,
+      length: 3,
+      etag: '"v2"',
+    });
   });
 
   it('each call has its own Idempotency-Key', async () => {
