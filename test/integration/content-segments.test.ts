@@ -263,6 +263,40 @@ describe('a chunked array (an array larger than one segment)', () => {
     }
     expectError(await get(p, `log.${n}`), 404, 'PATH_NOT_FOUND');
     expectError(await get(p, `log.${-n - 1}`), 404, 'PATH_NOT_FOUND');
+    // Shallow: the length; slices across chunks and into the newest elements, as on the whole array.
+    const read = (q: string) => call('GET', `${p.content}?path=log&${q}`, { token: p.key });
+    expect((await read('shallow=true')).body).toEqual({ value: { length: n } });
+    for (const [start, limit] of [
+      [0, 7],
+      [3, 40],
+      [Math.floor(n / 2) - 5, 20],
+      [n - 10, 100],
+      [-5, 3],
+      [-n - 4, 10],
+      [n, 5],
+      [n + 10, 5],
+    ] as const) {
+      const from = start < 0 ? Math.max(0, n + start) : start;
+      expect({ start, limit, body: (await read(`start=${start}&limit=${limit}`)).body }).toEqual({
+        start,
+        limit,
+        body: { value: model.slice(from, from + limit), start: from, length: n },
+      });
+    }
+    // A slice's ETag covers the chunks it read: a change in one of them is a 200 again, not a 304.
+    const before = await read('start=0&limit=5');
+    const etag = before.headers.get('etag') as string;
+    expect(
+      (await call('GET', `${p.content}?path=log&start=0&limit=5`, { token: p.key, headers: { 'if-none-match': etag } }))
+        .status,
+    ).toBe(304);
+    await ok(p, 'set', { path: 'log.2.build', value: 'changed' });
+    const after = await call('GET', `${p.content}?path=log&start=0&limit=5`, {
+      token: p.key,
+      headers: { 'if-none-match': etag },
+    });
+    expect(after.status).toBe(200);
+    expect((after.body.value as { build: string }[])[2]?.build).toBe('changed');
   });
 
   it('takes every operation at every index, old and new, as an unchunked array would', async () => {
@@ -377,6 +411,9 @@ describe('a bucketed object (more members than one segment holds)', () => {
     expect((await get(p)).body).toEqual({ value: { meta: { v: 1 }, builds } });
     expect((await get(p, 'builds')).body).toEqual({ value: builds });
     for (const i of [0, 7, n - 1]) expect((await get(p, `builds.b${i}.id`)).body).toEqual({ value: i });
+    const shallow = await call('GET', `${p.content}?path=builds&shallow=true`, { token: p.key });
+    expect(shallow.body).toEqual({ value: Object.fromEntries(Object.keys(builds).map((k) => [k, true])) });
+    expectError(await call('GET', `${p.content}?path=builds&start=0`, { token: p.key }), 400, 'NOT_AN_ARRAY');
     expectError(await get(p, 'builds.missing'), 404, 'PATH_NOT_FOUND');
 
     await ok(p, 'increment', { path: 'builds.b3.id', value: 1000 });
