@@ -6,6 +6,7 @@
 // at each size it reaches, every operation runs a few times with an API key and the median requests, WCU and RCU are
 // kept. Sizes the layout cannot hold are reported with the status the API answered and how far the growth got.
 import { GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { assemble, fragmentsOf } from '../lib/content/fragments';
 import { storedSize } from '../lib/content/json';
 import { A, TOKEN_SLOTS } from '../lib/schema/attributes';
 import { itemKeyAttributes, projectPk } from '../lib/schema/items';
@@ -146,8 +147,8 @@ export async function runCost(options: CostOptions): Promise<CostReport> {
     return r;
   };
   const { querySubtree } = await import('../lib/store/segments');
-  /** The content's segments: how many, and the largest one's DynamoDB-counted size. */
-  const layout = async () => {
+  /** The content's segments, read straight from the table. */
+  const segmentsNow = async () => {
     const { Item } = await dynamo.send(
       new GetItemCommand({
         TableName: options.tableName,
@@ -156,17 +157,24 @@ export async function runCost(options: CostOptions): Promise<CostReport> {
       }),
     );
     const inc = Item?.[A.incarnation]?.S;
-    if (!inc) return { segments: 0, largest: 0 };
-    const all = [...(await querySubtree(inc, '/')).values()];
+    return inc ? [...(await querySubtree(inc, '/')).values()] : [];
+  };
+  /** The content's segments: how many, and the largest one's DynamoDB-counted size. */
+  const layout = async () => {
+    const all = await segmentsNow();
     return { segments: all.length, largest: Math.max(0, ...all.map((seg) => itemSize(seg.raw))) };
   };
+  /** The content's size as DynamoDB counts bytes, assembled from its segments (a GET stops at 4 MiB). */
   const contentBytes = async () => {
-    const r = await must('GET content', api.call('GET', project.content, { token }));
-    return storedSize((r.body as { value: never }).value);
+    const all = await segmentsNow();
+    const root = all.find((seg) => seg.key === '/');
+    return root ? storedSize(assemble(root.fragment, fragmentsOf(all))) : 0;
   };
 
   await must('reset content', post('update', { content: { counter: 0, log: [], meta: { leaf: 'x' }, builds: {} } }));
   let logLength = 0;
+  /** Where this repetition's middle insert landed (it may not: past 99 chunks, 413 CHANGE_TOO_LARGE). */
+  let insertedMiddle: number | undefined;
   let built = 0;
   let estimate = await contentBytes();
 
@@ -197,8 +205,12 @@ export async function runCost(options: CostOptions): Promise<CostReport> {
       id: 'insert-middle',
       label: 'insert in the middle',
       run: async (rep) => {
-        const r = await post('insert', { path: 'log', value: record(3e6 + rep), index: Math.floor(logLength / 2) });
-        if (r.status === 200) logLength += 1;
+        const index = Math.floor(logLength / 2);
+        const r = await post('insert', { path: 'log', value: record(3e6 + rep), index });
+        if (r.status === 200) {
+          logLength += 1;
+          insertedMiddle = index;
+        }
         return r;
       },
     },
@@ -217,6 +229,7 @@ export async function runCost(options: CostOptions): Promise<CostReport> {
     for (let i = 0; i < TOKEN_SLOTS; i++) await must('warm-up', post('set', { path: 'meta.warm', value: i }));
     for (let rep = 0; rep < repeats; rep++) {
       const before = logLength;
+      insertedMiddle = undefined;
       for (const op of ops) {
         proxy.reset();
         const reply = await op.run(rep);
@@ -224,12 +237,14 @@ export async function runCost(options: CostOptions): Promise<CostReport> {
         const s = summarise(proxy.capacity(), counts);
         samples.get(op.id)?.push({ status: reply.status, byOperation: counts, ...s });
       }
-      // Uncounted: take the three records the repetition added off the log again (the one inserted in the middle,
-      // then the pushed one and the one inserted at the end), so that every repetition runs at the same size.
-      const middle = Math.floor((before + 2) / 2);
-      for (const index of [middle, before + 1, before]) await must('restore', post('delete', { path: `log.${index}` }));
-      const log = await must('log length', api.call('GET', `${project.content}?path=log`, { token }));
-      logLength = (log.body as { value: unknown[] }).value.length;
+      // Uncounted: take the records the repetition added off the log again (the one inserted in the middle, then the
+      // ones pushed and inserted at the end), so that every repetition runs at the same size.
+      if (insertedMiddle !== undefined) await must('restore', post('delete', { path: `log.${insertedMiddle}` }));
+      for (let index = logLength - (insertedMiddle === undefined ? 1 : 2); index >= before; index--) {
+        await must('restore', post('delete', { path: `log.${index}` }));
+      }
+      const log = await must('log length', api.call('GET', `${project.content}?path=log&shallow=true`, { token }));
+      logLength = (log.body as { value: { length: number } }).value.length;
       if (logLength !== before) throw new Error(`log length ${logLength} after the restore, expected ${before}`);
     }
     for (const op of ops) {
