@@ -49,7 +49,8 @@ export function toResult(reply: Reply): Result {
   return {
     statusCode: reply.statusCode,
     headers: { ...SECURITY_HEADERS, ...reply.headers },
-    body: JSON.stringify(reply.body, writeExactNumbers),
+    // A 204 has no body.
+    body: reply.body === undefined ? '' : JSON.stringify(reply.body, writeExactNumbers),
   };
 }
 

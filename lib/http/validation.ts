@@ -22,6 +22,7 @@ const FIELD_ERRORS: Record<string, [CodeWithStatus<400>, string]> = {
     `expiresInSeconds must be a whole number of seconds from 1 to ${MAX_EXPIRES_IN_SECONDS} (10 years)`,
   ],
   role: ['INVALID_ROLE', 'role must be "viewer" or "editor"'],
+  url: ['INVALID_WEBHOOK_URL', 'url is required and must be a string of 1 to 2048 characters'],
 };
 
 /** The first schema error as the client's 400, with a stable code per field. */
