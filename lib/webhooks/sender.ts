@@ -6,7 +6,7 @@ import { type LookupAddress, lookup as dnsLookup } from 'node:dns';
 import type { LookupFunction } from 'node:net';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import ipaddr from 'ipaddr.js';
-import { readWebhookRecord, recordDroppedDelivery } from '../store/webhooks';
+import { readWebhookRecord, recordDroppedDelivery } from '../store/webhook-records';
 import type { DeliveryMessage } from './deliveries';
 import { parseWebhookUrl, refusedAddress } from './destination';
 import { deliveryQueue } from './queue';
