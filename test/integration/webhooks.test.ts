@@ -9,7 +9,7 @@ import { documents } from '../../lib/dynamo/client';
 import { type LocalFifoQueue, installLocalWebhookQueue } from '../../lib/local/webhook-queue';
 import { readProjectMeta } from '../../lib/store/accounts';
 import { enqueueWebhookDeliveries } from '../../lib/webhooks/deliveries';
-import type { DeliveryOutcome } from '../../lib/webhooks/sender';
+import { type DeliveryOutcome, post } from '../../lib/webhooks/sender';
 import { type Project, call, expectError, newProject, newUser, unique } from '../support/api';
 
 const hooks = (p: { username: string; slug: string }, rest = '') => `/api/${p.username}/${p.slug}/webhooks${rest}`;
@@ -387,6 +387,27 @@ describe('webhook deliveries', () => {
         dropped: 1,
         lastDropped: { revision: 'r9', attempts: target.received.length, lastResult: '503', at: expect.any(String) },
       });
+    } finally {
+      await target.close();
+    }
+  });
+
+  it('connects only to the addresses it checked: a host name resolving to loopback is refused before connecting', async () => {
+    const target = await receiver();
+    try {
+      const port = new URL(target.url('/')).port;
+      process.env.WEBHOOKS_ALLOW_LOOPBACK = 'false';
+      // https passes the URL's form; the lookup the socket uses refuses localhost's addresses, so nothing connects.
+      expect(await post(`https://localhost:${port}/x`, {}, '{}')).toBe('error: FORBIDDEN_DESTINATION');
+      expect(await post(`https://127.0.0.1:${port}/x`, {}, '{}')).toBe('refused: 127.0.0.1 is loopback');
+      expect(await post(`https://[::ffff:127.0.0.1]:${port}/x`, {}, '{}')).toMatch(/^refused: .* is loopback$/);
+      expect(await post(`http://localhost:${port}/x`, {}, '{}')).toMatch(/^refused: url must be an https URL/);
+      expect(target.received).toEqual([]);
+      process.env.WEBHOOKS_ALLOW_LOOPBACK = 'true';
+      expect(await post(target.url('/ok'), { 'webhook-id': 'msg_x' }, '{"a":1}')).toBe('200');
+      expect(target.received.map((r) => [r.path, r.body, r.headers['webhook-id']])).toEqual([
+        ['/ok', '{"a":1}', 'msg_x'],
+      ]);
     } finally {
       await target.close();
     }
