@@ -9,7 +9,9 @@ import { observabilityResources } from './observability.mjs';
 
 /** The table every function's DynamoDB actions are granted on (a resource in serverless.yml). */
 const TABLE = 'ContentTable';
-const ACTION = /^dynamodb:[A-Z][A-Za-z]+$/;
+/** The queue SQS actions are granted on (the webhook sender's; a resource in serverless.yml). */
+const QUEUE = 'WebhookQueue';
+const ACTION = /^(dynamodb|sqs):[A-Z][A-Za-z]+$/;
 
 /** { function: [actions] } from infra/iam.yml, checked against the functions serverless.yml declares. */
 export function readPermissions(serviceDir, functionNames) {
@@ -17,10 +19,10 @@ export function readPermissions(serviceDir, functionNames) {
   const problems = [];
   for (const name of functionNames) {
     const actions = permissions[name];
-    if (!Array.isArray(actions) || actions.length === 0) problems.push(`${name}: no DynamoDB actions listed`);
+    if (!Array.isArray(actions) || actions.length === 0) problems.push(`${name}: no actions listed`);
     else
       for (const action of actions)
-        if (!ACTION.test(action)) problems.push(`${name}: "${action}" is not one dynamodb:<Action>`);
+        if (!ACTION.test(action)) problems.push(`${name}: "${action}" is not one dynamodb:<Action> or sqs:<Action>`);
   }
   for (const name of Object.keys(permissions))
     if (!functionNames.includes(name)) problems.push(`${name}: not a function in serverless.yml`);
@@ -100,7 +102,15 @@ export default class ContentApiPackaging {
                     Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
                     Resource: [{ 'Fn::GetAtt': [naming.getLogGroupLogicalId(name), 'Arn'] }],
                   },
-                  { Effect: 'Allow', Action: [...permissions[name]], Resource: [{ 'Fn::GetAtt': [TABLE, 'Arn'] }] },
+                  ...[
+                    ['dynamodb:', TABLE],
+                    ['sqs:', QUEUE],
+                  ].flatMap(([service, resource]) => {
+                    const actions = permissions[name].filter((action) => action.startsWith(service));
+                    return actions.length === 0
+                      ? []
+                      : [{ Effect: 'Allow', Action: actions, Resource: [{ 'Fn::GetAtt': [resource, 'Arn'] }] }];
+                  }),
                   // Active tracing: the function sends its trace segments (these actions take no resource ARN).
                   ...(tracing
                     ? [

@@ -206,6 +206,14 @@ export function createClient(options: ClientOptions) {
         remove: (member: string, opts?: RequestOptions): Result<'removeMember'> =>
           request('DELETE', `${root}/members/${user(member)}`, undefined, opts, 'once'),
       },
+      webhooks: {
+        /** The answer carries the signing `secret`, shown this once. */
+        create: (body: Operations['createWebhook']['body'], opts?: RequestOptions): Result<'createWebhook'> =>
+          request('POST', `${root}/webhooks`, body, opts, 'once'),
+        list: (opts?: RequestOptions): Result<'listWebhooks'> => request('GET', `${root}/webhooks`, undefined, opts),
+        remove: (id: string, opts?: RequestOptions): Result<'deleteWebhook'> =>
+          request('DELETE', `${root}/webhooks/${encodeURIComponent(id)}`, undefined, opts, 'once'),
+      },
     };
   }
 

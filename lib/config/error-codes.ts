@@ -136,6 +136,16 @@ export const ERROR_CODES = {
     status: 400,
     message: 'the owner cannot also be a member',
   },
+  INVALID_WEBHOOK_URL: {
+    when: 'url is not an https URL (http only to loopback in local runs) of at most 2048 characters, or has credentials',
+    status: 400,
+    message: 'url must be an https URL of at most 2048 characters',
+  },
+  FORBIDDEN_DESTINATION: {
+    when: "The webhook's host does not resolve, or resolves to a private, loopback, link-local, multicast or reserved address",
+    status: 400,
+    message: 'url resolves to 169.254.169.254, which is not a public address',
+  },
   INDEX_OUT_OF_RANGE: { when: 'An array index is outside the array', status: 400, message: 'index 5 is outside -2..2' },
   NOT_A_CONTAINER: {
     when: 'The path walks through a scalar',
@@ -200,6 +210,11 @@ export const ERROR_CODES = {
     status: 404,
     message: '@bob is not a member of this project',
   },
+  WEBHOOK_NOT_FOUND: {
+    when: 'The project has no webhook with this ID',
+    status: 404,
+    message: 'no such webhook in this project',
+  },
   USER_NOT_FOUND: { when: 'The user to add does not exist', status: 404, message: 'user @bob does not exist' },
   PATH_NOT_FOUND: { when: 'Nothing is at the path read', status: 404, message: "nothing at 'data.missing'" },
   // 409 / 412 / 422: concurrency and retries
@@ -221,7 +236,7 @@ export const ERROR_CODES = {
   PROJECT_EXISTS: { when: 'The project already exists', status: 409, message: 'project @alice/site already exists' },
   ALREADY_EXISTS: { when: 'The thing to create already exists', status: 409, message: 'user @alice already exists' },
   LIMIT_REACHED: {
-    when: 'The project holds as many keys or members as it may',
+    when: 'The project holds as many keys, members or webhooks as it may',
     status: 409,
     message: 'a project may have at most 100 keys',
   },

@@ -28,6 +28,10 @@ export const MAX_CONTENT_BYTES = 350 * 1024;
 export const MAX_KEYS_PER_PROJECT = 100;
 /** Members one project may have (they live in the project item). */
 export const MAX_MEMBERS_PER_PROJECT = 200;
+/** Webhooks one project may have (counted in the head's `nw`). */
+export const MAX_WEBHOOKS_PER_PROJECT = 10;
+/** Longest webhook URL, in characters. */
+export const MAX_WEBHOOK_URL_LENGTH = 2048;
 /** Longest lifetime of an API key or a session, in seconds (10 years of 365 days): a bound every date can show. */
 export const MAX_EXPIRES_IN_SECONDS = 10 * 365 * 24 * 3600;
 /** Elements an array slice of GET content (`start`/`limit`) returns when `limit` is left out. */

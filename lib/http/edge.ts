@@ -49,7 +49,7 @@ export function toResult(reply: Reply): Result {
   return {
     statusCode: reply.statusCode,
     headers: { ...SECURITY_HEADERS, ...reply.headers },
-    // No body at all (a 304) is an empty one.
+    // No body at all (a 304, a 204) is an empty one.
     body: reply.body === undefined ? '' : JSON.stringify(reply.body, writeExactNumbers),
   };
 }

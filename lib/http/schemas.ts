@@ -1,5 +1,11 @@
 // Request schemas: the one source for the ajv validators (compiled at build time) and the OpenAPI document.
-import { DEFAULT_SLICE_LIMIT, MAX_EXPIRES_IN_SECONDS, MAX_SLICE_LIMIT } from '../config/limits';
+import {
+  DEFAULT_SLICE_LIMIT,
+  MAX_EXPIRES_IN_SECONDS,
+  MAX_PATH_LENGTH,
+  MAX_SLICE_LIMIT,
+  MAX_WEBHOOK_URL_LENGTH,
+} from '../config/limits';
 
 const path = {
   type: 'string',
@@ -137,6 +143,24 @@ export const managementSchemas = {
       },
     },
     ['name', 'permissions'],
+  ),
+  createWebhook: body(
+    {
+      url: {
+        type: 'string',
+        minLength: 1,
+        maxLength: MAX_WEBHOOK_URL_LENGTH,
+        description: `Where changes are POSTed: an https URL of at most ${MAX_WEBHOOK_URL_LENGTH} characters whose host resolves only to public addresses.`,
+        examples: ['https://hooks.example.com/content'],
+      },
+      path: {
+        ...path,
+        maxLength: MAX_PATH_LENGTH,
+        description: `${path.description} Only changes at, under or above it are delivered (trimmed to it); omit for the whole content.`,
+        examples: ['data'],
+      },
+    },
+    ['url'],
   ),
   putMember: body({ role: { enum: ['viewer', 'editor'], description: 'viewer reads; editor reads and writes.' } }, [
     'role',

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { local } from './env';
 import { startRuntime } from './runtime';
 import { hostConcurrentInvocations, startServer } from './server';
+import { installLocalWebhookQueue } from './webhook-queue';
 
 interface Demo {
   username: string;
@@ -35,6 +36,8 @@ async function main(): Promise<void> {
   await hostConcurrentInvocations();
   const runtime = await startRuntime();
   const demo = await ensureDemo();
+  // Webhook deliveries queued in this process go through the in-process queue to the sender's code.
+  installLocalWebhookQueue((outcome) => console.log(JSON.stringify({ message: 'webhook delivery', ...outcome })));
   const { url, routes } = await startServer({ port: local.port(), corsOrigins: local.corsOrigins() });
   const base = `${url}/api/${demo.username}/${demo.projectSlug}/content`;
   console.log(

@@ -22,6 +22,20 @@ const keyFields = {
   expiresAt: { ...time, type: ['string', 'null'], description: 'null: never expires.' },
 };
 
+const dropped = {
+  type: ['object', 'null'],
+  description: 'The last delivery given up after 24 h of retries; null when none was.',
+  properties: { revision: string, attempts: { type: 'integer' }, lastResult: string, at: time },
+  required: ['revision', 'attempts', 'lastResult', 'at'],
+  additionalProperties: false,
+};
+const webhookFields = {
+  id: string,
+  url: string,
+  path: { type: ['string', 'null'], description: 'Changes at, under or above it are delivered; null: all.' },
+  createdAt: time,
+};
+
 export const MANAGEMENT_ROUTES: readonly RouteDoc[] = [
   {
     method: 'POST',
@@ -206,5 +220,85 @@ export const MANAGEMENT_ROUTES: readonly RouteDoc[] = [
       example: { message: 'Member removed successfully' },
     },
     errors: [...ACCESS_ERRORS, 'MEMBER_NOT_FOUND'],
+  },
+  {
+    method: 'POST',
+    path: `${PROJECT}/webhooks`,
+    operationId: 'createWebhook',
+    tag: 'webhooks',
+    summary: 'Create a webhook',
+    description:
+      'Every committed change at, under or above `path` is POSTed to `url` as `{"project","revision","changes"}`, signed with `secret` the Standard Webhooks way (`webhook-id`, `webhook-timestamp`, `webhook-signature`), retried with backoff for 24 h, in order per webhook. The URL must be https and resolve to public addresses only. At most 10 per project. Owner only.',
+    body: {
+      schema: managementSchemas.createWebhook,
+      example: { url: 'https://hooks.example.com/content', path: 'data' },
+    },
+    success: {
+      status: 201,
+      description: 'Created; `secret` verifies the signatures and is never shown again.',
+      schema: object({
+        ...webhookFields,
+        secret: { type: 'string', description: 'The signing secret (`whsec_<base64>`); never shown again.' },
+      }),
+      example: {
+        id: '0123456789abcdef',
+        url: 'https://hooks.example.com/content',
+        path: 'data',
+        secret: 'whsec_EXAMPLE-SECRET',
+        createdAt: '2025-01-31T12:00:00.000Z',
+      },
+    },
+    errors: [
+      ...ACCESS_ERRORS,
+      ...BODY_ERRORS,
+      'INVALID_WEBHOOK_URL',
+      'FORBIDDEN_DESTINATION',
+      'INVALID_PATH',
+      'PATH_TOO_DEEP',
+      'RESERVED_KEY',
+      'LIMIT_REACHED',
+    ],
+  },
+  {
+    method: 'GET',
+    path: `${PROJECT}/webhooks`,
+    operationId: 'listWebhooks',
+    tag: 'webhooks',
+    summary: 'List webhooks',
+    description:
+      "The project's webhooks, oldest first, without their secrets, with the deliveries dropped after 24 h of failures. Owner only.",
+    success: {
+      status: 200,
+      description: 'The webhooks.',
+      schema: object({
+        webhooks: {
+          type: 'array',
+          items: object({ ...webhookFields, dropped: { type: 'integer' }, lastDropped: dropped }),
+        },
+      }),
+      example: {
+        webhooks: [
+          {
+            id: '0123456789abcdef',
+            url: 'https://hooks.example.com/content',
+            path: 'data',
+            createdAt: '2025-01-31T12:00:00.000Z',
+            dropped: 0,
+            lastDropped: null,
+          },
+        ],
+      },
+    },
+    errors: ACCESS_ERRORS,
+  },
+  {
+    method: 'DELETE',
+    path: `${PROJECT}/webhooks/{id}`,
+    operationId: 'deleteWebhook',
+    tag: 'webhooks',
+    summary: 'Delete a webhook',
+    description: 'Removes the webhook; deliveries still queued for it are not sent. Owner only.',
+    success: { status: 204, description: 'Deleted; no body.' },
+    errors: [...ACCESS_ERRORS, 'WEBHOOK_NOT_FOUND'],
   },
 ];

@@ -10,6 +10,8 @@ export const TAGS = {
   projects: 'Create, read and delete projects. Sessions only: an API key gets 403.',
   keys: "A project's API keys (owner only). Sessions only: an API key gets 403.",
   members: "A project's members and their roles (owner only). Sessions only: an API key gets 403.",
+  webhooks:
+    "A project's webhooks (owner only): each committed change under a path is POSTed, signed the Standard Webhooks way. Sessions only: an API key gets 403.",
 } as const;
 
 export interface QueryParameter {
@@ -56,7 +58,7 @@ export const PATH_PARAMETERS: Record<string, { description: string; schema: obje
     example: 'site',
   },
   id: {
-    description: 'The ID of the API key (as listed by GET keys).',
+    description: 'The ID of the API key (as listed by GET keys), or of the webhook (as listed by GET webhooks).',
     schema: { type: 'string' },
     example: '0123456789abcdef',
   },

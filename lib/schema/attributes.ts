@@ -15,6 +15,8 @@ export const A = {
   /** How many key grants and member grants the project has (the caps are checked on these counters). */
   keyCount: 'nk',
   memberCount: 'nm',
+  /** How many webhooks the project has (absent on heads older than webhooks: none). */
+  webhookCount: 'nw',
   /** A key grant's (and the key index's) secret hash, permissions and expiry. */
   keyHash: 'h',
   keyPermissions: 'p',

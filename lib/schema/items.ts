@@ -33,6 +33,9 @@ export const HEAD_SK = '#';
 /** Sort keys of a project's grants, beside its head: an API key's and a member's. */
 export const KEY_GRANT_PREFIX = 'K#';
 export const MEMBER_GRANT_PREFIX = 'M#';
+/** Sort keys of a project's webhooks, beside its grants. */
+export const WEBHOOK_PREFIX = 'W#';
+export const webhookSk = (id: string) => `${WEBHOOK_PREFIX}${id}`;
 export const keyGrantSk = (keyId: string) => `${KEY_GRANT_PREFIX}${keyId}`;
 export const memberGrantSk = (username: string) => `${MEMBER_GRANT_PREFIX}${username}`;
 

@@ -148,14 +148,14 @@ async function incarnationNow(project: ProjectRef): Promise<string> {
 }
 
 /** Which items of a transaction DynamoDB refused on their condition (empty for any other failure). */
-function refusedItems(error: unknown): number[] {
+export function refusedItems(error: unknown): number[] {
   if (!(error instanceof Error) || error.name !== 'TransactionCanceledException') return [];
   const reasons = (error as { CancellationReasons?: Array<{ Code?: string }> }).CancellationReasons ?? [];
   return reasons.flatMap((reason, i) => (reason.Code === 'ConditionalCheckFailed' ? [i] : []));
 }
 
 /** The head's update in a grant's transaction: the project is still this incarnation, and what else is asked. */
-const headUpdate = (
+export const headUpdate = (
   project: ProjectRef,
   inc: string,
   update: string,
@@ -170,7 +170,7 @@ const headUpdate = (
     ExpressionAttributeNames: {
       '#inc': A.incarnation,
       ...Object.fromEntries(
-        [A.grantEpoch, A.keyCount, A.memberCount]
+        [A.grantEpoch, A.keyCount, A.memberCount, A.webhookCount]
           .filter((name) => update.includes(`#${name}`) || condition.includes(`#${name}`))
           .map((name) => [`#${name}`, name]),
       ),

@@ -52,6 +52,9 @@ describe('projects', () => {
       ['GET', api(project.username, project.slug, '/members')],
       ['PUT', api(project.username, project.slug, '/members/@someone'), { role: 'viewer' }],
       ['DELETE', api(project.username, project.slug, '/members/@someone')],
+      ['POST', api(project.username, project.slug, '/webhooks'), { url: 'https://93.184.215.14/hook' }],
+      ['GET', api(project.username, project.slug, '/webhooks')],
+      ['DELETE', api(project.username, project.slug, '/webhooks/0123456789abcdef')],
     ];
     for (const [method, path, body] of routes) {
       const byKey = await call(method, path, { token: project.key, body });

@@ -35,11 +35,16 @@ let metafile: Metafile;
 const config = readServerlessConfig() as ReturnType<typeof readServerlessConfig> & {
   service: string;
   provider: { memorySize: number; timeout: number };
+  resources: { Resources: Record<string, unknown> };
   params: { default: Record<string, number> };
   custom: { alarms: Record<string, string>; alarmEmail: string };
 };
 const STAGE = 'dev';
 const functionNames = Object.keys(config.functions);
+/** The functions behind HTTP routes (the middy chain, credentials); the others are fed by a queue. */
+const routeFunctions = functionNames.filter((name) =>
+  ((config.functions[name] as { events?: Array<{ httpApi?: unknown }> }).events ?? []).some((e) => e.httpApi),
+);
 const permissions = parse(readFileSync(join(ROOT, 'infra', 'iam.yml'), 'utf8')) as Record<string, string[]>;
 
 /** `set` -> `Set`, `projectCreate` -> `ProjectCreate`: osls's logical id prefix for a function. */
@@ -112,7 +117,7 @@ describe('functions', () => {
         Runtime: 'nodejs24.x',
         Architectures: ['arm64'],
         MemorySize: config.provider.memorySize,
-        Timeout: config.provider.timeout,
+        Timeout: (config.functions[name] as { timeout?: number }).timeout ?? config.provider.timeout,
         Environment: { Variables: { TABLE_NAME: { Ref: 'ContentTable' }, NODE_OPTIONS: '--enable-source-maps' } },
         Role: getAtt(`${logical(name)}IamRoleLambdaExecution`),
       });
@@ -155,7 +160,7 @@ describe('IAM', () => {
   });
 
   it.each(functionNames)(
-    '%s: only its infra/iam.yml DynamoDB actions, only on the table, plus its own log group',
+    '%s: only its infra/iam.yml DynamoDB actions, only on the table (SQS actions only on the webhook queue), plus its own log group',
     (name) => {
       const role = resources[`${logical(name)}IamRoleLambdaExecution`] as Resource;
       expect(role.Properties.ManagedPolicyArns).toBeUndefined();
@@ -171,7 +176,15 @@ describe('IAM', () => {
           Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
           Resource: [getAtt(`${logical(name)}LogGroup`)],
         },
-        { Effect: 'Allow', Action: permissions[name], Resource: [getAtt('ContentTable')] },
+        ...[
+          ['dynamodb:', 'ContentTable'],
+          ['sqs:', 'WebhookQueue'],
+        ].flatMap(([service, resource]) => {
+          const actions = (permissions[name] ?? []).filter((action) => action.startsWith(service as string));
+          return actions.length === 0
+            ? []
+            : [{ Effect: 'Allow', Action: actions, Resource: [getAtt(resource as string)] }];
+        }),
         // X-Ray's segment actions take no resource ARN.
         { Effect: 'Allow', Action: ['xray:PutTraceSegments', 'xray:PutTelemetryRecords'], Resource: ['*'] },
       ]);
@@ -183,7 +196,59 @@ describe('IAM', () => {
   it.each(functionNames)('%s: the actions are exactly the DynamoDB commands its bundle can send', (name) => {
     const needed = dynamodbActionsOf(metafile, entryPointOf(name), ROOT);
     expect(needed.length).toBeGreaterThan(0);
-    expect([...(permissions[name] ?? [])].sort()).toEqual(needed);
+    expect([...(permissions[name] ?? [])].filter((action) => action.startsWith('dynamodb:')).sort()).toEqual(needed);
+  });
+
+  it('grants SQS actions to the webhook sender only: what its event source and its retries need', () => {
+    const withSqs = functionNames.filter((name) => (permissions[name] ?? []).some((a) => a.startsWith('sqs:')));
+    expect(withSqs).toEqual(['webhooksSend']);
+    expect(permissions.webhooksSend?.filter((a) => a.startsWith('sqs:')).sort()).toEqual([
+      'sqs:ChangeMessageVisibility',
+      'sqs:DeleteMessage',
+      'sqs:GetQueueAttributes',
+      'sqs:ReceiveMessage',
+    ]);
+  });
+});
+
+describe('webhook queue', () => {
+  it('is FIFO, encrypted, explicitly deduplicated, with a dead-letter queue past 60 receives', () => {
+    expect(resources.WebhookQueue?.Properties).toMatchObject({
+      QueueName: `${config.service}-${STAGE}-webhooks.fifo`,
+      FifoQueue: true,
+      ContentBasedDeduplication: false,
+      SqsManagedSseEnabled: true,
+      RedrivePolicy: { deadLetterTargetArn: getAtt('WebhookDeadLetterQueue'), maxReceiveCount: 60 },
+    });
+    // Retries span 24 h, plus the last backoff: the messages must outlive them.
+    expect(resources.WebhookQueue?.Properties.MessageRetentionPeriod).toBeGreaterThanOrEqual(25 * 3600);
+    expect(resources.WebhookDeadLetterQueue?.Properties).toMatchObject({ FifoQueue: true, SqsManagedSseEnabled: true });
+  });
+
+  it('feeds the sender in batches of 10 with partial batch failures, its visibility above the function timeout', () => {
+    const mappings = ofType('AWS::Lambda::EventSourceMapping');
+    expect(mappings).toHaveLength(1);
+    const [[, mapping]] = mappings as [[string, Resource]];
+    expect(mapping.Properties).toMatchObject({
+      EventSourceArn: getAtt('WebhookQueue'),
+      FunctionName: getAtt('WebhooksSendLambdaFunction'),
+      BatchSize: 10,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+    });
+    const sender = resources.WebhooksSendLambdaFunction as Resource;
+    expect(resources.WebhookQueue?.Properties.VisibilityTimeout).toBeGreaterThanOrEqual(sender.Properties.Timeout);
+    expect(sender.Properties.Environment.Variables.WEBHOOK_QUEUE_URL).toEqual({ Ref: 'WebhookQueue' });
+  });
+
+  it('never lets a deployed function deliver to loopback', () => {
+    for (const name of functionNames) {
+      const variables = (resources[`${logical(name)}LambdaFunction`] as Resource).Properties.Environment.Variables;
+      expect([name, variables.WEBHOOKS_ALLOW_LOOPBACK, variables.WEBHOOK_BACKOFF_SCALE]).toEqual([
+        name,
+        undefined,
+        undefined,
+      ]);
+    }
   });
 });
 
@@ -402,8 +467,11 @@ describe('bundles', () => {
     const lazy = Object.fromEntries(
       functionNames.map((name) => [name, lazyInZip(name).map((file) => posix.basename(file))]),
     );
-    for (const name of functionNames) expect(lazy[name]).toContain('lib-auth-jose.mjs');
-    for (const name of functionNames) expect(lazy[name]).toContain('lib-http-tracing-powertools.mjs');
+    for (const name of routeFunctions) expect(lazy[name]).toContain('lib-auth-jose.mjs');
+    for (const name of routeFunctions) expect(lazy[name]).toContain('lib-http-tracing-powertools.mjs');
+    // The webhook sender checks no credential and has no middy chain: nothing lazy.
+    expect(functionNames.filter((name) => !routeFunctions.includes(name))).toEqual(['webhooksSend']);
+    expect(lazy.webhooksSend).toEqual([]);
     const mutations = functionNames.filter((name) =>
       (config.functions[name] as { handler: string }).handler.match(
         /functions\/(set|insert|push|increment|decrement|delete|update|batch|patch)\./,
@@ -480,7 +548,7 @@ describe('bundles', () => {
       }
       console.log(JSON.stringify(results));`;
     const bundles = Object.fromEntries(
-      functionNames.map((name) => [name, join(OUT, 'build', `${moduleOf(name)}.mjs`)]),
+      routeFunctions.map((name) => [name, join(OUT, 'build', `${moduleOf(name)}.mjs`)]),
     );
     const output = execFileSync(process.execPath, ['--input-type=module', '-e', script, JSON.stringify(bundles)], {
       cwd: OUT,
@@ -497,11 +565,27 @@ describe('bundles', () => {
     });
     const statuses = JSON.parse(output.trim().split('\n').pop() as string) as Record<string, number>;
     expect(Object.keys(statuses).sort()).toEqual(
-      functionNames.flatMap((name) => [`${name} jwt`, `${name} none`]).sort(),
+      routeFunctions.flatMap((name) => [`${name} jwt`, `${name} none`]).sort(),
     );
     // 401 for every route today; anything under 500 shows the bundle ran its middy chain to a deliberate answer.
     for (const status of Object.values(statuses)) expect(status).toBeLessThan(500);
-    for (const name of functionNames) expect(statuses[`${name} jwt`]).toBe(401);
+    for (const name of routeFunctions) expect(statuses[`${name} jwt`]).toBe(401);
+  });
+
+  it('the webhook sender bundle loads in a fresh Node process and answers an empty batch with no failures', () => {
+    const script = `
+      const { handler } = await import(process.argv[1]);
+      console.log(JSON.stringify(await handler({ Records: [] })));`;
+    const output = execFileSync(
+      process.execPath,
+      ['--input-type=module', '-e', script, join(OUT, 'build', `${moduleOf('webhooksSend')}.mjs`)],
+      {
+        cwd: OUT,
+        env: { PATH: process.env.PATH, TABLE_NAME: 'package-test', AWS_REGION: 'us-east-1' },
+        encoding: 'utf8',
+      },
+    );
+    expect(JSON.parse(output.trim().split('\n').pop() as string)).toEqual({ batchItemFailures: [] });
   });
 
   it('a mutation bundle applies a write with Idempotency-Key once, through its lazy Powertools module', async () => {

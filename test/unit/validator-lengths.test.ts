@@ -74,14 +74,14 @@ describe('string lengths are counted in characters', () => {
           expect(verdict(entry, character.repeat(maxLength))).toBe('valid');
           expect(verdict(entry, character.repeat(maxLength + 1))).toEqual({
             statusCode: 400,
-            code: expect.stringMatching(/^INVALID_[A-Z]+$/),
+            code: expect.stringMatching(/^INVALID_[A-Z_]+$/),
           });
         }
         if (minLength !== undefined && minLength > 0) {
           expect(verdict(entry, character.repeat(minLength))).toBe('valid');
           expect(verdict(entry, character.repeat(minLength - 1))).toEqual({
             statusCode: 400,
-            code: expect.stringMatching(/^INVALID_[A-Z]+$/),
+            code: expect.stringMatching(/^INVALID_[A-Z_]+$/),
           });
         }
       },

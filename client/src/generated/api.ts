@@ -238,6 +238,47 @@ export interface Operations {
       message: string;
     };
   };
+  createWebhook: {
+    method: 'POST';
+    path: '/api/{username}/{projectSlug}/webhooks';
+    body: {
+      url: string;
+      path?: string;
+    };
+    response: {
+      id: string;
+      url: string;
+      path: string | null;
+      createdAt: string;
+      secret: string;
+    };
+  };
+  listWebhooks: {
+    method: 'GET';
+    path: '/api/{username}/{projectSlug}/webhooks';
+    body: undefined;
+    response: {
+      webhooks: Array<{
+        id: string;
+        url: string;
+        path: string | null;
+        createdAt: string;
+        dropped: number;
+        lastDropped: {
+          revision: string;
+          attempts: number;
+          lastResult: string;
+          at: string;
+        } | null;
+      }>;
+    };
+  };
+  deleteWebhook: {
+    method: 'DELETE';
+    path: '/api/{username}/{projectSlug}/webhooks/{id}';
+    body: undefined;
+    response: unknown;
+  };
 }
 
 /** The error body of every route. */

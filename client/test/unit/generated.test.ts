@@ -86,6 +86,9 @@ describe('the client covers every route of the document', () => {
     await site.members.list();
     await site.members.put('@bob', 'viewer');
     await site.members.remove('@bob');
+    await site.webhooks.create({ url: 'https://hooks.example.com/content', path: 'data' });
+    await site.webhooks.list();
+    await site.webhooks.remove('0123456789abcdef');
 
     const params: Record<string, string> = {
       username: '@alice',
