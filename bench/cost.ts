@@ -162,7 +162,7 @@ export async function runCost(options: CostOptions): Promise<CostReport> {
   /** The content's segments: how many, and the largest one's DynamoDB-counted size. */
   const layout = async () => {
     const all = await segmentsNow();
-    return { segments: all.length, largest: Math.max(0, ...all.map((seg) => itemSize(seg.raw))) };
+    return { segments: all.length, largest: all.reduce((max, seg) => Math.max(max, itemSize(seg.raw)), 0) };
   };
   /** The content's size as DynamoDB counts bytes, assembled from its segments (a GET stops at 4 MiB). */
   const contentBytes = async () => {

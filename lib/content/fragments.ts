@@ -229,21 +229,23 @@ export function cut(
   if (Array.isArray(value) && storedSize(value) > limit && !isChunkKey(key)) return cutArray(key, value, limit, target);
   if (!isObject(value) || storedSize(value) <= limit) return [{ key, fragment: value }];
   const members = Object.keys(value);
-  // The least the object can be cut to (every container larger than a stub moved out; scalars stay): past the
-  // limit, buckets.
+  // Only a container of at least an eighth of the limit moves to a segment of its own: many small records (a map
+  // of builds, of users) are bucketed instead of each becoming an item of a few hundred bytes.
   const stubSize = Buffer.byteLength(newKey(key));
+  const minMove = Math.max(stubSize + 1, Math.floor(limit / 8));
+  const movableSize = (v: Json) => (Array.isArray(v) || isObject(v) ? storedSize(v) : 0);
+  // The least the object can be cut to (every movable member moved out): past the limit, buckets.
   let least = 3;
   for (const k of members) {
     const v = value[k] as Json;
-    const movable = Array.isArray(v) || isObject(v);
-    least += 1 + Buffer.byteLength(k) + (movable ? Math.min(storedSize(v), stubSize) : storedSize(v));
+    least += 1 + Buffer.byteLength(k) + (movableSize(v) >= minMove ? stubSize : storedSize(v));
   }
   if (least > limit && members.length > 1) return bucketize(key, value, limit, target, newKey);
   const fragment: JsonObject = {};
   for (const k of members) setOwn(fragment, k, value[k] as Json);
   const movable = members
-    .filter((k) => Array.isArray(fragment[k]) || isObject(fragment[k]))
-    .map((k) => ({ k, size: storedSize(fragment[k] as Json) }))
+    .map((k) => ({ k, size: movableSize(fragment[k] as Json) }))
+    .filter(({ size }) => size >= minMove)
     .sort((a, b) => b.size - a.size);
   const children: Piece[] = [];
   let size = storedSize(fragment);
@@ -251,8 +253,6 @@ export function cut(
     if (size <= target) break;
     const child = newKey(key);
     const stub = new Stub(child);
-    // Moving a member saves its size and costs the stub's; a member smaller than its stub stays.
-    if (memberSize <= storedSize(stub)) break;
     children.push(...cut(child, fragment[k] as Json, limit, target, newKey));
     setOwn(fragment, k, stub);
     size += storedSize(stub) - memberSize;
