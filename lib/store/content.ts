@@ -828,7 +828,7 @@ async function readView(
       }
     }
     if (elements.length !== Math.max(0, Math.min(to, count) - from)) throw new MissingSegment(chunked.key);
-    elements.push(...list.slice(1 + Math.max(from, count) - count, 1 + to - count));
+    if (to > count) elements.push(...list.slice(1 + Math.max(from, count) - count, 1 + to - count));
     return { value: { value: elements, start: from, length }, etag: formatEtag(etagOf([segment, ...chunks])) };
   }
   return { value: viewOf(held, view), etag: formatEtag(segment.etag) };

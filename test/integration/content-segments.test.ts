@@ -268,6 +268,8 @@ describe('a chunked array (an array larger than one segment)', () => {
     expect((await read('shallow=true')).body).toEqual({ value: { length: n } });
     for (const [start, limit] of [
       [0, 7],
+      [1, 1],
+      [Math.floor(n / 3), 2],
       [3, 40],
       [Math.floor(n / 2) - 5, 20],
       [n - 10, 100],
@@ -283,6 +285,11 @@ describe('a chunked array (an array larger than one segment)', () => {
         body: { value: model.slice(from, from + limit), start: from, length: n },
       });
     }
+    // Every short page, start to end: pages inside one chunk, across chunks, and across the chunks and the newest.
+    const pages = await Promise.all(Array.from({ length: n }, (_, start) => read(`start=${start}&limit=3`)));
+    expect(pages.map((r) => r.body.value)).toEqual(
+      Array.from({ length: n }, (_, start) => model.slice(start, start + 3)),
+    );
     // A slice's ETag covers the chunks it read: a change in one of them is a 200 again, not a 304.
     const before = await read('start=0&limit=5');
     const etag = before.headers.get('etag') as string;
