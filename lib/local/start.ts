@@ -39,6 +39,12 @@ async function main(): Promise<void> {
   // Webhook deliveries queued in this process go through the in-process queue to the sender's code.
   installLocalWebhookQueue((outcome) => console.log(JSON.stringify({ message: 'webhook delivery', ...outcome })));
   const { url, routes } = await startServer({ port: local.port(), corsOrigins: local.corsOrigins() });
+  // The sweeper (serverless.yml runs it every 15 minutes): here every few minutes, the same handler, in-process.
+  const { handler: sweep } = await import('../../functions/sweep');
+  const sweeping = setInterval(() => {
+    sweep().catch((error: unknown) => console.error(`sweep failed: ${error instanceof Error ? error.message : error}`));
+  }, local.sweepIntervalMs());
+  sweeping.unref();
   const base = `${url}/api/${demo.username}/${demo.projectSlug}/content`;
   console.log(
     `DynamoDB: ${runtime.embedded ? `embedded dynalite at ${runtime.endpoint}, data in ${local.dataDir()}` : runtime.endpoint}`,
