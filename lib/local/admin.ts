@@ -88,9 +88,10 @@ async function run(argv: string[]): Promise<unknown> {
 
   if (noun === 'sweep') {
     if (verb !== undefined) throw new UsageError(`sweep takes no arguments, got ${positionals.slice(1).join(' ')}`);
-    // The scheduled Lambda's own handler (functions/sweep.ts), once.
-    const { handler } = await import('../../functions/sweep');
-    return handler();
+    // What the scheduled Lambda (functions/sweep.ts) runs, once; its answer is the one line printed.
+    const { sweep } = await import('../store/sweep');
+    const { sweepAfterMs } = await import('../config/env');
+    return sweep(sweepAfterMs());
   }
   switch (`${noun} ${verb}`) {
     case 'user create': {

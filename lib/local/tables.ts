@@ -17,14 +17,28 @@ export async function ensureTable(client: DynamoDBClient, tableName: string): Pr
     // A table kept in a data folder from before an index was added: the index is added to it.
     for (const index of indexes ?? []) {
       if (Table?.GlobalSecondaryIndexes?.some((i) => i.IndexName === index.IndexName)) continue;
-      await client.send(
-        new UpdateTableCommand({
-          TableName: tableName,
-          AttributeDefinitions: table.AttributeDefinitions as CreateTableCommand['input']['AttributeDefinitions'],
-          GlobalSecondaryIndexUpdates: [{ Create: index }],
-        }),
+      const update = (throughput?: { ReadCapacityUnits: number; WriteCapacityUnits: number }) =>
+        client.send(
+          new UpdateTableCommand({
+            TableName: tableName,
+            AttributeDefinitions: table.AttributeDefinitions as CreateTableCommand['input']['AttributeDefinitions'],
+            GlobalSecondaryIndexUpdates: [{ Create: { ...index, ProvisionedThroughput: throughput } }],
+          }),
+        );
+      // dynalite asks for a throughput even on an on-demand table (which DynamoDB refuses): given only to it.
+      await update().catch((error: Error) =>
+        /provisionedThroughput/i.test(error.message)
+          ? update({ ReadCapacityUnits: 1, WriteCapacityUnits: 1 })
+          : Promise.reject(error),
       );
       await untilActive(client, tableName);
+      const { Table: updated } = await client.send(new DescribeTableCommand({ TableName: tableName }));
+      // dynalite accepts the update but never builds the index: a data folder from before it keeps working without.
+      if (!updated?.GlobalSecondaryIndexes?.some((i) => i.IndexName === index.IndexName))
+        console.warn(
+          `the table ${tableName} predates its index ${index.IndexName} and this engine cannot add it: the sweeper ` +
+            'will fail until the table is made afresh (a new DATA_DIR)',
+        );
     }
     return;
   } catch (error) {
