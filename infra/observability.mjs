@@ -16,6 +16,9 @@ const OURS = {
   dynamoConditionFailures: 'DynamoDBConditionFailures',
   readCapacity: 'ConsumedReadCapacityUnits',
   writeCapacity: 'ConsumedWriteCapacityUnits',
+  sweptMarkers: 'SweptMarkers',
+  sweptAbandoned: 'SweptAbandonedChanges',
+  sweptSegments: 'SweptSegments',
 };
 
 /** The operations the functions send (infra/iam.yml) and the ones planned: DynamoDB's per-operation metrics. */
@@ -299,6 +302,14 @@ function dashboardBody({ service, namespace, functions }) {
           [
             [namespace, OURS.writeConflicts, 'service', service, { stat: 'Sum' }],
             [namespace, OURS.idempotentReplays, 'service', service, { stat: 'Sum' }],
+          ],
+        ],
+        [
+          'Sweeper: interrupted changes over 100 items settled, segments deleted',
+          [
+            [namespace, OURS.sweptMarkers, 'service', service, { stat: 'Sum' }],
+            [namespace, OURS.sweptAbandoned, 'service', service, { stat: 'Sum' }],
+            [namespace, OURS.sweptSegments, 'service', service, { stat: 'Sum' }],
           ],
         ],
       ),

@@ -11,7 +11,8 @@ import { observabilityResources } from './observability.mjs';
 const TABLE = 'ContentTable';
 /** The queue SQS actions are granted on (the webhook sender's; a resource in serverless.yml). */
 const QUEUE = 'WebhookQueue';
-const ACTION = /^(dynamodb|sqs):[A-Z][A-Za-z]+$/;
+// `dynamodb:<Action>@<index>`: the action on that index of the table (its ARN, `<table ARN>/index/<index>`) only.
+const ACTION = /^(dynamodb:[A-Z][A-Za-z]+(@[a-z][a-z0-9-]*)?|sqs:[A-Z][A-Za-z]+)$/;
 
 /** { function: [actions] } from infra/iam.yml, checked against the functions serverless.yml declares. */
 export function readPermissions(serviceDir, functionNames) {
@@ -22,12 +23,27 @@ export function readPermissions(serviceDir, functionNames) {
     if (!Array.isArray(actions) || actions.length === 0) problems.push(`${name}: no actions listed`);
     else
       for (const action of actions)
-        if (!ACTION.test(action)) problems.push(`${name}: "${action}" is not one dynamodb:<Action> or sqs:<Action>`);
+        if (!ACTION.test(action))
+          problems.push(`${name}: "${action}" is not one dynamodb:<Action>[@<index>] or sqs:<Action>`);
   }
   for (const name of Object.keys(permissions))
     if (!functionNames.includes(name)) problems.push(`${name}: not a function in serverless.yml`);
   if (problems.length > 0) throw new Error(`infra/iam.yml:\n  ${problems.join('\n  ')}`);
   return permissions;
+}
+
+/** One statement per table index named in a function's `dynamodb:<Action>@<index>` entries: on that index only. */
+export function indexStatements(actions) {
+  const byIndex = new Map();
+  for (const entry of actions.filter((a) => a.includes('@'))) {
+    const [action, index] = entry.split('@');
+    byIndex.set(index, [...(byIndex.get(index) ?? []), action]);
+  }
+  return [...byIndex].map(([index, Action]) => ({
+    Effect: 'Allow',
+    Action,
+    Resource: [{ 'Fn::Join': ['', [{ 'Fn::GetAtt': [TABLE, 'Arn'] }, `/index/${index}`]] }],
+  }));
 }
 
 export default class ContentApiPackaging {
@@ -106,11 +122,12 @@ export default class ContentApiPackaging {
                     ['dynamodb:', TABLE],
                     ['sqs:', QUEUE],
                   ].flatMap(([service, resource]) => {
-                    const actions = permissions[name].filter((action) => action.startsWith(service));
+                    const actions = permissions[name].filter((a) => a.startsWith(service) && !a.includes('@'));
                     return actions.length === 0
                       ? []
                       : [{ Effect: 'Allow', Action: actions, Resource: [{ 'Fn::GetAtt': [resource, 'Arn'] }] }];
                   }),
+                  ...indexStatements(permissions[name]),
                   // Active tracing: the function sends its trace segments (these actions take no resource ARN).
                   ...(tracing
                     ? [

@@ -20,3 +20,10 @@ export const tableName = () => requireEnv('TABLE_NAME');
  * sets it lower for tests that want small contents spread over many segments.
  */
 export const fragmentBytes = (): number => Number(optionalEnv('SEGMENT_FRAGMENT_BYTES') ?? 3072);
+
+/**
+ * How old a pending-commit marker must be before the sweeper settles it (docs/design/storage.md §7.4): longer than
+ * any request lives (the Lambda timeout, 10 s, which every DynamoDB call's deadline honours), with a wide margin.
+ * `SWEEP_AFTER_MS` sets it lower for tests.
+ */
+export const sweepAfterMs = (): number => Number(optionalEnv('SWEEP_AFTER_MS') ?? 5 * 60 * 1000);

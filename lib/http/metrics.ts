@@ -21,6 +21,10 @@ export const METRIC = {
   dynamoConditionFailures: 'DynamoDBConditionFailures',
   readCapacity: 'ConsumedReadCapacityUnits',
   writeCapacity: 'ConsumedWriteCapacityUnits',
+  /** The sweeper (functions/sweep.ts): markers settled, of which changes that never committed, segments deleted. */
+  sweptMarkers: 'SweptMarkers',
+  sweptAbandoned: 'SweptAbandonedChanges',
+  sweptSegments: 'SweptSegments',
 } as const;
 
 /** The dimensions: low cardinality by construction (a route's function, a DynamoDB operation; never a project or user). */

@@ -10,6 +10,7 @@ const USAGE = `usage: npm run -s admin -- <command>   (--help, -h: this text)
   key create @alice/site --permissions content:read,content:write [--expires-in SECONDS] [--name NAME]
   key revoke @alice/site <id>
   member add @alice/site @bob --role viewer|editor
+  sweep   (once: what interrupted changes over 100 items left, markers older than SWEEP_AFTER_MS, default 5 min)
 --expires-in: 1 to ${MAX_EXPIRES_IN_SECONDS} seconds (10 years); a session's default is 7 days, a key's never.`;
 
 class UsageError extends Error {}
@@ -85,6 +86,13 @@ async function run(argv: string[]): Promise<unknown> {
     if (!Item) throw new Error(`user ${username} does not exist`);
   };
 
+  if (noun === 'sweep') {
+    if (verb !== undefined) throw new UsageError(`sweep takes no arguments, got ${positionals.slice(1).join(' ')}`);
+    // What the scheduled Lambda (functions/sweep.ts) runs, once; its answer is the one line printed.
+    const { sweep } = await import('../store/sweep');
+    const { sweepAfterMs } = await import('../config/env');
+    return sweep(sweepAfterMs());
+  }
   switch (`${noun} ${verb}`) {
     case 'user create': {
       const username = user(rest[0]);

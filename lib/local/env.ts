@@ -9,6 +9,8 @@ export const local = {
   enginePort: () => Number(process.env.LOCAL_DYNAMODB_PORT ?? 8000),
   /** `:memory:` keeps the embedded engine in memory (tests). */
   dataDir: () => process.env.DATA_DIR ?? join(ROOT, '.data'),
+  /** How often `npm start` runs the sweeper in-process (serverless.yml: every 15 minutes). */
+  sweepIntervalMs: () => Number(process.env.SWEEP_INTERVAL_MS ?? 3 * 60 * 1000),
   corsOrigins: () =>
     (process.env.CORS_ORIGINS ?? '*')
       .split(',')

@@ -1,4 +1,6 @@
 // `npm start`: the embedded engine (or AWS_ENDPOINT_URL_DYNAMODB), the table, a demo project, and the API on PORT.
+import { InvokeStoreBase } from '@aws/lambda-invoke-store';
+import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { local } from './env';
@@ -33,12 +35,22 @@ async function ensureDemo(): Promise<Demo> {
 }
 
 async function main(): Promise<void> {
-  await hostConcurrentInvocations();
+  const invocations = await hostConcurrentInvocations();
   const runtime = await startRuntime();
   const demo = await ensureDemo();
   // Webhook deliveries queued in this process go through the in-process queue to the sender's code.
   installLocalWebhookQueue((outcome) => console.log(JSON.stringify({ message: 'webhook delivery', ...outcome })));
   const { url, routes } = await startServer({ port: local.port(), corsOrigins: local.corsOrigins() });
+  // The sweeper (serverless.yml runs it every 15 minutes): here every few minutes, the same handler, in-process.
+  const { handler: sweep } = await import('../../functions/sweep');
+  const sweeping = setInterval(() => {
+    // An invocation of its own, as Lambda runs it (Powertools keeps its log and metric context per invocation).
+    const invocation = { [InvokeStoreBase.PROTECTED_KEYS.REQUEST_ID]: randomUUID() };
+    invocations
+      .run(invocation, () => sweep())
+      .catch((error: unknown) => console.error(`sweep failed: ${error instanceof Error ? error.message : error}`));
+  }, local.sweepIntervalMs());
+  sweeping.unref();
   const base = `${url}/api/${demo.username}/${demo.projectSlug}/content`;
   console.log(
     `DynamoDB: ${runtime.embedded ? `embedded dynalite at ${runtime.endpoint}, data in ${local.dataDir()}` : runtime.endpoint}`,

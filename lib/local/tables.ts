@@ -4,14 +4,42 @@ import {
   DescribeTableCommand,
   type DynamoDBClient,
   ResourceNotFoundException,
+  UpdateTableCommand,
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
 import table from '../../infra/table.json';
 
 /** Creates the table if it is missing and waits until it is active. */
 export async function ensureTable(client: DynamoDBClient, tableName: string): Promise<void> {
+  const indexes = table.GlobalSecondaryIndexes as CreateTableCommand['input']['GlobalSecondaryIndexes'];
   try {
-    await client.send(new DescribeTableCommand({ TableName: tableName }));
+    const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
+    // A table kept in a data folder from before an index was added: the index is added to it.
+    for (const index of indexes ?? []) {
+      if (Table?.GlobalSecondaryIndexes?.some((i) => i.IndexName === index.IndexName)) continue;
+      const update = (throughput?: { ReadCapacityUnits: number; WriteCapacityUnits: number }) =>
+        client.send(
+          new UpdateTableCommand({
+            TableName: tableName,
+            AttributeDefinitions: table.AttributeDefinitions as CreateTableCommand['input']['AttributeDefinitions'],
+            GlobalSecondaryIndexUpdates: [{ Create: { ...index, ProvisionedThroughput: throughput } }],
+          }),
+        );
+      // dynalite asks for a throughput even on an on-demand table (which DynamoDB refuses): given only to it.
+      await update().catch((error: Error) =>
+        /provisionedThroughput/i.test(error.message)
+          ? update({ ReadCapacityUnits: 1, WriteCapacityUnits: 1 })
+          : Promise.reject(error),
+      );
+      await untilActive(client, tableName);
+      const { Table: updated } = await client.send(new DescribeTableCommand({ TableName: tableName }));
+      // dynalite accepts the update but never builds the index: a data folder from before it keeps working without.
+      if (!updated?.GlobalSecondaryIndexes?.some((i) => i.IndexName === index.IndexName))
+        console.warn(
+          `the table ${tableName} predates its index ${index.IndexName} and this engine cannot add it: the sweeper ` +
+            'will fail until the table is made afresh (a new DATA_DIR)',
+        );
+    }
     return;
   } catch (error) {
     if (!(error instanceof ResourceNotFoundException)) throw error;
@@ -21,14 +49,11 @@ export async function ensureTable(client: DynamoDBClient, tableName: string): Pr
       TableName: tableName,
       AttributeDefinitions: table.AttributeDefinitions as CreateTableCommand['input']['AttributeDefinitions'],
       KeySchema: table.KeySchema as CreateTableCommand['input']['KeySchema'],
+      GlobalSecondaryIndexes: indexes,
       BillingMode: 'PAY_PER_REQUEST',
     }),
   );
-  for (let i = 0; i < 100; i++) {
-    const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
-    if (Table?.TableStatus === 'ACTIVE') break;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  await untilActive(client, tableName);
   try {
     await client.send(
       new UpdateTimeToLiveCommand({
@@ -38,5 +63,18 @@ export async function ensureTable(client: DynamoDBClient, tableName: string): Pr
     );
   } catch {
     // dynalite has no TTL; expiry is also checked on every read, so nothing depends on it.
+  }
+}
+
+/** Waits until the table and its indexes are active (dynalite takes a moment after a create or update). */
+async function untilActive(client: DynamoDBClient, tableName: string): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
+    if (
+      Table?.TableStatus === 'ACTIVE' &&
+      (Table.GlobalSecondaryIndexes ?? []).every((i) => i.IndexStatus === 'ACTIVE')
+    )
+      break;
+    await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }

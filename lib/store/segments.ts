@@ -262,6 +262,42 @@ export type Committed = { ok: true } | { ok: false; item?: Record<string, Attrib
 const MAX_TRANSACTION_ITEMS = 100;
 const MAX_TRANSACTION_BYTES = 4 * 1024 * 1024;
 
+/**
+ * Pending-commit markers (docs/design/storage.md §7.4): what a change over 100 items would leave if interrupted, in
+ * the content's partition under sort keys no segment prefix (`/…`) meets, and in the sparse GSI the sweeper queries.
+ */
+export const MARKER_PREFIX = '~p/';
+export const SWEEP_INDEX = 'sweep';
+export const SWEEP_PARTITION = 'm';
+export const MARKER = {
+  /** `pending`: the commit has not happened; `deletes`: it happened (or never will), `orphans` remain to delete. */
+  kind: 'k',
+  /** The segment whose subtree the change rewrites. */
+  parent: 'mp',
+  /** Roots of the new children, and of the orphans left to delete (everything under each key prefix). */
+  children: 'mc',
+  orphans: 'mo',
+  /** Epoch ms of the marker's creation. */
+  at: 'at',
+  /** The sweep GSI's keys: a constant partition, the creation time. Only markers carry them. */
+  sweepPk: 'swp',
+  sweepSk: 'swt',
+} as const;
+/** A marker is one item: past this, the change is refused as too large (it lists key roots, so this is far off). */
+const MAX_MARKER_BYTES = 350 * 1024;
+
+/** The keys with no ancestor among them (a key prefixes every key of its subtree, birth ids being fresh). */
+export function keyRoots(keys: readonly string[]): string[] {
+  const roots: string[] = [];
+  for (const key of [...keys].sort()) {
+    const last = roots[roots.length - 1];
+    if (last === undefined || !key.startsWith(last)) roots.push(key);
+  }
+  return roots;
+}
+
+export const markerKey = (inc: string, id: string) => ({ pk: { S: contentPk(inc) }, sk: { S: id } });
+
 export interface Rewrite {
   inc: string;
   epoch: number;
@@ -318,16 +354,46 @@ export async function commitRewrite(rewrite: Rewrite): Promise<Committed> {
   const carried = deletes.filter((_, i) => rewrite.orphans[i]?.carried);
   let first: TransactWriteItem[];
   let after: TransactWriteItem[] = [];
+  let marker: Record<string, AttributeValue> | undefined;
   if (fits) {
     first = [parent, ...puts, ...deletes];
   } else {
-    if (1 + carried.length > MAX_TRANSACTION_ITEMS) throw changeTooLarge();
-    // The new children first: no stub names them until the commit.
-    await batchWriteAll(puts.map((p) => ({ PutRequest: { Item: p.Put?.Item } })));
+    // The parent, the carried deletes and the marker's own item.
+    if (2 + carried.length > MAX_TRANSACTION_ITEMS) throw changeTooLarge();
     const dropped = deletes.filter((d) => !carried.includes(d));
-    const room = MAX_TRANSACTION_ITEMS - 1 - carried.length;
+    const room = MAX_TRANSACTION_ITEMS - 2 - carried.length;
     first = [parent, ...carried, ...dropped.slice(0, room)];
     after = dropped.slice(room);
+    // First a marker naming what the next steps write and leave: a death between them leaves it to the sweeper.
+    marker = markerKey(rewrite.inc, `${MARKER_PREFIX}${randomBytes(12).toString('base64url')}`);
+    await putMarker(
+      marker,
+      rewrite.parent.key,
+      keyRoots(rewrite.children.map((c) => c.key)),
+      keyRoots(after.map((d) => d.Delete?.Key?.sk?.S as string)),
+    );
+    // The new children next: no stub names them until the commit.
+    await batchWriteAll(puts.map((p) => ({ PutRequest: { Item: p.Put?.Item } })));
+    // The commit settles the marker, on its still being pending (a sweeper that claimed it makes the commit fail):
+    // deleted, or turned into the list of the orphans still to delete.
+    const settle = {
+      TableName: table,
+      Key: marker,
+      ConditionExpression: '#k = :pending',
+      ExpressionAttributeNames: { '#k': MARKER.kind },
+    };
+    first.push(
+      after.length === 0
+        ? { Delete: { ...settle, ExpressionAttributeValues: { ':pending': { S: 'pending' } } } }
+        : {
+            Update: {
+              ...settle,
+              UpdateExpression: 'SET #k = :deletes REMOVE #mc',
+              ExpressionAttributeNames: { ...settle.ExpressionAttributeNames, '#mc': MARKER.children },
+              ExpressionAttributeValues: { ':pending': { S: 'pending' }, ':deletes': { S: 'deletes' } },
+            },
+          },
+    );
   }
   try {
     // The SDK's own retries resend this token: a transaction applied whose answer was lost is not applied again,
@@ -335,6 +401,8 @@ export async function commitRewrite(rewrite: Rewrite): Promise<Committed> {
     await dynamo.send(new TransactWriteItemsCommand({ TransactItems: first, ClientRequestToken: randomUUID() }));
   } catch (error) {
     if (error instanceof TransactionCanceledException) {
+      // Not applied: the children written first are unreachable for good; delete them now (the sweeper would).
+      if (marker) await abandon(rewrite.inc, marker, rewrite.children).catch(() => undefined);
       const reason = error.CancellationReasons?.[0];
       return { ok: false, item: reason?.Code === 'ConditionalCheckFailed' ? reason.Item : undefined };
     }
@@ -342,8 +410,42 @@ export async function commitRewrite(rewrite: Rewrite): Promise<Committed> {
   }
   if (after.length > 0) {
     await batchWriteAll(after.map((d) => ({ DeleteRequest: { Key: d.Delete?.Key } })));
+    // Only once every orphan is gone: an interruption before leaves the marker, and the sweeper finishes them.
+    if (marker) await batchWriteAll([{ DeleteRequest: { Key: marker } }]);
   }
   return { ok: true };
+}
+
+async function putMarker(
+  key: Record<string, AttributeValue>,
+  parent: string,
+  children: string[],
+  orphans: string[],
+): Promise<void> {
+  const at = String(Date.now());
+  const item: Record<string, AttributeValue> = {
+    ...key,
+    [MARKER.kind]: { S: 'pending' },
+    [MARKER.parent]: { S: parent },
+    [MARKER.children]: { L: children.map((k) => ({ S: k })) },
+    [MARKER.orphans]: { L: orphans.map((k) => ({ S: k })) },
+    [MARKER.at]: { N: at },
+    [MARKER.sweepPk]: { S: SWEEP_PARTITION },
+    [MARKER.sweepSk]: { N: at },
+  };
+  if ([...children, ...orphans].reduce((sum, k) => sum + Buffer.byteLength(k) + 3, 200) > MAX_MARKER_BYTES)
+    throw changeTooLarge();
+  await dynamo.send(new PutItemCommand({ TableName: tableName(), Item: item }));
+}
+
+/** A refused commit's new children and its marker, deleted (children first: the marker stays until they are gone). */
+async function abandon(
+  inc: string,
+  marker: Record<string, AttributeValue>,
+  children: Rewrite['children'],
+): Promise<void> {
+  await batchWriteAll(children.map((c) => ({ DeleteRequest: { Key: segmentItemKey(inc, c.key) } })));
+  await batchWriteAll([{ DeleteRequest: { Key: marker } }]);
 }
 
 /** Segments stamped at once by a revocation (each a conditional UpdateItem of a few bytes). */

@@ -180,11 +180,24 @@ describe('IAM', () => {
           ['dynamodb:', 'ContentTable'],
           ['sqs:', 'WebhookQueue'],
         ].flatMap(([service, resource]) => {
-          const actions = (permissions[name] ?? []).filter((action) => action.startsWith(service as string));
+          const actions = (permissions[name] ?? []).filter(
+            (action) => action.startsWith(service as string) && !action.includes('@'),
+          );
           return actions.length === 0
             ? []
             : [{ Effect: 'Allow', Action: actions, Resource: [getAtt(resource as string)] }];
         }),
+        // `dynamodb:<Action>@<index>`: that action on that index's ARN only.
+        ...(permissions[name] ?? [])
+          .filter((action) => action.includes('@'))
+          .map((entry) => {
+            const [action, index] = entry.split('@') as [string, string];
+            return {
+              Effect: 'Allow',
+              Action: [action],
+              Resource: [{ 'Fn::Join': ['', [getAtt('ContentTable'), `/index/${index}`]] }],
+            };
+          }),
         // X-Ray's segment actions take no resource ARN.
         { Effect: 'Allow', Action: ['xray:PutTraceSegments', 'xray:PutTelemetryRecords'], Resource: ['*'] },
       ]);
@@ -196,7 +209,8 @@ describe('IAM', () => {
   it.each(functionNames)('%s: the actions are exactly the DynamoDB commands its bundle can send', (name) => {
     const needed = dynamodbActionsOf(metafile, entryPointOf(name), ROOT);
     expect(needed.length).toBeGreaterThan(0);
-    expect([...(permissions[name] ?? [])].filter((action) => action.startsWith('dynamodb:')).sort()).toEqual(needed);
+    const granted = (permissions[name] ?? []).filter((a) => a.startsWith('dynamodb:')).map((a) => a.split('@')[0]);
+    expect([...new Set(granted)].sort()).toEqual(needed);
   });
 
   it('grants SQS actions to the webhook sender only: what its event source and its retries need', () => {
@@ -208,6 +222,30 @@ describe('IAM', () => {
       'sqs:GetQueueAttributes',
       'sqs:ReceiveMessage',
     ]);
+  });
+});
+
+describe('sweeper', () => {
+  it('runs every 15 minutes, and may Query the sweep index and nothing else beyond the table', () => {
+    const rules = ofType('AWS::Events::Rule');
+    expect(rules).toHaveLength(1);
+    const [[, rule]] = rules as [[string, Resource]];
+    expect(rule.Properties.ScheduleExpression).toBe('rate(15 minutes)');
+    expect(JSON.stringify(rule.Properties.Targets)).toContain('SweepLambdaFunction');
+    const statements = (resources.SweepIamRoleLambdaExecution as Resource).Properties.Policies[0].PolicyDocument
+      .Statement as Array<{ Action: string[]; Resource: unknown[] }>;
+    const onIndex = statements.filter((s) => JSON.stringify(s.Resource).includes('/index/'));
+    expect(onIndex).toEqual([
+      {
+        Effect: 'Allow',
+        Action: ['dynamodb:Query'],
+        Resource: [{ 'Fn::Join': ['', [getAtt('ContentTable'), '/index/sweep']] }],
+      },
+    ]);
+    // No other function reaches an index.
+    for (const name of functionNames.filter((n) => n !== 'sweep'))
+      expect(JSON.stringify(resources[`${logical(name)}IamRoleLambdaExecution`])).not.toContain('/index/');
+    expect(table.GlobalSecondaryIndexes.map((i) => i.IndexName)).toEqual(['sweep']);
   });
 });
 
@@ -267,6 +305,7 @@ describe('table', () => {
       SSESpecification: { SSEEnabled: true },
       DeletionProtectionEnabled: true,
       TimeToLiveSpecification: { AttributeName: 'ttl', Enabled: true },
+      GlobalSecondaryIndexes: table.GlobalSecondaryIndexes,
     });
     expect(table.TimeToLiveAttribute).toBe('ttl');
   });
@@ -469,9 +508,10 @@ describe('bundles', () => {
     );
     for (const name of routeFunctions) expect(lazy[name]).toContain('lib-auth-jose.mjs');
     for (const name of routeFunctions) expect(lazy[name]).toContain('lib-http-tracing-powertools.mjs');
-    // The webhook sender checks no credential and has no middy chain: nothing lazy.
-    expect(functionNames.filter((name) => !routeFunctions.includes(name))).toEqual(['webhooksSend']);
+    // The webhook sender and the sweeper check no credential and have no middy chain: nothing lazy.
+    expect(functionNames.filter((name) => !routeFunctions.includes(name)).sort()).toEqual(['sweep', 'webhooksSend']);
     expect(lazy.webhooksSend).toEqual([]);
+    expect(lazy.sweep).toEqual([]);
     const mutations = functionNames.filter((name) =>
       (config.functions[name] as { handler: string }).handler.match(
         /functions\/(set|insert|push|increment|decrement|delete|update|batch|patch)\./,

@@ -1,0 +1,17 @@
+// Scheduled (every 15 minutes), not an HTTP route: the sweeper (docs/design/storage.md §7.4) deletes what changes
+// over 100 items left when interrupted, found by their pending-commit markers. One log line and one metric line a run.
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import { sweepAfterMs } from '../lib/config/env';
+import { logger } from '../lib/http/logger';
+import { METRIC, metrics } from '../lib/http/metrics';
+import { sweep } from '../lib/store/sweep';
+
+export const handler = async () => {
+  const result = await sweep(sweepAfterMs());
+  logger.info('sweep', { ...result });
+  metrics.addMetric(METRIC.sweptMarkers, MetricUnit.Count, result.markers);
+  metrics.addMetric(METRIC.sweptAbandoned, MetricUnit.Count, result.abandoned);
+  metrics.addMetric(METRIC.sweptSegments, MetricUnit.Count, result.deleted);
+  metrics.publishStoredMetrics();
+  return result;
+};
