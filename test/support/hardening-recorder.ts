@@ -44,6 +44,8 @@ export function tokenOf(body: Record<string, any>): { token?: string; slot?: num
 export async function startRecorder(upstream: string): Promise<Recorder> {
   let seq = 0;
   let writes: AppliedWrite[] = [];
+  /** Transactions answered 200 by ClientRequestToken: a resend of one (the SDK's retry) is answered, not applied again. */
+  let committed = new Set<string>();
   const observe = (request: ProxyRequest, status: number) => {
     if (request.operation !== 'UpdateItem' && request.operation !== 'TransactWriteItems') return;
     let parsed: Record<string, any>;
@@ -51,6 +53,11 @@ export async function startRecorder(upstream: string): Promise<Recorder> {
       parsed = JSON.parse(request.body.toString('utf8')) as Record<string, any>;
     } catch {
       return;
+    }
+    const idempotency = typeof parsed.ClientRequestToken === 'string' ? parsed.ClientRequestToken : undefined;
+    if (request.operation === 'TransactWriteItems' && idempotency !== undefined && status === 200) {
+      if (committed.has(idempotency)) return;
+      committed.add(idempotency);
     }
     // A transaction's token is in the update of the segment it commits (the one with a token slot).
     const updates: Record<string, any>[] =
@@ -71,6 +78,7 @@ export async function startRecorder(upstream: string): Promise<Recorder> {
     counts: proxy.counts,
     reset: () => {
       writes = [];
+      committed = new Set();
       proxy.reset();
     },
     close: proxy.close,
