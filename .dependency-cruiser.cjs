@@ -1,7 +1,19 @@
 // The dependency rule (npm run lint:deps): every import between lib/ folders points down the layers, and nothing
 // a Lambda bundles imports the local runtime, the docs, the bench, the scripts or the tests. The layers, lowest
 // first, are the README's (Architecture); a folder may import the folders listed before it, never those after.
-const LAYERS = ['config', 'paths', 'content', 'dynamo', 'schema', 'policy', 'expressions', 'auth', 'store', 'http'];
+const LAYERS = [
+  'config',
+  'paths',
+  'content',
+  'dynamo',
+  'schema',
+  'policy',
+  'expressions',
+  'auth',
+  'store',
+  'realtime',
+  'http',
+];
 // On top: never imported by Lambda code (functions/ and the layers above).
 const TOP = '^(lib/(local|openapi)/|bench/|scripts/|test/)';
 
