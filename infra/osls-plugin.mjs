@@ -5,11 +5,53 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { bundleFunctions } from '../scripts/bundle.mjs';
+import { CONNECTION_ACTIONS, STREAM_ACTIONS } from './iam-actions.mjs';
 import { observabilityResources } from './observability.mjs';
 
 /** The table every function's DynamoDB actions are granted on (a resource in serverless.yml). */
 const TABLE = 'ContentTable';
-const ACTION = /^dynamodb:[A-Z][A-Za-z]+$/;
+const ACTION = /^(dynamodb|execute-api):[A-Z][A-Za-z]+$/;
+/**
+ * One function's policy statements beyond its log group: its table actions on the table, its stream actions on the
+ * stream, its connection actions on the WebSocket API's @connections of this stage.
+ */
+export function permissionStatements(actions, stage) {
+  const table = actions.filter((a) => !STREAM_ACTIONS.includes(a) && !CONNECTION_ACTIONS.includes(a));
+  const stream = actions.filter((a) => STREAM_ACTIONS.includes(a));
+  const connections = actions.filter((a) => CONNECTION_ACTIONS.includes(a));
+  return [
+    ...(table.length > 0 ? [{ Effect: 'Allow', Action: table, Resource: [{ 'Fn::GetAtt': [TABLE, 'Arn'] }] }] : []),
+    ...(stream.length > 0
+      ? [{ Effect: 'Allow', Action: stream, Resource: [{ 'Fn::GetAtt': [TABLE, 'StreamArn'] }] }]
+      : []),
+    ...(connections.length > 0
+      ? [
+          {
+            Effect: 'Allow',
+            Action: connections,
+            Resource: [
+              {
+                'Fn::Join': [
+                  '',
+                  [
+                    'arn:',
+                    { Ref: 'AWS::Partition' },
+                    ':execute-api:',
+                    { Ref: 'AWS::Region' },
+                    ':',
+                    { Ref: 'AWS::AccountId' },
+                    ':',
+                    { Ref: 'WebsocketsApi' },
+                    `/${stage}/POST/@connections/*`,
+                  ],
+                ],
+              },
+            ],
+          },
+        ]
+      : []),
+  ];
+}
 
 /** { function: [actions] } from infra/iam.yml, checked against the functions serverless.yml declares. */
 export function readPermissions(serviceDir, functionNames) {
@@ -20,7 +62,8 @@ export function readPermissions(serviceDir, functionNames) {
     if (!Array.isArray(actions) || actions.length === 0) problems.push(`${name}: no DynamoDB actions listed`);
     else
       for (const action of actions)
-        if (!ACTION.test(action)) problems.push(`${name}: "${action}" is not one dynamodb:<Action>`);
+        if (!ACTION.test(action))
+          problems.push(`${name}: "${action}" is not one dynamodb:<Action> or execute-api:<Action>`);
   }
   for (const name of Object.keys(permissions))
     if (!functionNames.includes(name)) problems.push(`${name}: not a function in serverless.yml`);
@@ -100,7 +143,7 @@ export default class ContentApiPackaging {
                     Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
                     Resource: [{ 'Fn::GetAtt': [naming.getLogGroupLogicalId(name), 'Arn'] }],
                   },
-                  { Effect: 'Allow', Action: [...permissions[name]], Resource: [{ 'Fn::GetAtt': [TABLE, 'Arn'] }] },
+                  ...permissionStatements(permissions[name], this.provider.getStage()),
                   // Active tracing: the function sends its trace segments (these actions take no resource ARN).
                   ...(tracing
                     ? [

@@ -4,14 +4,26 @@ import {
   DescribeTableCommand,
   type DynamoDBClient,
   ResourceNotFoundException,
+  UpdateTableCommand,
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
 import table from '../../infra/table.json';
 
-/** Creates the table if it is missing and waits until it is active. */
+const streamSpecification = {
+  StreamEnabled: true,
+  StreamViewType: table.StreamSpecification.StreamViewType as 'NEW_AND_OLD_IMAGES',
+};
+
+/** Creates the table if it is missing (a table made before it had a stream gets one) and waits until it is active. */
 export async function ensureTable(client: DynamoDBClient, tableName: string): Promise<void> {
   try {
-    await client.send(new DescribeTableCommand({ TableName: tableName }));
+    const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
+    if (!Table?.StreamSpecification?.StreamEnabled) {
+      // dynalite may refuse it; its stream is the engine's own (lib/local/stream.ts) anyway.
+      await client
+        .send(new UpdateTableCommand({ TableName: tableName, StreamSpecification: streamSpecification }))
+        .catch(() => undefined);
+    }
     return;
   } catch (error) {
     if (!(error instanceof ResourceNotFoundException)) throw error;
@@ -22,6 +34,8 @@ export async function ensureTable(client: DynamoDBClient, tableName: string): Pr
       AttributeDefinitions: table.AttributeDefinitions as CreateTableCommand['input']['AttributeDefinitions'],
       KeySchema: table.KeySchema as CreateTableCommand['input']['KeySchema'],
       BillingMode: 'PAY_PER_REQUEST',
+      // The realtime consumer's change stream (the embedded engine produces its records whatever this says).
+      StreamSpecification: streamSpecification,
     }),
   );
   for (let i = 0; i < 100; i++) {

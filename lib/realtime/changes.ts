@@ -4,8 +4,12 @@ import { assemble } from '../content/fragments';
 import { type Json, Stub, decimalOf, hasOwn, isJsonNumber, isObject } from '../content/json';
 import { type Segments, asIndex, formatPath } from '../paths';
 
-/** A change at an absolute path: the new value there, or that nothing is there any more. */
-export type Change = { path: Segments; value: Json } | { path: Segments; deleted: true };
+/**
+ * A change at an absolute path: the new value there, or that nothing is there any more. `was`: the value it
+ * replaced, kept where the change is not itself a diff of what it replaced, so a subscription below the path gets
+ * only what changed there (never sent).
+ */
+export type Change = ({ path: Segments; value: Json } | { path: Segments; deleted: true }) & { was?: Json };
 
 /** A change as a message carries it: the path formatted as the API's paths are. */
 export type WireChange = { path: string; value: unknown } | { path: string; deleted: true };
@@ -41,16 +45,18 @@ export function diffValues(
   out: Change[] = [],
 ): Change[] {
   if (after === undefined) {
-    if (before !== undefined) out.push({ path: at, deleted: true });
+    if (before !== undefined) out.push({ path: at, deleted: true, was: before });
     return out;
   }
   if (before === undefined) {
-    out.push({ path: at, value: after });
+    out.push({ path: at, value: after, was: undefined });
     return out;
   }
   if (sameValue(before, after)) return out;
   if (isObject(before) && isObject(after)) {
-    for (const k of Object.keys(before)) if (!hasOwn(after, k)) out.push({ path: [...at, k], deleted: true });
+    for (const k of Object.keys(before)) {
+      if (!hasOwn(after, k)) out.push({ path: [...at, k], deleted: true, was: before[k] as Json });
+    }
     for (const k of Object.keys(after))
       diffValues(hasOwn(before, k) ? before[k] : undefined, after[k], [...at, k], out);
     return out;
@@ -63,7 +69,7 @@ export function diffValues(
       return out;
     }
   }
-  out.push({ path: at, value: after });
+  out.push({ path: at, value: after, was: before });
   return out;
 }
 
@@ -106,16 +112,22 @@ const isPrefix = (prefix: Segments, path: Segments) =>
   prefix.length <= path.length && prefix.every((s, i) => path[i] === s);
 
 /**
- * What of `changes` lies inside a subscription to `path`: changes at or below it as they are, a change above it as
- * the new value at the path itself (or `deleted` when the new value has nothing there); the rest is dropped.
+ * What of `changes` lies inside a subscription to `path`: changes at or below it as they are; a change above it as
+ * what changed at and below the path itself (the value it replaced against the new one, when known; else the new
+ * value at the path, or `deleted`); the rest is dropped.
  */
 export function trimTo(changes: readonly Change[], path: Segments): Change[] {
   const inside: Change[] = [];
   for (const change of changes) {
     if (isPrefix(path, change.path)) inside.push(change);
     else if (isPrefix(change.path, path)) {
-      const value = 'value' in change ? valueBelow(change.value, path.slice(change.path.length)) : undefined;
-      inside.push(value === undefined ? { path, deleted: true } : { path, value });
+      const rest = path.slice(change.path.length);
+      const value = 'value' in change ? valueBelow(change.value, rest) : undefined;
+      if ('was' in change) {
+        diffValues(change.was === undefined ? undefined : valueBelow(change.was, rest), value, path, inside);
+      } else {
+        inside.push(value === undefined ? { path, deleted: true } : { path, value });
+      }
     }
   }
   return inside;

@@ -131,6 +131,7 @@ export function newSegmentItem(
   key: string,
   fragment: Json,
   epoch: number,
+  tx?: string,
 ): Record<string, AttributeValue> {
   return {
     ...segmentItemKey(inc, key),
@@ -143,6 +144,22 @@ export function newSegmentItem(
     [A.incarnation]: { S: inc },
     // A cut can leave stubs in a new segment too: writes that do not read first must see them.
     [A.stubsUnder]: toAttribute(stubsUnderOf(fragment)),
+    // Which commit wrote it: the stream consumer finds a commit's new children by it.
+    ...(tx === undefined ? {} : { [A.transaction]: { S: tx } }),
+  };
+}
+
+/** An update that also records its commit's token in `tx` (in the SET clause, or as one). */
+function stampedWithTransaction(update: UpdateRequest, tx: string): UpdateRequest {
+  const set = '#txn = :txn';
+  const expression = /\bSET\b/.test(update.UpdateExpression)
+    ? update.UpdateExpression.replace(/\bSET\b/, `SET ${set},`)
+    : `SET ${set} ${update.UpdateExpression}`;
+  return {
+    ...update,
+    UpdateExpression: expression,
+    ExpressionAttributeNames: { ...update.ExpressionAttributeNames, '#txn': A.transaction },
+    ExpressionAttributeValues: { ...update.ExpressionAttributeValues, ':txn': { S: tx } },
   };
 }
 
@@ -195,18 +212,20 @@ export interface Rewrite {
  */
 export async function commitRewrite(rewrite: Rewrite): Promise<Committed> {
   const table = tableName();
+  // The transaction's token, also written to every item it writes (`tx`): the stream consumer's grouping.
+  const token = randomUUID();
   const parent: TransactWriteItem = {
     Update: {
       TableName: table,
       Key: segmentItemKey(rewrite.inc, rewrite.parent.key),
-      ...rewrite.parent.update,
+      ...stampedWithTransaction(rewrite.parent.update, token),
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
     },
   };
   const puts: TransactWriteItem[] = rewrite.children.map((child) => ({
     Put: {
       TableName: table,
-      Item: newSegmentItem(rewrite.inc, child.key, child.fragment, rewrite.epoch),
+      Item: newSegmentItem(rewrite.inc, child.key, child.fragment, rewrite.epoch, token),
       ConditionExpression: 'attribute_not_exists(pk)',
     },
   }));
@@ -242,7 +261,7 @@ export async function commitRewrite(rewrite: Rewrite): Promise<Committed> {
   try {
     // The SDK's own retries resend this token: a transaction applied whose answer was lost is not applied again,
     // even when another write has since taken its request-token slot.
-    await dynamo.send(new TransactWriteItemsCommand({ TransactItems: first, ClientRequestToken: randomUUID() }));
+    await dynamo.send(new TransactWriteItemsCommand({ TransactItems: first, ClientRequestToken: token }));
   } catch (error) {
     if (error instanceof TransactionCanceledException) {
       const reason = error.CancellationReasons?.[0];

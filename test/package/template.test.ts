@@ -9,6 +9,7 @@ import table from '../../infra/table.json';
 import { loadRoutes, readServerlessConfig } from '../../lib/local/server';
 import { DIMENSION, METRIC, SERVICE_NAME } from '../../lib/http/metrics';
 import { ALARMS } from '../../infra/observability.mjs';
+import { CONNECTION_ACTIONS, STREAM_ACTIONS } from '../../infra/iam-actions.mjs';
 import { type Metafile, bundledInputs, dynamodbActionsOf, lazyOutputsOf, outputFor } from './dynamodb-actions';
 import { listZip } from './zip';
 
@@ -41,6 +42,15 @@ const config = readServerlessConfig() as ReturnType<typeof readServerlessConfig>
 const STAGE = 'dev';
 const functionNames = Object.keys(config.functions);
 const permissions = parse(readFileSync(join(ROOT, 'infra', 'iam.yml'), 'utf8')) as Record<string, string[]>;
+
+/** The functions behind the HTTP API (the realtime ones take WebSocket and stream events). */
+const httpFunctions = functionNames.filter((n) =>
+  (config.functions[n] as { events?: Array<Record<string, unknown>> }).events?.some((e) => e.httpApi),
+);
+const streamActions = (name: string) => (permissions[name] ?? []).filter((a) => STREAM_ACTIONS.includes(a));
+const connectionActions = (name: string) => (permissions[name] ?? []).filter((a) => CONNECTION_ACTIONS.includes(a));
+const tableActions = (name: string) =>
+  (permissions[name] ?? []).filter((a) => !STREAM_ACTIONS.includes(a) && !CONNECTION_ACTIONS.includes(a));
 
 /** `set` -> `Set`, `projectCreate` -> `ProjectCreate`: osls's logical id prefix for a function. */
 const logical = (name: string) => {
@@ -82,15 +92,17 @@ beforeAll(() => {
 
 describe('routes', () => {
   it('serves every route of the local server as an HTTP API route to the same function, and no other', () => {
-    const deployed = ofType('AWS::ApiGatewayV2::Route').map(([, route]) => {
-      const integrationId = route.Properties.Target['Fn::Join'][1][1].Ref as string;
-      const integration = resources[integrationId] as Resource;
-      return {
-        key: route.Properties.RouteKey,
-        fn: integration.Properties.IntegrationUri['Fn::GetAtt'][0],
-        payload: integration.Properties.PayloadFormatVersion,
-      };
-    });
+    const deployed = ofType('AWS::ApiGatewayV2::Route')
+      .filter(([, route]) => route.Properties.ApiId?.Ref === 'HttpApi')
+      .map(([, route]) => {
+        const integrationId = route.Properties.Target['Fn::Join'][1][1].Ref as string;
+        const integration = resources[integrationId] as Resource;
+        return {
+          key: route.Properties.RouteKey,
+          fn: integration.Properties.IntegrationUri['Fn::GetAtt'][0],
+          payload: integration.Properties.PayloadFormatVersion,
+        };
+      });
     const local = loadRoutes().map((r) => ({
       key: `${r.method} ${r.path}`,
       fn: `${logical(r.functionName)}LambdaFunction`,
@@ -99,6 +111,38 @@ describe('routes', () => {
     expect(local.length).toBeGreaterThan(0);
     const byKey = (a: { key: string }, b: { key: string }) => a.key.localeCompare(b.key);
     expect(deployed.sort(byKey)).toEqual(local.sort(byKey));
+  });
+
+  it('serves the realtime WebSocket API: $connect, $disconnect and $default to one function, answers as route responses', () => {
+    const apis = ofType('AWS::ApiGatewayV2::Api').filter(([, api]) => api.Properties.ProtocolType === 'WEBSOCKET');
+    expect(apis.map(([id, api]) => [id, api.Properties.RouteSelectionExpression])).toEqual([
+      ['WebsocketsApi', '$request.body.action'],
+    ]);
+    const routes = ofType('AWS::ApiGatewayV2::Route').filter(([, r]) => r.Properties.ApiId?.Ref === 'WebsocketsApi');
+    expect(routes.map(([, r]) => r.Properties.RouteKey).sort()).toEqual(['$connect', '$default', '$disconnect']);
+    const integrations = ofType('AWS::ApiGatewayV2::Integration').filter(
+      ([, i]) => i.Properties.ApiId?.Ref === 'WebsocketsApi',
+    );
+    expect(integrations.map(([, i]) => JSON.stringify(i.Properties.IntegrationUri))).toEqual([
+      expect.stringContaining('RealtimeLambdaFunction'),
+    ]);
+    expect(ofType('AWS::ApiGatewayV2::RouteResponse').map(([, r]) => r.Properties.RouteResponseKey)).toEqual([
+      '$default',
+    ]);
+  });
+
+  it('feeds the realtime stream consumer from the table stream, in order, with its endpoint', () => {
+    const mappings = ofType('AWS::Lambda::EventSourceMapping');
+    expect(mappings).toHaveLength(1);
+    const [, mapping] = mappings[0] as [string, Resource];
+    expect(mapping.Properties).toMatchObject({
+      EventSourceArn: { 'Fn::GetAtt': ['ContentTable', 'StreamArn'] },
+      FunctionName: getAtt('RealtimeStreamLambdaFunction'),
+      StartingPosition: 'LATEST',
+      BatchSize: 100,
+    });
+    const fn = resources.RealtimeStreamLambdaFunction as Resource;
+    expect(JSON.stringify(fn.Properties.Environment.Variables.REALTIME_ENDPOINT)).toContain('WebsocketsApi');
   });
 });
 
@@ -112,7 +156,7 @@ describe('functions', () => {
         Runtime: 'nodejs24.x',
         Architectures: ['arm64'],
         MemorySize: config.provider.memorySize,
-        Timeout: config.provider.timeout,
+        Timeout: (config.functions[name] as { timeout?: number }).timeout ?? config.provider.timeout,
         Environment: { Variables: { TABLE_NAME: { Ref: 'ContentTable' }, NODE_OPTIONS: '--enable-source-maps' } },
         Role: getAtt(`${logical(name)}IamRoleLambdaExecution`),
       });
@@ -155,7 +199,7 @@ describe('IAM', () => {
   });
 
   it.each(functionNames)(
-    '%s: only its infra/iam.yml DynamoDB actions, only on the table, plus its own log group',
+    "%s: only its infra/iam.yml actions (the table's on the table, the stream's on the stream, ManageConnections on the stage's @connections), plus its own log group",
     (name) => {
       const role = resources[`${logical(name)}IamRoleLambdaExecution`] as Resource;
       expect(role.Properties.ManagedPolicyArns).toBeUndefined();
@@ -171,7 +215,42 @@ describe('IAM', () => {
           Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
           Resource: [getAtt(`${logical(name)}LogGroup`)],
         },
-        { Effect: 'Allow', Action: permissions[name], Resource: [getAtt('ContentTable')] },
+        { Effect: 'Allow', Action: tableActions(name), Resource: [getAtt('ContentTable')] },
+        ...(streamActions(name).length > 0
+          ? [
+              {
+                Effect: 'Allow',
+                Action: streamActions(name),
+                Resource: [{ 'Fn::GetAtt': ['ContentTable', 'StreamArn'] }],
+              },
+            ]
+          : []),
+        ...(connectionActions(name).length > 0
+          ? [
+              {
+                Effect: 'Allow',
+                Action: ['execute-api:ManageConnections'],
+                Resource: [
+                  {
+                    'Fn::Join': [
+                      '',
+                      [
+                        'arn:',
+                        { Ref: 'AWS::Partition' },
+                        ':execute-api:',
+                        { Ref: 'AWS::Region' },
+                        ':',
+                        { Ref: 'AWS::AccountId' },
+                        ':',
+                        { Ref: 'WebsocketsApi' },
+                        `/${STAGE}/POST/@connections/*`,
+                      ],
+                    ],
+                  },
+                ],
+              },
+            ]
+          : []),
         // X-Ray's segment actions take no resource ARN.
         { Effect: 'Allow', Action: ['xray:PutTraceSegments', 'xray:PutTelemetryRecords'], Resource: ['*'] },
       ]);
@@ -183,7 +262,22 @@ describe('IAM', () => {
   it.each(functionNames)('%s: the actions are exactly the DynamoDB commands its bundle can send', (name) => {
     const needed = dynamodbActionsOf(metafile, entryPointOf(name), ROOT);
     expect(needed.length).toBeGreaterThan(0);
-    expect([...(permissions[name] ?? [])].sort()).toEqual(needed);
+    expect([...tableActions(name)].sort()).toEqual(needed);
+  });
+
+  it('only the function with a stream event reads the stream, and only the stream consumer posts to connections', () => {
+    const withStream = functionNames.filter((n) =>
+      (config.functions[n] as { events?: Array<Record<string, unknown>> }).events?.some((e) => e.stream),
+    );
+    expect(withStream).toEqual(['realtimeStream']);
+    expect(functionNames.filter((n) => streamActions(n).length > 0)).toEqual(withStream);
+    expect(streamActions('realtimeStream').sort()).toEqual([...STREAM_ACTIONS].sort());
+    expect(functionNames.filter((n) => connectionActions(n).length > 0)).toEqual(['realtimeStream']);
+    // The sender's code is the one that can post: the management API client is bundled there and nowhere else.
+    for (const n of functionNames) {
+      const posts = bundledInputs(metafile, entryPointOf(n)).some((f) => f.includes('client-apigatewaymanagementapi'));
+      expect({ n, posts }).toEqual({ n, posts: n === 'realtimeStream' });
+    }
   });
 });
 
@@ -202,6 +296,8 @@ describe('table', () => {
       SSESpecification: { SSEEnabled: true },
       DeletionProtectionEnabled: true,
       TimeToLiveSpecification: { AttributeName: 'ttl', Enabled: true },
+      // The realtime consumer's source: every write with both images.
+      StreamSpecification: { StreamViewType: 'NEW_AND_OLD_IMAGES' },
     });
     expect(table.TimeToLiveAttribute).toBe('ttl');
   });
@@ -209,7 +305,9 @@ describe('table', () => {
 
 describe('HTTP API', () => {
   it('allows the CORS_ORIGINS given at packaging time, with the headers and methods the API uses', () => {
-    const [[, api]] = ofType('AWS::ApiGatewayV2::Api') as [[string, Resource]];
+    const [[, api]] = ofType('AWS::ApiGatewayV2::Api').filter(([, a]) => a.Properties.ProtocolType === 'HTTP') as [
+      [string, Resource],
+    ];
     expect(api.Properties.CorsConfiguration).toEqual({
       AllowOrigins: CORS_ORIGINS,
       AllowHeaders: ['Authorization', 'Content-Type', 'If-Match', 'Idempotency-Key'],
@@ -402,8 +500,9 @@ describe('bundles', () => {
     const lazy = Object.fromEntries(
       functionNames.map((name) => [name, lazyInZip(name).map((file) => posix.basename(file))]),
     );
-    for (const name of functionNames) expect(lazy[name]).toContain('lib-auth-jose.mjs');
-    for (const name of functionNames) expect(lazy[name]).toContain('lib-http-tracing-powertools.mjs');
+    // The WebSocket routes verify JWTs too; the stream consumer never meets one (subscriptions hold principals).
+    for (const name of [...httpFunctions, 'realtime']) expect(lazy[name]).toContain('lib-auth-jose.mjs');
+    for (const name of httpFunctions) expect(lazy[name]).toContain('lib-http-tracing-powertools.mjs');
     const mutations = functionNames.filter((name) =>
       (config.functions[name] as { handler: string }).handler.match(
         /functions\/(set|insert|push|increment|decrement|delete|update|batch|patch)\./,
@@ -480,7 +579,7 @@ describe('bundles', () => {
       }
       console.log(JSON.stringify(results));`;
     const bundles = Object.fromEntries(
-      functionNames.map((name) => [name, join(OUT, 'build', `${moduleOf(name)}.mjs`)]),
+      httpFunctions.map((name) => [name, join(OUT, 'build', `${moduleOf(name)}.mjs`)]),
     );
     const output = execFileSync(process.execPath, ['--input-type=module', '-e', script, JSON.stringify(bundles)], {
       cwd: OUT,
@@ -497,11 +596,56 @@ describe('bundles', () => {
     });
     const statuses = JSON.parse(output.trim().split('\n').pop() as string) as Record<string, number>;
     expect(Object.keys(statuses).sort()).toEqual(
-      functionNames.flatMap((name) => [`${name} jwt`, `${name} none`]).sort(),
+      httpFunctions.flatMap((name) => [`${name} jwt`, `${name} none`]).sort(),
     );
     // 401 for every route today; anything under 500 shows the bundle ran its middy chain to a deliberate answer.
     for (const status of Object.values(statuses)) expect(status).toBeLessThan(500);
-    for (const name of functionNames) expect(statuses[`${name} jwt`]).toBe(401);
+    for (const name of httpFunctions) expect(statuses[`${name} jwt`]).toBe(401);
+  });
+
+  it('the realtime bundles load in a fresh Node process: a frame gets its answer, an empty stream batch nothing', () => {
+    const script = `
+      const [socket, stream] = process.argv.slice(1);
+      const { handler } = await import(socket);
+      const frame = async (body) => handler({ requestContext: { routeKey: '$default', connectionId: 'c1' }, body, isBase64Encoded: false });
+      const results = {
+        ping: await frame('{"action":"ping"}'),
+        bad: await frame('nope'),
+        jwt: await frame(JSON.stringify({ action: 'subscribe', project: '@a/b', token: 'eyJhbGciOiJSUzI1NiJ9.e30.c2ln' })),
+        stream: (await (await import(stream)).handler({ Records: [] })) ?? null,
+      };
+      console.log(JSON.stringify(results));`;
+    const output = execFileSync(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        script,
+        join(OUT, 'build', `${moduleOf('realtime')}.mjs`),
+        join(OUT, 'build', `${moduleOf('realtimeStream')}.mjs`),
+      ],
+      {
+        cwd: OUT,
+        env: {
+          PATH: process.env.PATH,
+          TABLE_NAME: 'package-test',
+          AWS_REGION: 'us-east-1',
+          AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+          AUTH_JWKS_URL: 'http://127.0.0.1:9/jwks',
+          AUTH_ISSUER: 'https://issuer.example',
+          AUTH_AUDIENCE: 'content-api',
+          REALTIME_ENDPOINT: 'http://127.0.0.1:9',
+        },
+        encoding: 'utf8',
+      },
+    );
+    const results = JSON.parse(output.trim().split('\n').pop() as string);
+    expect(results).toEqual({
+      ping: { statusCode: 200, body: '{"type":"pong"}' },
+      bad: { statusCode: 200, body: expect.stringContaining('"code":"INVALID_MESSAGE"') },
+      jwt: { statusCode: 200, body: expect.stringContaining('"code":"UNAUTHORIZED"') },
+      stream: null,
+    });
   });
 
   it('a mutation bundle applies a write with Idempotency-Key once, through its lazy Powertools module', async () => {

@@ -53,6 +53,9 @@ const content = fc.dictionary(keys, value, { maxKeys: 6 }) as fc.Arbitrary<JsonO
 let n = 0;
 const newKey = (parent: string) => `${parent}${String(n++).padStart(8, '0')}/`;
 
+/** Changes as sent (without the replaced value the diff keeps for trimming). */
+const bare = (changes: Change[]) => changes.map(({ was: _, ...c }) => c);
+
 describe('diffValues', () => {
   test.each<[string, Json, Json, Change[]]>([
     ['an unchanged value: nothing', { a: [1, { b: 2 }] }, { a: [1, { b: 2 }] }, []],
@@ -72,7 +75,7 @@ describe('diffValues', () => {
     ],
     ['1.0 equals 1', { n: 1 }, { n: new LosslessNumber('1.0') }, []],
   ])('%s', (_, before, after, expected) => {
-    expect(diffValues(before, after, [])).toEqual(expected);
+    expect(bare(diffValues(before, after, []))).toEqual(expected);
   });
 
   test('a stub naming the same segment is unchanged; a new stub is a change', () => {
@@ -83,7 +86,7 @@ describe('diffValues', () => {
   });
 
   test('the base path prefixes every change', () => {
-    expect(diffValues({ x: 1 }, { x: 2, y: 3 }, ['data', 'item'])).toEqual([
+    expect(bare(diffValues({ x: 1 }, { x: 2, y: 3 }, ['data', 'item']))).toEqual([
       { path: ['data', 'item', 'x'], value: 2 },
       { path: ['data', 'item', 'y'], value: 3 },
     ]);
@@ -179,7 +182,7 @@ describe('commitChanges over segments (256-byte segments: every content is multi
       removed: () => undefined,
       written: (k) => neu.get(k),
     });
-    expect(changes).toEqual([{ path: ['a', 'n'], value: 2 }]);
+    expect(bare(changes)).toEqual([{ path: ['a', 'n'], value: 2 }]);
   });
 });
 
@@ -205,12 +208,25 @@ describe('trimTo', () => {
     ],
     ['a path below a deletion: deleted', ['other', 'x'], [{ path: ['other', 'x'], deleted: true }]],
   ])('%s', (_, path, expected) => {
-    expect(trimTo(changes, path)).toEqual(expected);
+    expect(bare(trimTo(changes, path))).toEqual(expected);
+  });
+
+  test('a change above the path whose replaced value is known: only what changed at the path', () => {
+    const replaced: Change[] = [{ path: ['data'], value: { a: { x: 1, y: 2 }, b: 1 }, was: { a: { x: 1 } } }];
+    expect(bare(trimTo(replaced, ['data', 'a']))).toEqual([{ path: ['data', 'a', 'y'], value: 2 }]);
+    expect(bare(trimTo(replaced, ['data', 'c']))).toEqual([]);
+    const created: Change[] = [{ path: ['data'], value: { b: 1 } }];
+    expect(bare(trimTo(created, ['data', 'a']))).toEqual([{ path: ['data', 'a'], deleted: true }]);
+    expect(bare(diffValues(undefined, { b: 1 }, ['data']))).toEqual(created);
+    expect(bare(trimTo(diffValues(undefined, { b: 1 }, ['data']), ['data', 'a']))).toEqual([]);
   });
 
   test('a whole array replaced, seen from an element', () => {
     expect(trimTo([{ path: ['l'], value: [0, 1, 2] }], ['l', '1'])).toEqual([{ path: ['l', '1'], value: 1 }]);
     expect(trimTo([{ path: ['l'], value: [0] }], ['l', '1'])).toEqual([{ path: ['l', '1'], deleted: true }]);
+    // With the array it replaced: only an element that changed.
+    expect(bare(trimTo(diffValues([1, 2], [0, 1, 2], ['l']), ['l', '1']))).toEqual([{ path: ['l', '1'], value: 1 }]);
+    expect(bare(trimTo(diffValues([1, 2, 3], [0, 2, 3], ['l']), ['l', '1']))).toEqual([]);
   });
 
   test('property: trimmed changes applied to the old value at the path give the new value at the path', () => {
