@@ -223,9 +223,10 @@ export async function startStreamConsumer(
       client.destroy();
     };
   } catch (error) {
-    // An engine without Streams (dynalite in another process): the API works, realtime delivers nothing.
+    // An engine without Streams (dynalite in another process): the API works, realtime delivers nothing. Said on
+    // stdout with the other startup lines (stderr carries only JSON log lines).
     client.destroy();
-    console.error(
+    console.log(
       `Realtime: no change stream at ${options.endpoint} (${(error as Error).message}); changes are not delivered`,
     );
     return undefined;

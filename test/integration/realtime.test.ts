@@ -399,3 +399,23 @@ describe('realtime: many connections', () => {
     await Promise.all(many.map((c) => c.quiet(100)));
   }, 60_000);
 });
+
+describe('realtime: messages over 128 KB', () => {
+  it('a change or a snapshot over 128 KB is sent as changed (fetch it with GET)', async () => {
+    const p = await newProject();
+    const c = await open();
+    const { id } = await c.subscribe({ project: name(p), token: p.key });
+    const large = 'x'.repeat(140 * 1024);
+    expect((await post(p, 'set', { path: 'big', value: large })).status).toBe(200);
+    const changed = await c.next();
+    expect(changed).toEqual({ type: 'changed', id, revision: expect.stringMatching(/^\d+$/) });
+    // Small changes after it come as changes again.
+    await post(p, 'set', { path: 'small', value: 1 });
+    expect(await c.next()).toMatchObject({ type: 'change', changes: [{ path: 'small', value: 1 }] });
+    const late = await open();
+    late.send({ action: 'subscribe', project: name(p), token: p.key });
+    const subscribed = await late.next();
+    expect(await late.next()).toEqual({ type: 'changed', id: subscribed.id, revision: expect.stringMatching(/^\d+$/) });
+    expect((await content(p, 'big')).length).toBe(large.length);
+  });
+});
