@@ -273,6 +273,38 @@ describe('realtime: what a subscription receives', () => {
   });
 });
 
+describe('realtime: paths of segments that move', () => {
+  it('a JSON Patch move of a value held in other segments: the moved value at its new path, then changes inside it there', async () => {
+    const p = await newProject();
+    expect((await post(p, 'set', { path: 'data.big', value: big() })).status).toBe(200);
+    const c = await open();
+    const whole = await c.subscribe({ project: name(p), token: p.key });
+    const moved = await c.subscribe({ project: name(p), token: p.key, path: 'data.moved.part1' });
+    expect(moved.snapshot.missing).toBe(true);
+    // Learn the segments' paths first (a change inside them), then move them without rewriting them.
+    await post(p, 'set', { path: 'data.big.part1.n', value: 5 });
+    expect(await c.next()).toMatchObject({ id: whole.id, changes: [{ path: 'data.big.part1.n', value: 5 }] });
+    const patch = await call('PATCH', p.content, {
+      token: p.key,
+      rawBody: JSON.stringify([{ op: 'move', from: '/data/big', path: '/data/moved' }]),
+      headers: { 'content-type': 'application/json-patch+json' },
+    });
+    expect(patch.status).toBe(200);
+    const first = [await c.next(), await c.next()];
+    const ofWhole = first.find((m) => m.id === whole.id);
+    const ofMoved = first.find((m) => m.id === moved.id);
+    expect(byPath(ofWhole.changes)).toEqual([
+      { path: 'data.big', deleted: true },
+      { path: 'data.moved', value: { ...big(), part1: { ...big().part1, n: 5 } } },
+    ]);
+    expect(ofMoved.changes).toEqual([{ path: 'data.moved.part1', value: { ...big().part1, n: 5 } }]);
+    await post(p, 'increment', { path: 'data.moved.part1.n' });
+    const second = [await c.next(), await c.next()];
+    for (const m of second) expect(m.changes).toEqual([{ path: 'data.moved.part1.n', value: 6 }]);
+    await c.quiet();
+  });
+});
+
 describe('realtime: resuming with since', () => {
   it('replays the changes missed while away, then continues live', async () => {
     const p = await newProject();
