@@ -12,6 +12,7 @@ const LAYERS = [
   'auth',
   'store',
   'webhooks',
+  'realtime',
   'http',
 ];
 // On top: never imported by Lambda code (functions/ and the layers above).

@@ -11,6 +11,7 @@ import { type LatencyReport, TARGETS } from './latency';
 import type { ContentionRow, MemoryReport } from './contention';
 import { type ColdReport, TARGET as COLD_TARGET } from './coldstart';
 import { type CostReport, costMarkdown, writesPerSecond } from './cost';
+import { type RealtimeRow, realtimeMarkdown } from './realtime';
 
 export interface BenchReport {
   machine: Machine;
@@ -25,6 +26,7 @@ export interface BenchReport {
   memory?: MemoryReport;
   coldstart?: ColdReport;
   cost?: CostReport;
+  realtime?: RealtimeRow[];
   /** Parts not run this time whose results come from the previous latest.json. */
   carriedOver?: { date: string; parts: string[] };
 }
@@ -35,6 +37,7 @@ const PART_FIELDS: Record<string, Array<keyof BenchReport>> = {
   contention: ['contention', 'memory'],
   coldstart: ['coldstart'],
   cost: ['cost'],
+  realtime: ['realtime'],
 };
 
 /** Copies into `report` the results of the parts it did not run from `previous` (a partial run adds its sections). */
@@ -484,13 +487,23 @@ function markdown(report: BenchReport): string {
   if (report.coldstart) coldSection(report, out);
   if (report.memory) memorySection(report, out);
   if (report.cost) out.push(...costMarkdown(report.cost));
+  if (report.realtime) {
+    out.push(
+      '## 7. Realtime: write response to change message',
+      '',
+      'One project on the embedded engine, every subscriber on its own WebSocket subscribed to the path written; the time from the HTTP response of a `set` to the `change` frame at each client (negative: the frame came first).',
+      '',
+      ...realtimeMarkdown(report.realtime),
+      '',
+    );
+  }
   if (Object.keys(report.errors).length > 0) {
     out.push('## Errors', '');
     for (const [part, error] of Object.entries(report.errors)) out.push(`**${part}**`, '', '```', error, '```', '');
   }
   out.push('## Reproduce', '');
   out.push(
-    '`npm run bench` (all parts, a few minutes). Environment: `BENCH_PARTS=requests,latency,contention,coldstart,cost`, `BENCH_ITERATIONS`, `BENCH_RUN_LENGTH`, `BENCH_BLOCKS`, `BENCH_WARMUP`, `BENCH_PROFILE_ITERATIONS` (0: no profile), `BENCH_REQUEST_REPEATS`, `BENCH_CLIENTS`, `BENCH_CONTENTION_OPS`, `BENCH_COLDSTART_RUNS`, `BENCH_COLDSTART_PROFILE_RUNS`, `BENCH_RSS_INTERVAL_MS`, `BENCH_COST_REPEATS`. See bench/README.md.',
+    '`npm run bench` (all parts, a few minutes). Environment: `BENCH_PARTS=requests,latency,contention,coldstart,cost,realtime`, `BENCH_ITERATIONS`, `BENCH_RUN_LENGTH`, `BENCH_BLOCKS`, `BENCH_WARMUP`, `BENCH_PROFILE_ITERATIONS` (0: no profile), `BENCH_REQUEST_REPEATS`, `BENCH_CLIENTS`, `BENCH_CONTENTION_OPS`, `BENCH_COLDSTART_RUNS`, `BENCH_COLDSTART_PROFILE_RUNS`, `BENCH_RSS_INTERVAL_MS`, `BENCH_COST_REPEATS`. See bench/README.md.',
     '',
   );
   return `${out.join('\n')}\n`;

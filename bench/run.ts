@@ -265,6 +265,16 @@ async function main(): Promise<number> {
       );
       log(`  wrote ${join('bench/results', `cost-${choice.slug}.md`)}`);
     });
+
+    await part('realtime', async () => {
+      const { runRealtime } = await import('./realtime');
+      // Its own local API: the embedded engine's stream reaches the consumer only in the engine's own process.
+      report.realtime = await runRealtime({
+        subscribers: [1, 100, 1000],
+        writes: (n) => (n >= 1000 ? 20 : n >= 100 ? 40 : 100),
+        log,
+      });
+    });
   } finally {
     for (const child of children.reverse()) await child.stop();
     for (const cleanup of cleanups) await cleanup();

@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { bundleFunctions } from '../scripts/bundle.mjs';
+import { CONNECTION_ACTIONS, STREAM_ACTIONS } from './iam-actions.mjs';
 import { observabilityResources } from './observability.mjs';
 
 /** The table every function's DynamoDB actions are granted on (a resource in serverless.yml). */
@@ -12,7 +13,52 @@ const TABLE = 'ContentTable';
 /** The queue SQS actions are granted on (the webhook sender's; a resource in serverless.yml). */
 const QUEUE = 'WebhookQueue';
 // `dynamodb:<Action>@<index>`: the action on that index of the table (its ARN, `<table ARN>/index/<index>`) only.
-const ACTION = /^(dynamodb:[A-Z][A-Za-z]+(@[a-z][a-z0-9-]*)?|sqs:[A-Z][A-Za-z]+)$/;
+const ACTION = /^(dynamodb:[A-Z][A-Za-z]+(@[a-z][a-z0-9-]*)?|sqs:[A-Z][A-Za-z]+|execute-api:[A-Z][A-Za-z]+)$/;
+/**
+ * One function's policy statements beyond its log group: its table actions on the table (an index's on that index),
+ * its queue actions on the webhook queue, its stream actions on the stream, its connection actions on the WebSocket
+ * API's @connections of this stage.
+ */
+export function permissionStatements(actions, stage) {
+  const table = actions.filter((a) => a.startsWith('dynamodb:') && !a.includes('@') && !STREAM_ACTIONS.includes(a));
+  const queue = actions.filter((a) => a.startsWith('sqs:'));
+  const stream = actions.filter((a) => STREAM_ACTIONS.includes(a));
+  const connections = actions.filter((a) => CONNECTION_ACTIONS.includes(a));
+  return [
+    ...(table.length > 0 ? [{ Effect: 'Allow', Action: table, Resource: [{ 'Fn::GetAtt': [TABLE, 'Arn'] }] }] : []),
+    ...(queue.length > 0 ? [{ Effect: 'Allow', Action: queue, Resource: [{ 'Fn::GetAtt': [QUEUE, 'Arn'] }] }] : []),
+    ...indexStatements(actions),
+    ...(stream.length > 0
+      ? [{ Effect: 'Allow', Action: stream, Resource: [{ 'Fn::GetAtt': [TABLE, 'StreamArn'] }] }]
+      : []),
+    ...(connections.length > 0
+      ? [
+          {
+            Effect: 'Allow',
+            Action: connections,
+            Resource: [
+              {
+                'Fn::Join': [
+                  '',
+                  [
+                    'arn:',
+                    { Ref: 'AWS::Partition' },
+                    ':execute-api:',
+                    { Ref: 'AWS::Region' },
+                    ':',
+                    { Ref: 'AWS::AccountId' },
+                    ':',
+                    { Ref: 'WebsocketsApi' },
+                    `/${stage}/POST/@connections/*`,
+                  ],
+                ],
+              },
+            ],
+          },
+        ]
+      : []),
+  ];
+}
 
 /** { function: [actions] } from infra/iam.yml, checked against the functions serverless.yml declares. */
 export function readPermissions(serviceDir, functionNames) {
@@ -24,7 +70,9 @@ export function readPermissions(serviceDir, functionNames) {
     else
       for (const action of actions)
         if (!ACTION.test(action))
-          problems.push(`${name}: "${action}" is not one dynamodb:<Action>[@<index>] or sqs:<Action>`);
+          problems.push(
+            `${name}: "${action}" is not one dynamodb:<Action>[@<index>], sqs:<Action> or execute-api:<Action>`,
+          );
   }
   for (const name of Object.keys(permissions))
     if (!functionNames.includes(name)) problems.push(`${name}: not a function in serverless.yml`);
@@ -118,16 +166,7 @@ export default class ContentApiPackaging {
                     Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
                     Resource: [{ 'Fn::GetAtt': [naming.getLogGroupLogicalId(name), 'Arn'] }],
                   },
-                  ...[
-                    ['dynamodb:', TABLE],
-                    ['sqs:', QUEUE],
-                  ].flatMap(([service, resource]) => {
-                    const actions = permissions[name].filter((a) => a.startsWith(service) && !a.includes('@'));
-                    return actions.length === 0
-                      ? []
-                      : [{ Effect: 'Allow', Action: actions, Resource: [{ 'Fn::GetAtt': [resource, 'Arn'] }] }];
-                  }),
-                  ...indexStatements(permissions[name]),
+                  ...permissionStatements(permissions[name], this.provider.getStage()),
                   // Active tracing: the function sends its trace segments (these actions take no resource ARN).
                   ...(tracing
                     ? [

@@ -45,7 +45,7 @@ export const params = {
   costRepeats: int('BENCH_COST_REPEATS', 3),
 };
 
-/** Which parts run: BENCH_PARTS=requests,latency,contention,coldstart,cost (memory rides on contention). Default all. */
+/** Which parts run: BENCH_PARTS=requests,latency,contention,coldstart,cost,realtime (memory rides on contention). Default all. */
 export function partsToRun(): Set<string> {
   const all = ALL_PARTS;
   const raw = process.env.BENCH_PARTS;
@@ -60,7 +60,7 @@ export function partsToRun(): Set<string> {
   return new Set(chosen);
 }
 
-export const ALL_PARTS = ['requests', 'latency', 'contention', 'coldstart', 'cost'];
+export const ALL_PARTS = ['requests', 'latency', 'contention', 'coldstart', 'cost', 'realtime'];
 
 export const TABLE_NAME = 'content-api-bench';
 

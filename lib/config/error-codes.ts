@@ -38,6 +38,11 @@ export const ERROR_CODES = {
     status: 400,
     message: "unknown field 'valeu'",
   },
+  INVALID_MESSAGE: {
+    when: 'A realtime (WebSocket) frame is not a JSON object with a known action and its fields',
+    status: 400,
+    message: "unknown action 'subscrbe'",
+  },
   INVALID_IDEMPOTENCY_KEY: {
     when: 'Idempotency-Key is not 1 to 255 visible ASCII characters',
     status: 400,
@@ -255,6 +260,11 @@ export const ERROR_CODES = {
     when: 'The request body is too large',
     status: 413,
     message: `the request body must be at most ${MAX_BODY_BYTES} bytes`,
+  },
+  MESSAGE_TOO_LARGE: {
+    when: 'A realtime (WebSocket) frame from a client is too large',
+    status: 413,
+    message: 'a realtime message must be at most 16384 bytes',
   },
   CONTENT_TOO_LARGE: {
     when: 'An array, or an object whose members are all scalars, would grow beyond what one segment holds',

@@ -13,6 +13,7 @@ import { ROOT } from './env';
 import { SECURITY_HEADERS } from '../http/edge';
 import { allowConcurrentRequests } from '../dynamo/deadline';
 import { InvokeStore, InvokeStoreBase } from '@aws/lambda-invoke-store';
+import { attachRealtime } from './realtime';
 /** API Gateway's own payload limit; the handlers enforce the service's smaller one. */
 const MAX_REQUEST_BYTES = 10 * 1024 * 1024;
 
@@ -39,7 +40,10 @@ interface ServerlessConfig {
       };
     };
   };
-  functions: Record<string, { handler: string; events?: Array<{ httpApi?: { method: string; path: string } }> }>;
+  functions: Record<
+    string,
+    { handler: string; events?: Array<{ httpApi?: { method: string; path: string }; websocket?: { route: string } }> }
+  >;
 }
 
 export function readServerlessConfig(): ServerlessConfig {
@@ -292,6 +296,8 @@ export async function startServer(options: ServerOptions): Promise<{ server: Ser
         send(res, 204, headers, '');
         return;
       }
+      // The realtime management API (PostToConnection): what API Gateway serves beside a WebSocket API.
+      if (realtime?.serve(method, url.pathname, req, res)) return;
       // The API reference (GET /, /openapi.json, /docs/assets/*): local only, never a Lambda route.
       if (serveDocs(method, url.pathname, res)) return;
       const candidates = routes
@@ -336,6 +342,8 @@ export async function startServer(options: ServerOptions): Promise<{ server: Ser
       else res.destroy();
     });
   });
+  // The realtime WebSocket API (ws://.../realtime), served by the handler of serverless.yml's websocket events.
+  const realtime = await attachRealtime(server, config.functions);
   server.keepAliveTimeout = 65_000;
   // A request must arrive whole within the function timeout (Node checks every second here, not every 30 s).
   server.requestTimeout = timeout * 1000;

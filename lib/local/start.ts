@@ -5,8 +5,9 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { local } from './env';
 import { startRuntime } from './runtime';
-import { hostConcurrentInvocations, startServer } from './server';
 import { installLocalWebhookQueue } from './webhook-queue';
+import { REALTIME_PATH, startStreamConsumer } from './realtime';
+import { hostConcurrentInvocations, readServerlessConfig, startServer } from './server';
 
 interface Demo {
   username: string;
@@ -51,12 +52,20 @@ async function main(): Promise<void> {
       .catch((error: unknown) => console.error(`sweep failed: ${error instanceof Error ? error.message : error}`));
   }, local.sweepIntervalMs());
   sweeping.unref();
+  // The stream consumer posts to connections through this server's management API, as it would through API Gateway's.
+  process.env.REALTIME_ENDPOINT ??= url;
+  const stopStream = await startStreamConsumer(readServerlessConfig().functions, {
+    embedded: runtime.embedded,
+    endpoint: runtime.endpoint,
+    tableName: process.env.TABLE_NAME as string,
+  });
   const base = `${url}/api/${demo.username}/${demo.projectSlug}/content`;
   console.log(
     `DynamoDB: ${runtime.embedded ? `embedded dynalite at ${runtime.endpoint}, data in ${local.dataDir()}` : runtime.endpoint}`,
   );
   console.log(`API: ${url} (${routes.length} routes from serverless.yml)`);
   console.log(`API reference (try requests with your key): ${url}/ (OpenAPI: ${url}/openapi.json)`);
+  console.log(`Realtime (WebSocket): ${url.replace(/^http/, 'ws')}${REALTIME_PATH}`);
   console.log(`Demo project ${demo.username}/${demo.projectSlug}, API key ${demo.key}\n`);
   console.log('Try:');
   console.log(
@@ -67,6 +76,7 @@ async function main(): Promise<void> {
   const readyFile = process.env.LOCAL_READY_FILE;
   if (readyFile) writeFileSync(readyFile, JSON.stringify({ url, endpoint: runtime.endpoint, pid: process.pid }));
   const stop = () => {
+    stopStream?.();
     void runtime.close().finally(() => process.exit(0));
   };
   process.once('SIGINT', stop);

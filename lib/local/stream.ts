@@ -6,6 +6,7 @@ import {
   DescribeStreamCommand,
   DynamoDBStreamsClient,
   GetRecordsCommand,
+  type GetRecordsCommandOutput,
   GetShardIteratorCommand,
   type _Record as StreamRecord,
 } from '@aws-sdk/client-dynamodb-streams';
@@ -132,6 +133,8 @@ export async function listenDynamoDbLocal(
   });
   let stopped = false;
   const iterators = new Map<string, string | undefined>();
+  /** The last record read per shard: where to resume when DynamoDB Local refuses an iterator. */
+  const last = new Map<string, string>();
   const { StreamDescription } = await streams.send(new DescribeStreamCommand({ StreamArn: arn }));
   for (const shard of StreamDescription?.Shards ?? []) {
     if (shard.SequenceNumberRange?.EndingSequenceNumber) continue;
@@ -145,8 +148,31 @@ export async function listenDynamoDbLocal(
       let any = false;
       for (const [shard, iterator] of iterators) {
         if (!iterator) continue;
-        const { Records, NextShardIterator } = await streams.send(new GetRecordsCommand({ ShardIterator: iterator }));
+        let page: GetRecordsCommandOutput;
+        try {
+          page = await streams.send(new GetRecordsCommand({ ShardIterator: iterator }));
+        } catch (error) {
+          // Under load DynamoDB Local sometimes calls a LATEST iterator trimmed or expired: resume after the last
+          // record read, or (nothing read yet) from the shard's start, which may hand over records from before.
+          const name = (error as Error).name;
+          if (name !== 'TrimmedDataAccessException' && name !== 'ExpiredIteratorException') throw error;
+          const after = last.get(shard);
+          const { ShardIterator } = await streams.send(
+            new GetShardIteratorCommand({
+              StreamArn: arn,
+              ShardId: shard,
+              ...(after
+                ? { ShardIteratorType: 'AFTER_SEQUENCE_NUMBER', SequenceNumber: after }
+                : { ShardIteratorType: 'TRIM_HORIZON' }),
+            }),
+          );
+          iterators.set(shard, ShardIterator);
+          continue;
+        }
+        const { NextShardIterator, Records } = page;
         iterators.set(shard, NextShardIterator);
+        const newest = Records?.at(-1)?.dynamodb?.SequenceNumber;
+        if (newest) last.set(shard, newest);
         if (Records && Records.length > 0) {
           any = true;
           listener(Records.map((record) => asEventRecord(record, arn)));

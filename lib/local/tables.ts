@@ -9,7 +9,12 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import table from '../../infra/table.json';
 
-/** Creates the table if it is missing and waits until it is active. */
+const streamSpecification = {
+  StreamEnabled: true,
+  StreamViewType: table.StreamSpecification.StreamViewType as 'NEW_AND_OLD_IMAGES',
+};
+
+/** Creates the table if it is missing (a table made before it had a stream gets one) and waits until it is active. */
 export async function ensureTable(client: DynamoDBClient, tableName: string): Promise<void> {
   const indexes = table.GlobalSecondaryIndexes as CreateTableCommand['input']['GlobalSecondaryIndexes'];
   try {
@@ -40,6 +45,12 @@ export async function ensureTable(client: DynamoDBClient, tableName: string): Pr
             'will fail until the table is made afresh (a new DATA_DIR)',
         );
     }
+    if (!Table?.StreamSpecification?.StreamEnabled) {
+      // dynalite may refuse it; its stream is the engine's own (lib/local/stream.ts) anyway.
+      await client
+        .send(new UpdateTableCommand({ TableName: tableName, StreamSpecification: streamSpecification }))
+        .catch(() => undefined);
+    }
     return;
   } catch (error) {
     if (!(error instanceof ResourceNotFoundException)) throw error;
@@ -51,6 +62,8 @@ export async function ensureTable(client: DynamoDBClient, tableName: string): Pr
       KeySchema: table.KeySchema as CreateTableCommand['input']['KeySchema'],
       GlobalSecondaryIndexes: indexes,
       BillingMode: 'PAY_PER_REQUEST',
+      // The realtime consumer's change stream (the embedded engine produces its records whatever this says).
+      StreamSpecification: streamSpecification,
     }),
   );
   await untilActive(client, tableName);

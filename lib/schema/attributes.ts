@@ -35,6 +35,13 @@ export const A = {
    * without reading first is conditioned on its first key having none, so it never orphans a segment unseen.
    */
   stubsUnder: 'un',
+  /**
+   * The ClientRequestToken of the last multi-item commit that wrote a segment (its parent and new children alike):
+   * the stream consumer groups one commit's records by it (docs/design/realtime.md).
+   */
+  transaction: 'tx',
+  /** The root segment's project name (`<username>/<slug>`): the stream consumer's way from an incarnation to its project. */
+  project: 'pj',
 } as const;
 
 /** Request-token slots: each write records its token in one, so a retried write can tell it already applied. */

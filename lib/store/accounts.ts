@@ -118,7 +118,7 @@ export async function createProject(project: ProjectRef): Promise<{ createdAt: s
     if (isConditionFailure(error)) throw new AccountError('EXISTS', `project ${projectName(project)} already exists`);
     throw error;
   }
-  await createRoot(incarnation, 0);
+  await createRoot(incarnation, 0, projectName(project));
   return { createdAt };
 }
 

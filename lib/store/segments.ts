@@ -136,6 +136,30 @@ export async function getChunks(inc: string, dir: string, from: number, to: numb
   return [first, ...rest];
 }
 
+/** Per warm Lambda: incarnation → project name, from the root segment (an incarnation never changes project). */
+const projectNames = new Map<string, string>();
+
+/** The project an incarnation's content belongs to (`<username>/<slug>`), or undefined for a root without it. */
+export async function projectOfIncarnation(inc: string): Promise<string | undefined> {
+  const known = projectNames.get(inc);
+  if (known !== undefined) return known;
+  const { Item } = await dynamo.send(
+    new GetItemCommand({
+      TableName: tableName(),
+      Key: segmentItemKey(inc, ROOT_KEY),
+      ProjectionExpression: '#pj',
+      ExpressionAttributeNames: { '#pj': A.project },
+      ConsistentRead: true,
+    }),
+  );
+  const name = Item?.[A.project]?.S;
+  if (name !== undefined) {
+    if (projectNames.size >= 10_000) projectNames.delete(projectNames.keys().next().value as string);
+    projectNames.set(inc, name);
+  }
+  return name;
+}
+
 /** A subtree larger than its reader's budget (querySubtree's maxBytes). */
 export class SubtreeTooLarge extends Error {}
 
@@ -217,6 +241,7 @@ export function newSegmentItem(
   fragment: Json,
   epoch: number,
   token?: { slot: number; value: string },
+  tx?: string,
 ): Record<string, AttributeValue> {
   return {
     // The change that made it: a retry of that request which meets this segment first knows it landed.
@@ -231,16 +256,32 @@ export function newSegmentItem(
     [A.incarnation]: { S: inc },
     // A cut can leave stubs in a new segment too: writes that do not read first must see them.
     [A.stubsUnder]: toAttribute(stubsUnderOf(fragment)),
+    // Which commit wrote it: the stream consumer finds a commit's new children by it.
+    ...(tx === undefined ? {} : { [A.transaction]: { S: tx } }),
+  };
+}
+
+/** An update that also records its commit's token in `tx` (in the SET clause, or as one). */
+function stampedWithTransaction(update: UpdateRequest, tx: string): UpdateRequest {
+  const set = '#txn = :txn';
+  const expression = /\bSET\b/.test(update.UpdateExpression)
+    ? update.UpdateExpression.replace(/\bSET\b/, `SET ${set},`)
+    : `SET ${set} ${update.UpdateExpression}`;
+  return {
+    ...update,
+    UpdateExpression: expression,
+    ExpressionAttributeNames: { ...update.ExpressionAttributeNames, '#txn': A.transaction },
+    ExpressionAttributeValues: { ...update.ExpressionAttributeValues, ':txn': { S: tx } },
   };
 }
 
 /** A project's root segment, holding `{}`; created with the project, or by the first write if that was lost. */
-export async function createRoot(inc: string, epoch: number): Promise<void> {
+export async function createRoot(inc: string, epoch: number, project?: string): Promise<void> {
   try {
     await dynamo.send(
       new PutItemCommand({
         TableName: tableName(),
-        Item: newSegmentItem(inc, ROOT_KEY, {}, epoch),
+        Item: { ...newSegmentItem(inc, ROOT_KEY, {}, epoch), ...(project ? { [A.project]: { S: project } } : {}) },
         ConditionExpression: 'attribute_not_exists(pk)',
       }),
     );
@@ -321,18 +362,20 @@ export interface Rewrite {
  */
 export async function commitRewrite(rewrite: Rewrite): Promise<Committed> {
   const table = tableName();
+  // The transaction's token, also written to every item it writes (`tx`): the stream consumer's grouping.
+  const token = randomUUID();
   const parent: TransactWriteItem = {
     Update: {
       TableName: table,
       Key: segmentItemKey(rewrite.inc, rewrite.parent.key),
-      ...rewrite.parent.update,
+      ...stampedWithTransaction(rewrite.parent.update, token),
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
     },
   };
   const puts: TransactWriteItem[] = rewrite.children.map((child) => ({
     Put: {
       TableName: table,
-      Item: newSegmentItem(rewrite.inc, child.key, child.fragment, rewrite.epoch, rewrite.token),
+      Item: newSegmentItem(rewrite.inc, child.key, child.fragment, rewrite.epoch, rewrite.token, token),
       ConditionExpression: 'attribute_not_exists(pk)',
     },
   }));
@@ -398,7 +441,7 @@ export async function commitRewrite(rewrite: Rewrite): Promise<Committed> {
   try {
     // The SDK's own retries resend this token: a transaction applied whose answer was lost is not applied again,
     // even when another write has since taken its request-token slot.
-    await dynamo.send(new TransactWriteItemsCommand({ TransactItems: first, ClientRequestToken: randomUUID() }));
+    await dynamo.send(new TransactWriteItemsCommand({ TransactItems: first, ClientRequestToken: token }));
   } catch (error) {
     if (error instanceof TransactionCanceledException) {
       // Not applied: the children written first are unreachable for good; delete them now (the sweeper would).

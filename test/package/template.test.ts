@@ -9,6 +9,7 @@ import table from '../../infra/table.json';
 import { loadRoutes, readServerlessConfig } from '../../lib/local/server';
 import { DIMENSION, METRIC, SERVICE_NAME } from '../../lib/http/metrics';
 import { ALARMS } from '../../infra/observability.mjs';
+import { CONNECTION_ACTIONS, STREAM_ACTIONS } from '../../infra/iam-actions.mjs';
 import { type Metafile, bundledInputs, dynamodbActionsOf, lazyOutputsOf, outputFor } from './dynamodb-actions';
 import { listZip } from './zip';
 
@@ -41,11 +42,16 @@ const config = readServerlessConfig() as ReturnType<typeof readServerlessConfig>
 };
 const STAGE = 'dev';
 const functionNames = Object.keys(config.functions);
-/** The functions behind HTTP routes (the middy chain, credentials); the others are fed by a queue. */
-const routeFunctions = functionNames.filter((name) =>
-  ((config.functions[name] as { events?: Array<{ httpApi?: unknown }> }).events ?? []).some((e) => e.httpApi),
-);
 const permissions = parse(readFileSync(join(ROOT, 'infra', 'iam.yml'), 'utf8')) as Record<string, string[]>;
+
+/** The functions behind the HTTP API (the middy chain, credentials); the others take WebSocket, stream, queue or schedule events. */
+const httpFunctions = functionNames.filter((n) =>
+  (config.functions[n] as { events?: Array<Record<string, unknown>> }).events?.some((e) => e.httpApi),
+);
+const streamActions = (name: string) => (permissions[name] ?? []).filter((a) => STREAM_ACTIONS.includes(a));
+const connectionActions = (name: string) => (permissions[name] ?? []).filter((a) => CONNECTION_ACTIONS.includes(a));
+const tableActions = (name: string) =>
+  (permissions[name] ?? []).filter((a) => a.startsWith('dynamodb:') && !a.includes('@') && !STREAM_ACTIONS.includes(a));
 
 /** `set` -> `Set`, `projectCreate` -> `ProjectCreate`: osls's logical id prefix for a function. */
 const logical = (name: string) => {
@@ -87,15 +93,17 @@ beforeAll(() => {
 
 describe('routes', () => {
   it('serves every route of the local server as an HTTP API route to the same function, and no other', () => {
-    const deployed = ofType('AWS::ApiGatewayV2::Route').map(([, route]) => {
-      const integrationId = route.Properties.Target['Fn::Join'][1][1].Ref as string;
-      const integration = resources[integrationId] as Resource;
-      return {
-        key: route.Properties.RouteKey,
-        fn: integration.Properties.IntegrationUri['Fn::GetAtt'][0],
-        payload: integration.Properties.PayloadFormatVersion,
-      };
-    });
+    const deployed = ofType('AWS::ApiGatewayV2::Route')
+      .filter(([, route]) => route.Properties.ApiId?.Ref === 'HttpApi')
+      .map(([, route]) => {
+        const integrationId = route.Properties.Target['Fn::Join'][1][1].Ref as string;
+        const integration = resources[integrationId] as Resource;
+        return {
+          key: route.Properties.RouteKey,
+          fn: integration.Properties.IntegrationUri['Fn::GetAtt'][0],
+          payload: integration.Properties.PayloadFormatVersion,
+        };
+      });
     const local = loadRoutes().map((r) => ({
       key: `${r.method} ${r.path}`,
       fn: `${logical(r.functionName)}LambdaFunction`,
@@ -104,6 +112,38 @@ describe('routes', () => {
     expect(local.length).toBeGreaterThan(0);
     const byKey = (a: { key: string }, b: { key: string }) => a.key.localeCompare(b.key);
     expect(deployed.sort(byKey)).toEqual(local.sort(byKey));
+  });
+
+  it('serves the realtime WebSocket API: $connect, $disconnect and $default to one function, answers as route responses', () => {
+    const apis = ofType('AWS::ApiGatewayV2::Api').filter(([, api]) => api.Properties.ProtocolType === 'WEBSOCKET');
+    expect(apis.map(([id, api]) => [id, api.Properties.RouteSelectionExpression])).toEqual([
+      ['WebsocketsApi', '$request.body.action'],
+    ]);
+    const routes = ofType('AWS::ApiGatewayV2::Route').filter(([, r]) => r.Properties.ApiId?.Ref === 'WebsocketsApi');
+    expect(routes.map(([, r]) => r.Properties.RouteKey).sort()).toEqual(['$connect', '$default', '$disconnect']);
+    const integrations = ofType('AWS::ApiGatewayV2::Integration').filter(
+      ([, i]) => i.Properties.ApiId?.Ref === 'WebsocketsApi',
+    );
+    expect(integrations.map(([, i]) => JSON.stringify(i.Properties.IntegrationUri))).toEqual([
+      expect.stringContaining('RealtimeLambdaFunction'),
+    ]);
+    expect(ofType('AWS::ApiGatewayV2::RouteResponse').map(([, r]) => r.Properties.RouteResponseKey)).toEqual([
+      '$default',
+    ]);
+  });
+
+  it('feeds the realtime stream consumer from the table stream, in order, with its endpoint', () => {
+    const mappings = ofType('AWS::Lambda::EventSourceMapping').filter(([id]) => id.startsWith('RealtimeStream'));
+    expect(mappings).toHaveLength(1);
+    const [, mapping] = mappings[0] as [string, Resource];
+    expect(mapping.Properties).toMatchObject({
+      EventSourceArn: { 'Fn::GetAtt': ['ContentTable', 'StreamArn'] },
+      FunctionName: getAtt('RealtimeStreamLambdaFunction'),
+      StartingPosition: 'LATEST',
+      BatchSize: 100,
+    });
+    const fn = resources.RealtimeStreamLambdaFunction as Resource;
+    expect(JSON.stringify(fn.Properties.Environment.Variables.REALTIME_ENDPOINT)).toContain('WebsocketsApi');
   });
 });
 
@@ -160,7 +200,7 @@ describe('IAM', () => {
   });
 
   it.each(functionNames)(
-    '%s: only its infra/iam.yml DynamoDB actions, only on the table (SQS actions only on the webhook queue), plus its own log group',
+    "%s: only its infra/iam.yml actions (the table's on the table, an index's on that index, SQS actions on the webhook queue, the stream's on the stream, ManageConnections on the stage's @connections), plus its own log group",
     (name) => {
       const role = resources[`${logical(name)}IamRoleLambdaExecution`] as Resource;
       expect(role.Properties.ManagedPolicyArns).toBeUndefined();
@@ -176,17 +216,16 @@ describe('IAM', () => {
           Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
           Resource: [getAtt(`${logical(name)}LogGroup`)],
         },
-        ...[
-          ['dynamodb:', 'ContentTable'],
-          ['sqs:', 'WebhookQueue'],
-        ].flatMap(([service, resource]) => {
-          const actions = (permissions[name] ?? []).filter(
-            (action) => action.startsWith(service as string) && !action.includes('@'),
-          );
-          return actions.length === 0
-            ? []
-            : [{ Effect: 'Allow', Action: actions, Resource: [getAtt(resource as string)] }];
-        }),
+        { Effect: 'Allow', Action: tableActions(name), Resource: [getAtt('ContentTable')] },
+        ...((permissions[name] ?? []).some((a) => a.startsWith('sqs:'))
+          ? [
+              {
+                Effect: 'Allow',
+                Action: (permissions[name] ?? []).filter((a) => a.startsWith('sqs:')),
+                Resource: [getAtt('WebhookQueue')],
+              },
+            ]
+          : []),
         // `dynamodb:<Action>@<index>`: that action on that index's ARN only.
         ...(permissions[name] ?? [])
           .filter((action) => action.includes('@'))
@@ -198,6 +237,41 @@ describe('IAM', () => {
               Resource: [{ 'Fn::Join': ['', [getAtt('ContentTable'), `/index/${index}`]] }],
             };
           }),
+        ...(streamActions(name).length > 0
+          ? [
+              {
+                Effect: 'Allow',
+                Action: streamActions(name),
+                Resource: [{ 'Fn::GetAtt': ['ContentTable', 'StreamArn'] }],
+              },
+            ]
+          : []),
+        ...(connectionActions(name).length > 0
+          ? [
+              {
+                Effect: 'Allow',
+                Action: ['execute-api:ManageConnections'],
+                Resource: [
+                  {
+                    'Fn::Join': [
+                      '',
+                      [
+                        'arn:',
+                        { Ref: 'AWS::Partition' },
+                        ':execute-api:',
+                        { Ref: 'AWS::Region' },
+                        ':',
+                        { Ref: 'AWS::AccountId' },
+                        ':',
+                        { Ref: 'WebsocketsApi' },
+                        `/${STAGE}/POST/@connections/*`,
+                      ],
+                    ],
+                  },
+                ],
+              },
+            ]
+          : []),
         // X-Ray's segment actions take no resource ARN.
         { Effect: 'Allow', Action: ['xray:PutTraceSegments', 'xray:PutTelemetryRecords'], Resource: ['*'] },
       ]);
@@ -209,19 +283,38 @@ describe('IAM', () => {
   it.each(functionNames)('%s: the actions are exactly the DynamoDB commands its bundle can send', (name) => {
     const needed = dynamodbActionsOf(metafile, entryPointOf(name), ROOT);
     expect(needed.length).toBeGreaterThan(0);
-    const granted = (permissions[name] ?? []).filter((a) => a.startsWith('dynamodb:')).map((a) => a.split('@')[0]);
-    expect([...new Set(granted)].sort()).toEqual(needed);
+    expect([...new Set(tableActions(name))].sort()).toEqual(needed);
   });
 
   it('grants SQS actions to the webhook sender only: what its event source and its retries need', () => {
     const withSqs = functionNames.filter((name) => (permissions[name] ?? []).some((a) => a.startsWith('sqs:')));
-    expect(withSqs).toEqual(['webhooksSend']);
+    expect(withSqs.sort()).toEqual(['realtimeStream', 'webhooksSend']);
+    // The stream consumer queues each change's deliveries, and may do nothing else with the queue.
+    expect(permissions.realtimeStream?.filter((a) => a.startsWith('sqs:'))).toEqual(['sqs:SendMessage']);
+    expect(
+      (resources.RealtimeStreamLambdaFunction as Resource).Properties.Environment.Variables.WEBHOOK_QUEUE_URL,
+    ).toEqual({ Ref: 'WebhookQueue' });
     expect(permissions.webhooksSend?.filter((a) => a.startsWith('sqs:')).sort()).toEqual([
       'sqs:ChangeMessageVisibility',
       'sqs:DeleteMessage',
       'sqs:GetQueueAttributes',
       'sqs:ReceiveMessage',
     ]);
+  });
+
+  it('only the function with a stream event reads the stream, and only the stream consumer posts to connections', () => {
+    const withStream = functionNames.filter((n) =>
+      (config.functions[n] as { events?: Array<Record<string, unknown>> }).events?.some((e) => e.stream),
+    );
+    expect(withStream).toEqual(['realtimeStream']);
+    expect(functionNames.filter((n) => streamActions(n).length > 0)).toEqual(withStream);
+    expect(streamActions('realtimeStream').sort()).toEqual([...STREAM_ACTIONS].sort());
+    expect(functionNames.filter((n) => connectionActions(n).length > 0)).toEqual(['realtimeStream']);
+    // The sender's code is the one that can post: the management API client is bundled there and nowhere else.
+    for (const n of functionNames) {
+      const posts = bundledInputs(metafile, entryPointOf(n)).some((f) => f.includes('client-apigatewaymanagementapi'));
+      expect({ n, posts }).toEqual({ n, posts: n === 'realtimeStream' });
+    }
   });
 });
 
@@ -264,7 +357,7 @@ describe('webhook queue', () => {
   });
 
   it('feeds the sender in batches of 10 with partial batch failures, its visibility above the function timeout', () => {
-    const mappings = ofType('AWS::Lambda::EventSourceMapping');
+    const mappings = ofType('AWS::Lambda::EventSourceMapping').filter(([id]) => id.startsWith('WebhooksSend'));
     expect(mappings).toHaveLength(1);
     const [[, mapping]] = mappings as [[string, Resource]];
     expect(mapping.Properties).toMatchObject({
@@ -305,6 +398,8 @@ describe('table', () => {
       SSESpecification: { SSEEnabled: true },
       DeletionProtectionEnabled: true,
       TimeToLiveSpecification: { AttributeName: 'ttl', Enabled: true },
+      // The realtime consumer's source: every write with both images.
+      StreamSpecification: { StreamViewType: 'NEW_AND_OLD_IMAGES' },
       GlobalSecondaryIndexes: table.GlobalSecondaryIndexes,
     });
     expect(table.TimeToLiveAttribute).toBe('ttl');
@@ -313,7 +408,9 @@ describe('table', () => {
 
 describe('HTTP API', () => {
   it('allows the CORS_ORIGINS given at packaging time, with the headers and methods the API uses', () => {
-    const [[, api]] = ofType('AWS::ApiGatewayV2::Api') as [[string, Resource]];
+    const [[, api]] = ofType('AWS::ApiGatewayV2::Api').filter(([, a]) => a.Properties.ProtocolType === 'HTTP') as [
+      [string, Resource],
+    ];
     expect(api.Properties.CorsConfiguration).toEqual({
       AllowOrigins: CORS_ORIGINS,
       AllowHeaders: ['Authorization', 'Content-Type', 'If-Match', 'If-None-Match', 'Idempotency-Key'],
@@ -506,10 +603,10 @@ describe('bundles', () => {
     const lazy = Object.fromEntries(
       functionNames.map((name) => [name, lazyInZip(name).map((file) => posix.basename(file))]),
     );
-    for (const name of routeFunctions) expect(lazy[name]).toContain('lib-auth-jose.mjs');
-    for (const name of routeFunctions) expect(lazy[name]).toContain('lib-http-tracing-powertools.mjs');
+    // The WebSocket routes verify JWTs too; the stream consumer never meets one (subscriptions hold principals).
+    for (const name of [...httpFunctions, 'realtime']) expect(lazy[name]).toContain('lib-auth-jose.mjs');
+    for (const name of httpFunctions) expect(lazy[name]).toContain('lib-http-tracing-powertools.mjs');
     // The webhook sender and the sweeper check no credential and have no middy chain: nothing lazy.
-    expect(functionNames.filter((name) => !routeFunctions.includes(name)).sort()).toEqual(['sweep', 'webhooksSend']);
     expect(lazy.webhooksSend).toEqual([]);
     expect(lazy.sweep).toEqual([]);
     const mutations = functionNames.filter((name) =>
@@ -588,7 +685,7 @@ describe('bundles', () => {
       }
       console.log(JSON.stringify(results));`;
     const bundles = Object.fromEntries(
-      routeFunctions.map((name) => [name, join(OUT, 'build', `${moduleOf(name)}.mjs`)]),
+      httpFunctions.map((name) => [name, join(OUT, 'build', `${moduleOf(name)}.mjs`)]),
     );
     const output = execFileSync(process.execPath, ['--input-type=module', '-e', script, JSON.stringify(bundles)], {
       cwd: OUT,
@@ -605,11 +702,56 @@ describe('bundles', () => {
     });
     const statuses = JSON.parse(output.trim().split('\n').pop() as string) as Record<string, number>;
     expect(Object.keys(statuses).sort()).toEqual(
-      routeFunctions.flatMap((name) => [`${name} jwt`, `${name} none`]).sort(),
+      httpFunctions.flatMap((name) => [`${name} jwt`, `${name} none`]).sort(),
     );
     // 401 for every route today; anything under 500 shows the bundle ran its middy chain to a deliberate answer.
     for (const status of Object.values(statuses)) expect(status).toBeLessThan(500);
-    for (const name of routeFunctions) expect(statuses[`${name} jwt`]).toBe(401);
+    for (const name of httpFunctions) expect(statuses[`${name} jwt`]).toBe(401);
+  });
+
+  it('the realtime bundles load in a fresh Node process: a frame gets its answer, an empty stream batch nothing', () => {
+    const script = `
+      const [socket, stream] = process.argv.slice(1);
+      const { handler } = await import(socket);
+      const frame = async (body) => handler({ requestContext: { routeKey: '$default', connectionId: 'c1' }, body, isBase64Encoded: false });
+      const results = {
+        ping: await frame('{"action":"ping"}'),
+        bad: await frame('nope'),
+        jwt: await frame(JSON.stringify({ action: 'subscribe', project: '@a/b', token: 'eyJhbGciOiJSUzI1NiJ9.e30.c2ln' })),
+        stream: (await (await import(stream)).handler({ Records: [] })) ?? null,
+      };
+      console.log(JSON.stringify(results));`;
+    const output = execFileSync(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        script,
+        join(OUT, 'build', `${moduleOf('realtime')}.mjs`),
+        join(OUT, 'build', `${moduleOf('realtimeStream')}.mjs`),
+      ],
+      {
+        cwd: OUT,
+        env: {
+          PATH: process.env.PATH,
+          TABLE_NAME: 'package-test',
+          AWS_REGION: 'us-east-1',
+          AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+          AUTH_JWKS_URL: 'http://127.0.0.1:9/jwks',
+          AUTH_ISSUER: 'https://issuer.example',
+          AUTH_AUDIENCE: 'content-api',
+          REALTIME_ENDPOINT: 'http://127.0.0.1:9',
+        },
+        encoding: 'utf8',
+      },
+    );
+    const results = JSON.parse(output.trim().split('\n').pop() as string);
+    expect(results).toEqual({
+      ping: { statusCode: 200, body: '{"type":"pong"}' },
+      bad: { statusCode: 200, body: expect.stringContaining('"code":"INVALID_MESSAGE"') },
+      jwt: { statusCode: 200, body: expect.stringContaining('"code":"UNAUTHORIZED"') },
+      stream: null,
+    });
   });
 
   it('the webhook sender bundle loads in a fresh Node process and answers an empty batch with no failures', () => {

@@ -1,0 +1,234 @@
+// Local realtime: the WebSocket API at ws://host/realtime and its management API (`POST /@connections/{id}`), served
+// by the same handlers serverless.yml names, with API-Gateway-shaped events; and the stream consumer fed by the
+// engine's change stream (lib/local/stream.ts), one batch at a time in stream order.
+import type {
+  APIGatewayProxyResultV2,
+  APIGatewayProxyWebsocketEventV2,
+  Context,
+  DynamoDBStreamEvent,
+} from 'aws-lambda';
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { join } from 'node:path';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { WebSocket, WebSocketServer } from 'ws';
+import { ROOT } from './env';
+import { type ChangeRecord, listenDynamoDbLocal, listenEmbedded } from './stream';
+
+type SocketHandler = (event: APIGatewayProxyWebsocketEventV2, context: Context) => Promise<APIGatewayProxyResultV2>;
+type StreamHandler = (event: DynamoDBStreamEvent, context: Context) => Promise<unknown>;
+
+interface FunctionConfig {
+  handler: string;
+  events?: Array<{ websocket?: { route: string } | string; stream?: unknown }>;
+}
+
+/** The path the local server serves the WebSocket API at. */
+export const REALTIME_PATH = '/realtime';
+/** API Gateway's largest message; a larger client frame gets an error frame here (API Gateway closes). */
+const MAX_FRAME_BYTES = 128 * 1024;
+/** Frames past this are refused by `ws` itself (the connection closes with 1009). */
+const MAX_PAYLOAD_BYTES = 1024 * 1024;
+/** Records handed to the stream handler at once (the Lambda event source's batch size). */
+const STREAM_BATCH = 100;
+
+async function load<T>(handler: string): Promise<T> {
+  const dot = handler.lastIndexOf('.');
+  const module = (await import(join(ROOT, handler.slice(0, dot)))) as Record<string, T>;
+  return module[handler.slice(dot + 1)] as T;
+}
+
+function contextFor(functionName: string): Context {
+  return {
+    callbackWaitsForEmptyEventLoop: true,
+    functionName,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${functionName}`,
+    memoryLimitInMB: '512',
+    awsRequestId: randomUUID(),
+    logGroupName: `/aws/lambda/${functionName}`,
+    logStreamName: 'local',
+    getRemainingTimeInMillis: () => 10_000,
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}
+
+const findFunction = (functions: Record<string, FunctionConfig>, kind: 'websocket' | 'stream') =>
+  Object.entries(functions).find(([, fn]) => fn.events?.some((e) => e[kind] !== undefined));
+
+export interface LocalRealtime {
+  /** Answers the management API's requests (true when it did). */
+  serve(method: string, pathname: string, req: IncomingMessage, res: ServerResponse): boolean;
+  close(): Promise<void>;
+}
+
+/** Serves the WebSocket API on `server` and the management API through `serve`. */
+export async function attachRealtime(
+  server: Server,
+  functions: Record<string, FunctionConfig>,
+): Promise<LocalRealtime | undefined> {
+  const found = findFunction(functions, 'websocket');
+  if (!found) return undefined;
+  const [functionName, config] = found;
+  const handler = await load<SocketHandler>(config.handler);
+  const sockets = new Map<string, WebSocket>();
+  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_PAYLOAD_BYTES });
+
+  const eventFor = (
+    connectionId: string,
+    routeKey: string,
+    req: IncomingMessage,
+    body?: string,
+  ): APIGatewayProxyWebsocketEventV2 =>
+    ({
+      requestContext: {
+        routeKey,
+        eventType: routeKey === '$connect' ? 'CONNECT' : routeKey === '$disconnect' ? 'DISCONNECT' : 'MESSAGE',
+        connectionId,
+        domainName: req.headers.host ?? '127.0.0.1',
+        stage: '$default',
+        apiId: 'local',
+        requestId: randomUUID(),
+        requestTimeEpoch: Date.now(),
+        connectedAt: Date.now(),
+        messageDirection: 'IN',
+        extendedRequestId: randomUUID(),
+        messageId: randomUUID(),
+      },
+      body,
+      isBase64Encoded: false,
+    }) as unknown as APIGatewayProxyWebsocketEventV2;
+
+  const invoke = async (event: APIGatewayProxyWebsocketEventV2) => {
+    try {
+      return await handler(event, contextFor(functionName));
+    } catch (error) {
+      console.error(JSON.stringify({ level: 'ERROR', message: 'realtime handler failed', error: String(error) }));
+      return { statusCode: 500 };
+    }
+  };
+  const errorFrame = (code: string, message: string) => JSON.stringify({ type: 'error', code, message });
+
+  wss.on('connection', (ws: WebSocket, req: IncomingMessage) => {
+    // API Gateway's connection ids are 16 base64 characters.
+    const connectionId = randomBytes(12).toString('base64');
+    sockets.set(connectionId, ws);
+    const ready = invoke(eventFor(connectionId, '$connect', req)).then((result) => {
+      const status = typeof result === 'object' ? result.statusCode : 200;
+      if (status !== 200) ws.close(1011);
+      return status === 200;
+    });
+    ws.on('message', (data: Buffer, isBinary: boolean) => {
+      void ready.then(async (open) => {
+        if (!open) return;
+        if (isBinary) return ws.send(errorFrame('INVALID_MESSAGE', 'a message is a JSON object in a text frame'));
+        if (data.length > MAX_FRAME_BYTES) {
+          return ws.send(
+            errorFrame('MESSAGE_TOO_LARGE', `a realtime message must be at most ${MAX_FRAME_BYTES} bytes`),
+          );
+        }
+        const result = await invoke(eventFor(connectionId, '$default', req, data.toString('utf8')));
+        const body = typeof result === 'object' ? result.body : result;
+        if (typeof body === 'string' && body.length > 0 && ws.readyState === WebSocket.OPEN) ws.send(body);
+      });
+    });
+    ws.on('close', () => {
+      sockets.delete(connectionId);
+      void ready.then(() => invoke(eventFor(connectionId, '$disconnect', req)));
+    });
+    ws.on('error', () => ws.terminate());
+  });
+
+  server.on('upgrade', (req, socket, head) => {
+    const pathname = (req.url ?? '').split('?')[0];
+    if (pathname !== REALTIME_PATH) {
+      socket.end('HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
+      return;
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
+  });
+
+  const CONNECTIONS = /^\/@connections\/([^/]+)$/;
+  return {
+    serve(method, pathname, req, res) {
+      const match = CONNECTIONS.exec(pathname);
+      if (!match) return false;
+      const id = decodeURIComponent(match[1] as string);
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        const ws = sockets.get(id);
+        const gone = !ws || ws.readyState !== WebSocket.OPEN;
+        if (gone) {
+          // The SDK reads the error's type from this header: GoneException.
+          res.writeHead(410, { 'Content-Type': 'application/json', 'x-amzn-ErrorType': 'GoneException' });
+          res.end(JSON.stringify({ message: 'Gone' }));
+          return;
+        }
+        if (method === 'DELETE') ws.close(1000);
+        else if (method === 'POST') ws.send(Buffer.concat(chunks).toString('utf8'));
+        res.writeHead(200, { 'Content-Type': 'application/json' });
+        res.end('{}');
+      });
+      return true;
+    },
+    async close() {
+      for (const ws of sockets.values()) ws.terminate();
+      await new Promise<void>((resolve) => wss.close(() => resolve()));
+    },
+  };
+}
+
+/**
+ * Feeds the stream function's handler with the engine's records: the embedded engine's own, or DynamoDB Local's
+ * real stream when AWS_ENDPOINT_URL_DYNAMODB names it. Batches run one at a time, in order; a failed batch is logged
+ * and dropped (Lambda would retry it).
+ */
+export async function startStreamConsumer(
+  functions: Record<string, FunctionConfig>,
+  options: { embedded: boolean; endpoint: string; tableName: string },
+): Promise<(() => void) | undefined> {
+  const found = findFunction(functions, 'stream');
+  if (!found) return undefined;
+  const [functionName, config] = found;
+  const handler = await load<StreamHandler>(config.handler);
+  const pending: ChangeRecord[] = [];
+  let running = false;
+  const drain = async () => {
+    if (running) return;
+    running = true;
+    while (pending.length > 0) {
+      const Records = pending.splice(0, STREAM_BATCH);
+      try {
+        await handler({ Records }, contextFor(functionName));
+      } catch (error) {
+        console.error(JSON.stringify({ level: 'ERROR', message: 'stream handler failed', error: String(error) }));
+      }
+    }
+    running = false;
+  };
+  const table = `table/${options.tableName}/`;
+  const listener = (records: ChangeRecord[]) => {
+    pending.push(...records.filter((r) => r.eventSourceARN?.includes(table)));
+    void drain();
+  };
+  if (options.embedded) return listenEmbedded(listener);
+  const client = new DynamoDBClient({ endpoint: options.endpoint });
+  try {
+    const stop = await listenDynamoDbLocal(client, options.tableName, listener, 10);
+    return () => {
+      stop();
+      client.destroy();
+    };
+  } catch (error) {
+    // An engine without Streams (dynalite in another process): the API works, realtime delivers nothing. Said on
+    // stdout with the other startup lines (stderr carries only JSON log lines).
+    client.destroy();
+    console.log(
+      `Realtime: no change stream at ${options.endpoint} (${(error as Error).message}); changes are not delivered`,
+    );
+    return undefined;
+  }
+}

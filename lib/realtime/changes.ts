@@ -1,0 +1,157 @@
+// Changes: what one committed write changed, from the old and new fragments of its segments, and what of it lies
+// inside a subscription (docs/design/realtime.md, section 2). Pure: the consumer reads what is missing.
+import { assemble } from '../content/fragments';
+import { type Json, Stub, decimalOf, hasOwn, isJsonNumber, isObject } from '../content/json';
+import { type Segments, asIndex, formatPath } from '../paths';
+
+/**
+ * A change at an absolute path: the new value there, or that nothing is there any more. `was`: the value it
+ * replaced, kept where the change is not itself a diff of what it replaced, so a subscription below the path gets
+ * only what changed there (never sent).
+ */
+export type Change = ({ path: Segments; value: Json } | { path: Segments; deleted: true }) & { was?: Json };
+
+/** A change as a message carries it: the path formatted as the API's paths are. */
+export type WireChange = { path: string; value: unknown } | { path: string; deleted: true };
+
+/** Equality of stored fragments: stubs by the segment they name, numbers by exact decimal value. */
+export function sameValue(a: Json, b: Json): boolean {
+  if (a instanceof Stub || b instanceof Stub) return a instanceof Stub && b instanceof Stub && a.key === b.key;
+  if (isJsonNumber(a) || isJsonNumber(b)) return isJsonNumber(a) && isJsonNumber(b) && decimalOf(a).eq(decimalOf(b));
+  if (Array.isArray(a) || Array.isArray(b)) {
+    return (
+      Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((v, i) => sameValue(v, b[i] as Json))
+    );
+  }
+  if (isObject(a) || isObject(b)) {
+    if (!isObject(a) || !isObject(b)) return false;
+    const keys = Object.keys(a);
+    return (
+      keys.length === Object.keys(b).length && keys.every((k) => hasOwn(b, k) && sameValue(a[k] as Json, b[k] as Json))
+    );
+  }
+  return a === b;
+}
+
+/**
+ * The changes that turn `before` into `after` at `at`: objects per key, arrays per index when their length is kept,
+ * or grown with at most half of the common indexes changed (the new tail one index each), else the whole array (an
+ * insert or delete shifted the elements); anything else that differs is the new value at its path.
+ */
+export function diffValues(
+  before: Json | undefined,
+  after: Json | undefined,
+  at: Segments,
+  out: Change[] = [],
+): Change[] {
+  if (after === undefined) {
+    if (before !== undefined) out.push({ path: at, deleted: true, was: before });
+    return out;
+  }
+  if (before === undefined) {
+    out.push({ path: at, value: after, was: undefined });
+    return out;
+  }
+  if (sameValue(before, after)) return out;
+  if (isObject(before) && isObject(after)) {
+    for (const k of Object.keys(before)) {
+      if (!hasOwn(after, k)) out.push({ path: [...at, k], deleted: true, was: before[k] as Json });
+    }
+    for (const k of Object.keys(after))
+      diffValues(hasOwn(before, k) ? before[k] : undefined, after[k], [...at, k], out);
+    return out;
+  }
+  if (Array.isArray(before) && Array.isArray(after) && after.length >= before.length) {
+    let differing = 0;
+    for (let i = 0; i < before.length; i++) if (!sameValue(before[i] as Json, after[i] as Json)) differing++;
+    if (after.length === before.length || differing <= before.length / 2) {
+      for (let i = 0; i < after.length; i++) diffValues(before[i], after[i], [...at, String(i)], out);
+      return out;
+    }
+  }
+  out.push({ path: at, value: after, was: before });
+  return out;
+}
+
+/**
+ * One commit's changes to the segment at `base`: its old fragment with the stubs of segments the commit removed
+ * resolved from their old images, against its new fragment with the stubs of the segments the commit wrote resolved
+ * from their new images. A stub left on both sides naming the same segment is unchanged; a value in the result may
+ * still hold stubs (segments not in the commit's records), which the caller reads and assembles.
+ */
+export function commitChanges(commit: {
+  base: Segments;
+  before: Json | undefined;
+  after: Json | undefined;
+  removed: (key: string) => Json | undefined;
+  written: (key: string) => Json | undefined;
+}): Change[] {
+  const before = commit.before === undefined ? undefined : assemble(commit.before, commit.removed, 'keep');
+  const after = commit.after === undefined ? undefined : assemble(commit.after, commit.written, 'keep');
+  return diffValues(before, after, commit.base);
+}
+
+/** The value at `rest` below `value`: object keys, and array indexes from 0 (a subscription's path is literal). */
+export function valueBelow(value: Json, rest: Segments): Json | undefined {
+  let node: Json = value;
+  for (const step of rest) {
+    if (Array.isArray(node)) {
+      const index = asIndex(step);
+      if (index === undefined || index < 0 || index >= node.length) return undefined;
+      node = node[index] as Json;
+    } else if (isObject(node) && hasOwn(node, step)) {
+      node = node[step] as Json;
+    } else {
+      return undefined;
+    }
+  }
+  return node;
+}
+
+const isPrefix = (prefix: Segments, path: Segments) =>
+  prefix.length <= path.length && prefix.every((s, i) => path[i] === s);
+
+/**
+ * What of `changes` lies inside a subscription to `path`: changes at or below it as they are; a change above it as
+ * what changed at and below the path itself (the value it replaced against the new one, when known; else the new
+ * value at the path, or `deleted`); the rest is dropped.
+ */
+export function trimTo(changes: readonly Change[], path: Segments): Change[] {
+  const inside: Change[] = [];
+  for (const change of changes) {
+    if (isPrefix(path, change.path)) inside.push(change);
+    else if (isPrefix(change.path, path)) {
+      const rest = path.slice(change.path.length);
+      const value = 'value' in change ? valueBelow(change.value, rest) : undefined;
+      if ('was' in change) {
+        diffValues(change.was === undefined ? undefined : valueBelow(change.was, rest), value, path, inside);
+      } else {
+        inside.push(value === undefined ? { path, deleted: true } : { path, value });
+      }
+    }
+  }
+  return inside;
+}
+
+export const toWire = (change: Change): WireChange =>
+  'value' in change
+    ? { path: formatPath(change.path), value: change.value }
+    : { path: formatPath(change.path), deleted: true };
+
+/** Where each stub sits in a fragment (its key → path relative to the fragment's root). */
+export function stubPaths(
+  fragment: Json,
+  at: Segments = [],
+  found = new Map<string, Segments>(),
+): Map<string, Segments> {
+  if (fragment instanceof Stub) found.set(fragment.key, at);
+  else if (Array.isArray(fragment)) for (const [i, v] of fragment.entries()) stubPaths(v, [...at, String(i)], found);
+  else if (isObject(fragment)) for (const k of Object.keys(fragment)) stubPaths(fragment[k] as Json, [...at, k], found);
+  return found;
+}
+
+/** The key of a segment's parent (its key without the last birth id), or undefined for the root `/`. */
+export function parentKey(key: string): string | undefined {
+  if (key.length <= 1) return undefined;
+  return key.slice(0, key.lastIndexOf('/', key.length - 2) + 1);
+}

@@ -1,0 +1,374 @@
+// The stream consumer: DynamoDB Streams records of the table → one change per committed write → the change log, the
+// hooks, and every subscription it touches (docs/design/realtime.md). Runs in the stream Lambda and, locally, in the
+// local server fed by lib/local/stream.ts; one batch at a time, in stream order.
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBRecord } from 'aws-lambda';
+import { AccessProof } from '../auth/access';
+import { HttpError } from '../config/errors';
+import {
+  MissingSegment,
+  ROOT_KEY,
+  assemble,
+  chunkCount,
+  chunkStart,
+  chunkStubOf,
+  fragmentsOf,
+  isBucketKey,
+  isChunkKey,
+  stubsIn,
+} from '../content/fragments';
+import { type Json, Stub } from '../content/json';
+import { fromAttribute } from '../dynamo/attributes';
+import { formatPath, type Segments } from '../paths';
+import { A } from '../schema/attributes';
+import { getSegment, projectOfIncarnation, querySubtree } from '../store/segments';
+import { type Change, commitChanges, diffValues, parentKey, stubPaths, toWire, trimTo } from './changes';
+import { onCommittedChange } from './hooks';
+import { encode, encodeWithin } from './messages';
+import {
+  SUBSCRIPTION_PREFIX,
+  type Subscription,
+  changesSince,
+  lastRevision,
+  logChange,
+  markStarted,
+  querySubscriptions,
+  readSubscription,
+  removeConnection,
+  removeSubscription,
+} from './records';
+import { sendTo } from './sender';
+import { readSnapshot } from './snapshot';
+
+type Image = Record<string, AttributeValue>;
+
+/** A Lambda event's binary values are base64 text; the SDK's are bytes. Both become bytes. */
+function asSdk(value: unknown): AttributeValue {
+  const v = value as { B?: unknown; L?: unknown[]; M?: Record<string, unknown> };
+  if (typeof v.B === 'string') return { B: Buffer.from(v.B, 'base64') };
+  if (v.L) return { L: v.L.map(asSdk) };
+  if (v.M) return { M: Object.fromEntries(Object.entries(v.M).map(([k, x]) => [k, asSdk(x)])) };
+  return value as AttributeValue;
+}
+const imageOf = (image: unknown): Image | undefined =>
+  image === undefined ? undefined : (asSdk({ M: image }).M as Image);
+const fragmentOf = (image: Image | undefined): Json | undefined =>
+  image?.[A.content] === undefined ? undefined : fromAttribute(image[A.content] as AttributeValue);
+
+/** A revision: the record's stream sequence number, padded so revisions sort as text. */
+const revisionOf = (record: DynamoDBRecord) => (record.dynamodb?.SequenceNumber ?? '0').padStart(40, '0');
+
+/** Sends to several subscriptions at once, this many in flight. */
+const SEND_CONCURRENCY = 32;
+
+async function eachLimited<T>(items: readonly T[], run: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await run(items[next++] as T);
+  };
+  await Promise.all(Array.from({ length: Math.min(SEND_CONCURRENCY, items.length) }, worker));
+}
+
+const log = (level: 'WARN' | 'ERROR', message: string, extra: Record<string, unknown> = {}) =>
+  console.error(JSON.stringify({ level, message, ...extra }));
+
+/** Sends a frame to a subscription's connection; a connection gone (410) is forgotten with its subscriptions. */
+async function send(sub: Pick<Subscription, 'connectionId'>, text: string): Promise<boolean> {
+  try {
+    if ((await sendTo(sub.connectionId, text)) === 'sent') return true;
+    await removeConnection(sub.connectionId);
+  } catch (error) {
+    // One connection's trouble (throttled, a network fault) must not hold every other subscriber's changes back.
+    log('WARN', 'realtime send failed', { error: String(error) });
+  }
+  return false;
+}
+
+async function revoke(sub: Subscription): Promise<void> {
+  await send(sub, encode({ type: 'revoked', id: sub.id }));
+  await removeSubscription(sub.connectionId, sub.id);
+}
+
+const projectRef = (name: string) => {
+  const slash = name.indexOf('/');
+  return { username: name.slice(0, slash), slug: name.slice(slash + 1) };
+};
+
+/** Whether the subscription's credential may still read its project (verified afresh, never from a cache). */
+async function stillReads(sub: Subscription): Promise<boolean> {
+  if (sub.expiresAt !== undefined && sub.expiresAt <= Date.now() / 1000) return false;
+  try {
+    const proof = await AccessProof.of(projectRef(sub.project), sub.principal, 'read');
+    if (!proof.grant.fresh) await proof.renew();
+    return proof.grant.inc === sub.inc;
+  } catch (error) {
+    if (error instanceof HttpError && error.statusCode < 500) return false;
+    throw error;
+  }
+}
+
+/** Path of each segment (by incarnation and key), learnt from the stubs of its parent. */
+const PATHS_MAX = 100_000;
+const paths = new Map<string, Segments>();
+const pathKey = (inc: string, key: string) => `${inc} ${key}`;
+
+function learnStubs(inc: string, base: Segments, fragment: Json): void {
+  for (const [child, rel] of stubPaths(fragment)) {
+    if (paths.size >= PATHS_MAX) paths.delete(paths.keys().next().value as string);
+    paths.set(pathKey(inc, child), [...base, ...rel]);
+  }
+}
+
+/** Forgets every path learnt below `key` (its stubs moved, came or went). */
+function forgetBelow(inc: string, key: string): void {
+  const prefix = pathKey(inc, key);
+  for (const k of [...paths.keys()]) if (k.startsWith(prefix) && k !== prefix) paths.delete(k);
+}
+
+/**
+ * The stub that names a segment: its own key, or for a bucket (`<stub>/<r>/`) its bucketed object's stub; a chunk
+ * (`<dir><start>/`) has the path of its array's segment (the key before `<dir>`'s random id), returned as that.
+ */
+function namedBy(key: string): { stub: string } | { array: string } {
+  if (isBucketKey(key)) return { stub: key.slice(0, key.lastIndexOf('/', key.length - 2)) };
+  if (isChunkKey(key)) return { array: key.slice(0, key.lastIndexOf('/', key.lastIndexOf('~')) + 1) };
+  return { stub: key };
+}
+
+/** The segment that holds a stub: a segment key's parent, or the segment whose key a bucket stub extends. */
+const holderOf = (stub: string) => (stub.endsWith('/') ? parentKey(stub) : stub.slice(0, stub.lastIndexOf('/') + 1));
+
+/** The absolute path of a segment: cached, else from its parent (read consistently), up to the root. */
+async function pathOf(inc: string, key: string): Promise<Segments | undefined> {
+  if (key === ROOT_KEY) return [];
+  const named = namedBy(key);
+  if ('array' in named) return pathOf(inc, named.array);
+  const cached = paths.get(pathKey(inc, named.stub));
+  if (cached) return cached;
+  const parent = holderOf(named.stub);
+  if (parent === undefined) return undefined;
+  const base = await pathOf(inc, parent);
+  const segment = base && (await getSegment(inc, parent));
+  if (!base || !segment) return undefined;
+  learnStubs(inc, base, segment.fragment);
+  return paths.get(pathKey(inc, named.stub));
+}
+
+/** Changes at positions of an array renumbered from `offset` (the index of its first element). */
+function offsetBy(changes: Change[], base: Segments, offset: (position: number) => number): Change[] {
+  return changes.map((c) => {
+    if (c.path.length <= base.length) return c;
+    const path = [...c.path];
+    path[base.length] = String(offset(Number(path[base.length])));
+    return { ...c, path };
+  });
+}
+
+/**
+ * A commit to a chunked array's segment (docs/design/storage.md, step 4): its elements after the chunk stub, as a
+ * window of the array from the stub's count. A rollover moved the oldest into a chunk this commit wrote: the window
+ * after is taken from the same index as before, that chunk's elements first. Undefined when the windows cannot be
+ * lined up (the array was cut afresh): the whole array changed.
+ */
+function chunkedChanges(
+  base: Segments,
+  before: Json[],
+  after: Json[],
+  written: (key: string) => Json | undefined,
+  keys: readonly string[],
+): Change[] | undefined {
+  const from = chunkCount((chunkStubOf(before) as Stub).key);
+  const to = chunkCount((chunkStubOf(after) as Stub).key);
+  if (to < from) return undefined;
+  const moved: Json[] = [];
+  for (const key of [...keys].filter((k) => isChunkKey(k) && chunkStart(k) >= from && chunkStart(k) < to).sort()) {
+    if (chunkStart(key) !== from + moved.length) return undefined;
+    moved.push(...((written(key) as Json[] | undefined) ?? []));
+  }
+  if (from + moved.length !== to) return undefined;
+  const changes = diffValues(before.slice(1), [...moved, ...after.slice(1)], base);
+  // A whole-array change of the window is not the array's: the caller reads it whole.
+  if (changes.some((c) => c.path.length === base.length)) return undefined;
+  return offsetBy(changes, base, (position) => from + position);
+}
+
+/** The greatest grant epoch this consumer has re-verified subscriptions at, per incarnation. */
+const verifiedEpochs = new Map<string, number>();
+
+async function reverify(inc: string): Promise<void> {
+  const subs = await querySubscriptions(inc);
+  await eachLimited(subs, async (sub) => {
+    if (!(await stillReads(sub))) await revoke(sub);
+  });
+}
+
+/** A subscription's INSERT reached: `subscribed`, then the replay since `since` or a snapshot; then it is live. */
+async function startSubscription(inc: string, image: Image): Promise<void> {
+  const sub = readSubscription(inc, image);
+  if (!(await stillReads(sub))) return revoke(sub);
+  const subscribed = encode({ type: 'subscribed', id: sub.id, path: formatPath(sub.path) });
+  if (sub.since !== undefined) {
+    const replay = await changesSince(inc, sub.since);
+    if (replay) {
+      if (!(await send(sub, subscribed))) return;
+      for (const entry of replay) {
+        const changes = entry.changes === undefined ? undefined : trimTo(entry.changes, sub.path);
+        if (changes?.length === 0) continue;
+        const text = changes
+          ? encodeWithin({ type: 'change', id: sub.id, revision: entry.revision, changes: changes.map(toWire) })
+          : encode({ type: 'changed', id: sub.id, revision: entry.revision });
+        if (!(await send(sub, text))) return;
+      }
+      return markStarted(sub, {});
+    }
+  }
+  const revision = await lastRevision(inc);
+  const snapshot = await readSnapshot(inc, sub.path);
+  if (!(await send(sub, subscribed))) return;
+  const text =
+    snapshot.value === undefined
+      ? encode({ type: 'snapshot', id: sub.id, revision, missing: true })
+      : encodeWithin({ type: 'snapshot', id: sub.id, revision, value: snapshot.value });
+  if (!(await send(sub, text))) return;
+  await markStarted(sub, snapshot.versions);
+}
+
+/** Completes values that still hold stubs (segments the commit's records did not carry) by reading them. */
+async function complete(inc: string, changes: Change[]): Promise<Change[] | undefined> {
+  const stubs = changes.flatMap((c) => ('value' in c ? stubsIn(c.value) : []));
+  if (stubs.length === 0) return changes;
+  const read: { key: string; fragment: Json }[] = [];
+  for (const subtree of await Promise.all(stubs.map((stub) => querySubtree(inc, stub)))) read.push(...subtree.values());
+  const lookup = fragmentsOf(read);
+  try {
+    return changes.map((c) => ('value' in c ? { ...c, value: assemble(c.value, lookup) } : c));
+  } catch (error) {
+    // Rewritten again since: the value is no longer there to read; the client is told to fetch.
+    if (error instanceof MissingSegment) return undefined;
+    throw error;
+  }
+}
+
+/** One commit: its MODIFY record, with the batch's records it wrote (same `tx`) and removed. */
+async function commit(
+  inc: string,
+  key: string,
+  record: DynamoDBRecord,
+  written: Map<string, Json>,
+  removed: Map<string, Json>,
+): Promise<void> {
+  const oldImage = imageOf(record.dynamodb?.OldImage);
+  const newImage = imageOf(record.dynamodb?.NewImage);
+  const before = fragmentOf(oldImage);
+  const after = fragmentOf(newImage);
+  const base = await pathOf(inc, key);
+  const beforeStubs = before === undefined ? new Map() : stubPaths(before);
+  const afterStubs = after === undefined ? new Map() : stubPaths(after);
+  const moved =
+    beforeStubs.size !== afterStubs.size ||
+    [...afterStubs].some(([k, p]) => formatPath(beforeStubs.get(k) ?? ['\u0000']) !== formatPath(p));
+  if (moved) forgetBelow(inc, key);
+  // A segment no longer reachable (removed by a later commit): that commit's own change tells its subscribers.
+  if (base === undefined) return;
+  if (after !== undefined) learnStubs(inc, base, after);
+  const tx = newImage?.[A.transaction]?.S;
+  const ownTx = tx !== undefined && tx !== oldImage?.[A.transaction]?.S;
+  const mine = ownTx
+    ? [...written]
+        .filter(([k]) => k.startsWith(`${tx} `))
+        .map(([k, fragment]) => ({ key: k.slice(tx.length + 1), fragment }))
+    : [];
+  const writtenOf = fragmentsOf(mine);
+  const removedOf = fragmentsOf([...removed].map(([k, fragment]) => ({ key: k, fragment })));
+  let derived: Change[];
+  if (chunkStubOf(before) && chunkStubOf(after)) {
+    // A chunked array's segment: its window of the array; one that cannot be lined up is the whole array, read.
+    derived = chunkedChanges(
+      base,
+      before as Json[],
+      after as Json[],
+      writtenOf,
+      mine.map((m) => m.key),
+    ) ?? [{ path: base, value: after as Json }];
+  } else if (isChunkKey(key)) {
+    // A chunk changed in place (its elements keep their indexes): renumbered from its first index.
+    derived = offsetBy(diffValues(before, after, base), base, (position) => chunkStart(key) + position);
+  } else {
+    derived = commitChanges({ base, before, after, removed: removedOf, written: writtenOf });
+  }
+  if (derived.length === 0) return;
+  const changes = await complete(inc, derived);
+  const revision = revisionOf(record);
+  const version = Number(newImage?.[A.version]?.N ?? 0);
+  await logChange(inc, revision, changes ?? []);
+  const subs = await querySubscriptions(inc);
+  const wire = changes?.map(toWire) ?? [];
+  if (onCommittedChange.length > 0) {
+    const project = await projectOfIncarnation(inc);
+    for (const hook of onCommittedChange) await hook({ inc, project, revision, changes: wire });
+  }
+  const now = Date.now() / 1000;
+  await eachLimited(subs, async (sub) => {
+    // Not started: its snapshot is read later and will hold this commit.
+    if (!sub.started) return;
+    const seen = sub.versions[key];
+    if (seen !== undefined && version <= seen) return;
+    if (sub.expiresAt !== undefined && sub.expiresAt <= now) return revoke(sub);
+    if (!changes) {
+      await send(sub, encode({ type: 'changed', id: sub.id, revision }));
+      return;
+    }
+    const inside = trimTo(changes, sub.path);
+    if (inside.length === 0) return;
+    await send(sub, encodeWithin({ type: 'change', id: sub.id, revision, changes: inside.map(toWire) }));
+  });
+}
+
+/** The project's content is gone (its root deleted with the project): every subscription ends. */
+async function endProject(inc: string): Promise<void> {
+  await eachLimited(await querySubscriptions(inc), revoke);
+}
+
+/** Handles one batch of stream records, in order. */
+export async function consume(records: readonly DynamoDBRecord[]): Promise<void> {
+  // What this batch wrote and removed, for the commits that name them: new children by their commit's `tx`.
+  const written = new Map<string, Json>();
+  const removed = new Map<string, Json>();
+  for (const record of records) {
+    const key = record.dynamodb?.Keys?.sk?.S;
+    if (!key?.startsWith('/')) continue;
+    if (record.eventName === 'INSERT') {
+      const image = imageOf(record.dynamodb?.NewImage);
+      const tx = image?.[A.transaction]?.S;
+      const fragment = fragmentOf(image);
+      if (tx !== undefined && fragment !== undefined) written.set(`${tx} ${key}`, fragment);
+    } else if (record.eventName === 'REMOVE') {
+      const fragment = fragmentOf(imageOf(record.dynamodb?.OldImage));
+      if (fragment !== undefined) removed.set(key, fragment);
+    }
+  }
+  for (const record of records) {
+    const pk = record.dynamodb?.Keys?.pk?.S;
+    const key = record.dynamodb?.Keys?.sk?.S;
+    if (!pk?.startsWith('C#') || key === undefined) continue;
+    const inc = pk.slice(2);
+    if (key.startsWith(SUBSCRIPTION_PREFIX)) {
+      const image = imageOf(record.dynamodb?.NewImage);
+      if (record.eventName === 'INSERT' && image) await startSubscription(inc, image);
+      continue;
+    }
+    if (!key.startsWith('/')) continue;
+    if (record.eventName === 'REMOVE') {
+      if (key === ROOT_KEY) await endProject(inc);
+      continue;
+    }
+    const oldEpoch = Number(record.dynamodb?.OldImage?.[A.grantEpoch]?.N ?? Number.NaN);
+    const newEpoch = Number(record.dynamodb?.NewImage?.[A.grantEpoch]?.N ?? Number.NaN);
+    if (newEpoch > oldEpoch && newEpoch > (verifiedEpochs.get(inc) ?? -1)) {
+      // A revocation stamps every segment: the first stamp seen re-verifies the project's subscriptions.
+      verifiedEpochs.set(inc, newEpoch);
+      await reverify(inc);
+    }
+    if (record.eventName === 'MODIFY') await commit(inc, key, record, written, removed);
+  }
+}

@@ -1,0 +1,135 @@
+// The realtime protocol's client side of the socket: connect, disconnect, and each frame a client sends (README,
+// Realtime). Answers go back as the route's response; `subscribed`, snapshots and changes come from the consumer.
+import { randomBytes } from 'node:crypto';
+import { GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { AccessProof, refuseMissingProject, resolvePrincipal } from '../auth/access';
+import { parseAuthorization } from '../auth/credentials';
+import { tableName } from '../config/env';
+import { BadRequest, HttpError, PayloadTooLarge, unavailable } from '../config/errors';
+import { dynamo } from '../dynamo/client';
+import { parsePath } from '../paths';
+import { type ProjectRef, canonicalName, isProjectRef, itemKeyAttributes, sessionPk } from '../schema/items';
+import type { ServerMessage } from './messages';
+import { addToConnection, putConnection, putSubscription, removeConnection, removeSubscription } from './records';
+
+/** A client's frame at most: a subscribe message is a few hundred bytes (a JWT, a path of up to 2048 characters). */
+export const MAX_CLIENT_MESSAGE_BYTES = 16 * 1024;
+
+const SUBSCRIBE_FIELDS = new Set(['action', 'project', 'path', 'token', 'since']);
+const REVISION = /^\d{1,40}$/;
+
+const invalid = (message: string) => new BadRequest('INVALID_MESSAGE', message);
+
+export const onConnect = (connectionId: string) => putConnection(connectionId);
+export const onDisconnect = (connectionId: string) => removeConnection(connectionId);
+
+/** When a credential stops being valid: a key's expiry (from its grant), a session's, a JWT's `exp`. */
+async function expiryOf(credential: ReturnType<typeof parseAuthorization>, keyExpiry?: number) {
+  if (credential.kind === 'key') return keyExpiry;
+  if (credential.kind === 'jwt') {
+    const payload = JSON.parse(Buffer.from(credential.token.split('.')[1] ?? '', 'base64url').toString('utf8'));
+    return typeof payload.exp === 'number' ? payload.exp : undefined;
+  }
+  const { Item } = await dynamo.send(
+    new GetItemCommand({
+      TableName: tableName(),
+      Key: itemKeyAttributes(sessionPk(credential.tokenHash)),
+      ConsistentRead: true,
+      ProjectionExpression: '#ttl',
+      ExpressionAttributeNames: { '#ttl': 'ttl' },
+    }),
+  );
+  return Item?.ttl?.N === undefined ? undefined : Number(Item.ttl.N);
+}
+
+/**
+ * `subscribe`, checked in the HTTP order: the credential (401), the project (404), access (403), then the message's
+ * own fields (400); then counted on the connection (409 past the limit) and written where the consumer meets it in
+ * commit order.
+ */
+async function subscribe(connectionId: string, message: Record<string, unknown>): Promise<undefined> {
+  if (typeof message.token !== 'string') throw parseAuthorization(undefined);
+  const credential = parseAuthorization(`Bearer ${message.token}`);
+  const principal = await resolvePrincipal(credential);
+  const name = typeof message.project === 'string' ? message.project : '';
+  const slash = name.indexOf('/');
+  const [username, slug] = slash < 0 ? [name, ''] : [name.slice(0, slash), name.slice(slash + 1)];
+  if (!isProjectRef(username, slug)) await refuseMissingProject({ username, slug }, principal, 'read');
+  const project: ProjectRef = { username: canonicalName(username), slug: canonicalName(slug) };
+  const proof = await AccessProof.of(project, principal, 'read');
+  // A subscription lives for hours: verified now, not from a warm cache.
+  if (!proof.grant.fresh) await proof.renew();
+  for (const field of Object.keys(message)) {
+    if (!SUBSCRIBE_FIELDS.has(field)) throw new BadRequest('UNKNOWN_FIELD', `unknown field '${field}'`);
+  }
+  const path = message.path === undefined ? [] : parsePath(message.path);
+  const since = message.since;
+  if (since !== undefined && (typeof since !== 'string' || !REVISION.test(since))) {
+    throw invalid('since must be a revision the service sent');
+  }
+  const id = randomBytes(9).toString('base64url');
+  await addToConnection(connectionId, proof.grant.inc, id);
+  await putSubscription({
+    inc: proof.grant.inc,
+    connectionId,
+    id,
+    path,
+    project: `${project.username}/${project.slug}`,
+    principal,
+    expiresAt: await expiryOf(credential, proof.grant.expiresAt),
+    since,
+  });
+  return undefined;
+}
+
+function errorFrame(error: unknown): ServerMessage {
+  const known = error instanceof HttpError ? error : unavailable(error);
+  if (known && known.statusCode < 500) return { type: 'error', code: known.code, message: known.message };
+  if (known) return { type: 'error', code: known.code, message: known.message };
+  console.error(JSON.stringify({ level: 'ERROR', message: 'realtime message failed', error: String(error) }));
+  return { type: 'error', code: 'INTERNAL_ERROR', message: 'Internal server error' };
+}
+
+/** One frame from a client: the answer to send back on the socket, if any. */
+export async function onMessage(
+  connectionId: string,
+  body: string | undefined,
+  isBase64Encoded = false,
+): Promise<ServerMessage | undefined> {
+  try {
+    if (body === undefined || isBase64Encoded) throw invalid('a message is a JSON object in a text frame');
+    if (Buffer.byteLength(body) > MAX_CLIENT_MESSAGE_BYTES) {
+      throw new PayloadTooLarge(
+        'MESSAGE_TOO_LARGE',
+        `a realtime message must be at most ${MAX_CLIENT_MESSAGE_BYTES} bytes`,
+      );
+    }
+    let message: unknown;
+    try {
+      message = JSON.parse(body);
+    } catch {
+      throw invalid('the message is not valid JSON');
+    }
+    if (typeof message !== 'object' || message === null || Array.isArray(message)) {
+      throw invalid('a message is a JSON object with an action');
+    }
+    const fields = message as Record<string, unknown>;
+    switch (fields.action) {
+      case 'ping':
+        return { type: 'pong' };
+      case 'subscribe':
+        return await subscribe(connectionId, fields);
+      case 'unsubscribe': {
+        if (typeof fields.id !== 'string') throw invalid('unsubscribe needs the id of a subscription');
+        await removeSubscription(connectionId, fields.id);
+        return { type: 'unsubscribed', id: fields.id };
+      }
+      default:
+        throw invalid(
+          `unknown action ${JSON.stringify(String(fields.action)).slice(0, 80)}; use subscribe, unsubscribe or ping`,
+        );
+    }
+  } catch (error) {
+    return errorFrame(error);
+  }
+}

@@ -1,0 +1,314 @@
+// Realtime records: connections, subscriptions and the change log in the table (docs/design/realtime.md, 3 and 4).
+import {
+  type AttributeValue,
+  ConditionalCheckFailedException,
+  DeleteItemCommand,
+  GetItemCommand,
+  PutItemCommand,
+  QueryCommand,
+  UpdateItemCommand,
+} from '@aws-sdk/client-dynamodb';
+import type { Principal } from '../auth/access';
+import { tableName } from '../config/env';
+import { Conflict } from '../config/errors';
+import { batchWriteAll } from '../dynamo/batch-write';
+import { fromAttribute, toAttribute } from '../dynamo/attributes';
+import { dynamo } from '../dynamo/client';
+import { storedSize } from '../content/json';
+import type { Segments } from '../paths';
+import { contentPk } from '../store/segments';
+import type { Change } from './changes';
+
+/** Subscriptions one connection may hold. */
+export const MAX_SUBSCRIPTIONS_PER_CONNECTION = 10;
+/** API Gateway ends a connection after 2 h; its records live a little longer, then TTL removes them. */
+export const CONNECTION_TTL_SECONDS = 2 * 3600 + 600;
+/** How long the change log keeps a change for `since` (DynamoDB Streams keep records as long). */
+export const LOG_TTL_SECONDS = 24 * 3600;
+/** A subscription's sort key starts with this: after every segment key (`/...`), so no subtree Query meets one. */
+export const SUBSCRIPTION_PREFIX = '~s/';
+
+const connectionPk = (connectionId: string) => `W#${connectionId}`;
+const logPk = (inc: string) => `R#${inc}`;
+export const subscriptionSk = (connectionId: string, id: string) => `${SUBSCRIPTION_PREFIX}${connectionId}/${id}`;
+const now = () => Math.floor(Date.now() / 1000);
+
+/** A subscription as stored (pk C#<inc>, so its INSERT reaches the consumer in commit order with the content's). */
+export interface Subscription {
+  inc: string;
+  connectionId: string;
+  id: string;
+  path: Segments;
+  project: string;
+  principal: Principal;
+  /** When the credential stops being valid, epoch seconds. */
+  expiresAt?: number;
+  since?: string;
+  /** Set by the consumer once `subscribed` and the snapshot (or replay) are sent. */
+  started: boolean;
+  /** The segment versions the snapshot read (key → version): commits not above them are in the snapshot. */
+  versions: Record<string, number>;
+}
+
+export async function putConnection(connectionId: string): Promise<void> {
+  await dynamo.send(
+    new PutItemCommand({
+      TableName: tableName(),
+      Item: {
+        pk: { S: connectionPk(connectionId) },
+        sk: { S: '#' },
+        n: { N: '0' },
+        ttl: { N: String(now() + CONNECTION_TTL_SECONDS) },
+      },
+    }),
+  );
+}
+
+/** Counts a new subscription on its connection, refusing past the limit (and for a connection that is gone). */
+export async function addToConnection(connectionId: string, inc: string, id: string): Promise<void> {
+  try {
+    await dynamo.send(
+      new UpdateItemCommand({
+        TableName: tableName(),
+        Key: { pk: { S: connectionPk(connectionId) }, sk: { S: '#' } },
+        UpdateExpression: 'ADD n :one, subs :sub',
+        ConditionExpression: 'attribute_exists(pk) AND n < :max',
+        ExpressionAttributeValues: {
+          ':one': { N: '1' },
+          ':sub': { SS: [`${inc} ${id}`] },
+          ':max': { N: String(MAX_SUBSCRIPTIONS_PER_CONNECTION) },
+        },
+      }),
+    );
+  } catch (error) {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    throw new Conflict(
+      'LIMIT_REACHED',
+      `a connection holds at most ${MAX_SUBSCRIPTIONS_PER_CONNECTION} subscriptions; unsubscribe one first`,
+    );
+  }
+}
+
+export async function putSubscription(s: Omit<Subscription, 'started' | 'versions'>): Promise<void> {
+  await dynamo.send(
+    new PutItemCommand({
+      TableName: tableName(),
+      Item: {
+        pk: { S: contentPk(s.inc) },
+        sk: { S: subscriptionSk(s.connectionId, s.id) },
+        conn: { S: s.connectionId },
+        id: { S: s.id },
+        path: { S: JSON.stringify(s.path) },
+        project: { S: s.project },
+        principal: { S: JSON.stringify(s.principal) },
+        ...(s.expiresAt === undefined ? {} : { exp: { N: String(s.expiresAt) } }),
+        ...(s.since === undefined ? {} : { since: { S: s.since } }),
+        ttl: { N: String(now() + CONNECTION_TTL_SECONDS) },
+      },
+    }),
+  );
+}
+
+export function readSubscription(inc: string, item: Record<string, AttributeValue>): Subscription {
+  const versions: Record<string, number> = {};
+  for (const [k, v] of Object.entries(item.sv?.M ?? {})) versions[k] = Number(v.N);
+  return {
+    inc,
+    connectionId: item.conn?.S ?? '',
+    id: item.id?.S ?? '',
+    path: JSON.parse(item.path?.S ?? '[]') as string[],
+    project: item.project?.S ?? '',
+    principal: JSON.parse(item.principal?.S ?? '{}') as Principal,
+    expiresAt: item.exp?.N === undefined ? undefined : Number(item.exp.N),
+    since: item.since?.S,
+    started: item.st?.BOOL === true,
+    versions,
+  };
+}
+
+/** Every subscription of a project's incarnation: one Query of its content partition (paged past 1 MB). */
+export async function querySubscriptions(inc: string): Promise<Subscription[]> {
+  const found: Subscription[] = [];
+  let start: Record<string, AttributeValue> | undefined;
+  do {
+    const page = await dynamo.send(
+      new QueryCommand({
+        TableName: tableName(),
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+        ExpressionAttributeValues: { ':pk': { S: contentPk(inc) }, ':prefix': { S: SUBSCRIPTION_PREFIX } },
+        // A subscription just started (st) must be seen by the next commit's delivery.
+        ConsistentRead: true,
+        ExclusiveStartKey: start,
+      }),
+    );
+    for (const item of page.Items ?? []) found.push(readSubscription(inc, item));
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return found;
+}
+
+/** The consumer has sent `subscribed` and the snapshot (or replay): deliver changes from now on. */
+export async function markStarted(s: Subscription, versions: Record<string, number>): Promise<void> {
+  try {
+    await dynamo.send(
+      new UpdateItemCommand({
+        TableName: tableName(),
+        Key: { pk: { S: contentPk(s.inc) }, sk: { S: subscriptionSk(s.connectionId, s.id) } },
+        UpdateExpression: 'SET st = :t, sv = :sv',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: {
+          ':t': { BOOL: true },
+          ':sv': { M: Object.fromEntries(Object.entries(versions).map(([k, v]) => [k, { N: String(v) }])) },
+        },
+      }),
+    );
+  } catch (error) {
+    // Unsubscribed (or disconnected) meanwhile: nothing to start.
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+  }
+}
+
+/** Ends one subscription: its record and its count on the connection. Unknown ids change nothing. */
+export async function removeSubscription(connectionId: string, id: string): Promise<boolean> {
+  const { Item } = await dynamo.send(
+    new GetItemCommand({
+      TableName: tableName(),
+      Key: { pk: { S: connectionPk(connectionId) }, sk: { S: '#' } },
+      ConsistentRead: true,
+    }),
+  );
+  const entry = (Item?.subs?.SS ?? []).find((s) => s.endsWith(` ${id}`));
+  if (!entry) return false;
+  const inc = entry.slice(0, entry.indexOf(' '));
+  await dynamo.send(
+    new DeleteItemCommand({
+      TableName: tableName(),
+      Key: { pk: { S: contentPk(inc) }, sk: { S: subscriptionSk(connectionId, id) } },
+    }),
+  );
+  try {
+    await dynamo.send(
+      new UpdateItemCommand({
+        TableName: tableName(),
+        Key: { pk: { S: connectionPk(connectionId) }, sk: { S: '#' } },
+        UpdateExpression: 'ADD n :minus DELETE subs :sub',
+        ConditionExpression: 'contains(subs, :entry)',
+        ExpressionAttributeValues: { ':minus': { N: '-1' }, ':sub': { SS: [entry] }, ':entry': { S: entry } },
+      }),
+    );
+  } catch (error) {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+  }
+  return true;
+}
+
+/** A subscription the consumer ends itself (revoked, its connection gone): the record only. */
+export async function deleteSubscription(s: Pick<Subscription, 'inc' | 'connectionId' | 'id'>): Promise<void> {
+  await dynamo.send(
+    new DeleteItemCommand({
+      TableName: tableName(),
+      Key: { pk: { S: contentPk(s.inc) }, sk: { S: subscriptionSk(s.connectionId, s.id) } },
+    }),
+  );
+}
+
+/** A closed (or gone) connection: its subscriptions, then its record. */
+export async function removeConnection(connectionId: string): Promise<void> {
+  const key = { pk: { S: connectionPk(connectionId) }, sk: { S: '#' } };
+  const { Item } = await dynamo.send(new GetItemCommand({ TableName: tableName(), Key: key, ConsistentRead: true }));
+  const subs = (Item?.subs?.SS ?? []).map((entry) => {
+    const [inc, id] = entry.split(' ') as [string, string];
+    return { DeleteRequest: { Key: { pk: { S: contentPk(inc) }, sk: { S: subscriptionSk(connectionId, id) } } } };
+  });
+  await batchWriteAll([...subs, { DeleteRequest: { Key: key } }]);
+}
+
+/** Change log entries over this many bytes keep only the fact that something changed (an item holds 400 KB). */
+const MAX_LOG_BYTES = 256 * 1024;
+
+export interface LoggedChange {
+  revision: string;
+  /** The project-wide changes, or undefined when they were too large to keep. */
+  changes?: Change[];
+}
+
+const changeAttribute = (c: Change): AttributeValue => ({
+  M: {
+    p: { L: c.path.map((s) => ({ S: s })) },
+    ...('value' in c ? { v: toAttribute(c.value) } : { d: { BOOL: true } }),
+  },
+});
+
+function readChange(attribute: AttributeValue): Change {
+  const m = attribute.M ?? {};
+  const path = (m.p?.L ?? []).map((s) => s.S ?? '');
+  return m.v === undefined ? { path, deleted: true } : { path, value: fromAttribute(m.v) };
+}
+
+/** Logs a change for `since` (numbers stay exact: the values are stored as DynamoDB values). */
+export async function logChange(inc: string, revision: string, changes: readonly Change[]): Promise<void> {
+  const bytes = changes.reduce(
+    (sum, c) => sum + 16 + c.path.join('.').length + ('value' in c ? storedSize(c.value) : 0),
+    0,
+  );
+  await dynamo.send(
+    new PutItemCommand({
+      TableName: tableName(),
+      Item: {
+        pk: { S: logPk(inc) },
+        sk: { S: revision },
+        ...(bytes <= MAX_LOG_BYTES ? { c: { L: changes.map(changeAttribute) } } : { big: { BOOL: true } }),
+        ttl: { N: String(now() + LOG_TTL_SECONDS) },
+      },
+    }),
+  );
+}
+
+/** The revision of the last change logged (what a snapshot taken now reflects), or '0' when none is kept. */
+export async function lastRevision(inc: string): Promise<string> {
+  const { Items } = await dynamo.send(
+    new QueryCommand({
+      TableName: tableName(),
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': { S: logPk(inc) } },
+      ScanIndexForward: false,
+      Limit: 1,
+      ConsistentRead: true,
+    }),
+  );
+  return Items?.[0]?.sk?.S ?? '0';
+}
+
+/** The changes after `since`, oldest first, when the log still holds `since` itself; else undefined. */
+export async function changesSince(inc: string, since: string): Promise<LoggedChange[] | undefined> {
+  const { Item } = await dynamo.send(
+    new GetItemCommand({
+      TableName: tableName(),
+      Key: { pk: { S: logPk(inc) }, sk: { S: since } },
+      ConsistentRead: true,
+      ProjectionExpression: 'pk',
+    }),
+  );
+  if (!Item) return undefined;
+  const found: LoggedChange[] = [];
+  let start: Record<string, AttributeValue> | undefined;
+  do {
+    const page = await dynamo.send(
+      new QueryCommand({
+        TableName: tableName(),
+        KeyConditionExpression: 'pk = :pk AND sk > :since',
+        ExpressionAttributeValues: { ':pk': { S: logPk(inc) }, ':since': { S: since } },
+        ConsistentRead: true,
+        ExclusiveStartKey: start,
+      }),
+    );
+    for (const item of page.Items ?? []) {
+      found.push({
+        revision: item.sk?.S ?? '',
+        changes: item.c?.L === undefined ? undefined : item.c.L.map(readChange),
+      });
+    }
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return found;
+}

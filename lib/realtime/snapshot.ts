@@ -1,0 +1,66 @@
+// Snapshot: the value at a subscribed path, read consistently from the root, with the version of every segment read.
+import { MissingSegment, ROOT_KEY, assemble, chunkStart, fragmentsOf, locate, stubsIn } from '../content/fragments';
+import type { Json } from '../content/json';
+import type { Segments } from '../paths';
+import { type Segment, getChunk, getSegment, querySubtree } from '../store/segments';
+import { valueBelow } from './changes';
+
+export interface Snapshot {
+  /** Undefined when nothing is at the path. */
+  value?: Json;
+  /** Every segment read (key → version): a commit whose segment is not above its version is in the snapshot. */
+  versions: Record<string, number>;
+}
+
+/**
+ * Walks from the root segment (never a cached location: every segment on the way is recorded), then reads the
+ * subtrees below the value; a value changed over several segments while it was read is read again.
+ */
+export async function readSnapshot(inc: string, path: Segments): Promise<Snapshot> {
+  for (let attempt = 1; ; attempt++) {
+    const versions: Record<string, number> = {};
+    let key = ROOT_KEY;
+    let depth = 0;
+    try {
+      for (;;) {
+        const segment = await getSegment(inc, key);
+        if (!segment) {
+          if (key === ROOT_KEY) return { versions };
+          throw new MissingSegment(key);
+        }
+        versions[key] = segment.version;
+        const rest = path.slice(depth);
+        const located = locate(segment.fragment, rest, true);
+        if (located.at === 'stub') {
+          key = located.key;
+          depth += located.consumed;
+          continue;
+        }
+        if (located.at === 'chunk') {
+          // An older element of a chunked array: in the chunk that holds it (elements hold no stubs).
+          const chunk = await getChunk(inc, located.dir, located.index);
+          if (!chunk) throw new MissingSegment(located.dir);
+          versions[chunk.key] = chunk.version;
+          const value = valueBelow(chunk.fragment, [String(located.index - chunkStart(chunk.key)), ...rest.slice(1)]);
+          return value === undefined ? { versions } : { value, versions };
+        }
+        const at = located.position === undefined ? rest : [String(located.position), ...rest.slice(1)];
+        const value = valueBelow(segment.fragment, at);
+        if (value === undefined) return { versions };
+        const stubs = stubsIn(value);
+        if (stubs.length === 0) return { value, versions };
+        const subtrees = await Promise.all(stubs.map((stub) => querySubtree(inc, stub)));
+        const read: Segment[] = [];
+        for (const subtree of subtrees) {
+          for (const s of subtree.values()) {
+            versions[s.key] = s.version;
+            read.push(s);
+          }
+        }
+        return { value: assemble(value, fragmentsOf(read)), versions };
+      }
+    } catch (error) {
+      if (!(error instanceof MissingSegment) || attempt >= 5) throw error;
+    }
+  }
+}
