@@ -440,3 +440,47 @@ describe('webhook deliveries', () => {
     }
   });
 });
+
+describe('webhooks end to end: a write through the API reaches the receiver through the stream consumer', () => {
+  it('a committed change under the path is POSTed, signed, with the revision; one outside it is not', async () => {
+    const target = await receiver();
+    try {
+      const project = await newProject();
+      const hook = await createHook(project, { url: target.url('/e2e'), path: 'data' });
+      const content = `/api/${project.username}/${project.slug}/content`;
+      const write = (path: string, value: unknown) =>
+        call('POST', `${content}/set`, { token: project.key, body: { path, value } });
+      expect((await write('elsewhere', 1)).status).toBe(200);
+      expect((await write('data', {})).status).toBe(200);
+      expect((await write('data.x', { n: 1 })).status).toBe(200);
+      expect((await write('data.y', 2)).status).toBe(200);
+      for (let i = 0; i < 200 && target.received.length < 3; i++) await new Promise((r) => setTimeout(r, 50));
+      const bodies = target.received.map((r) => JSON.parse(r.body));
+      expect(bodies).toEqual([
+        {
+          project: `${project.username}/${project.slug}`,
+          revision: expect.stringMatching(/^\d+$/),
+          changes: [{ path: 'data', value: {} }],
+        },
+        {
+          project: `${project.username}/${project.slug}`,
+          revision: expect.stringMatching(/^\d+$/),
+          changes: [{ path: 'data.x', value: { n: 1 } }],
+        },
+        {
+          project: `${project.username}/${project.slug}`,
+          revision: expect.stringMatching(/^\d+$/),
+          changes: [{ path: 'data.y', value: 2 }],
+        },
+      ]);
+      expect(bodies[0].revision < bodies[1].revision && bodies[1].revision < bodies[2].revision).toBe(true);
+      for (const r of target.received) {
+        expect(new Webhook(hook.secret).verify(r.body, r.headers as Record<string, string>)).toEqual(
+          JSON.parse(r.body),
+        );
+      }
+    } finally {
+      await target.close();
+    }
+  });
+});
