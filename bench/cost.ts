@@ -426,10 +426,10 @@ export const readsPerSecond = (rcu: number) => rate(PARTITION.rcuPerSecond, rcu)
 /** The cost table and growth line as Markdown (used by latest.md and the per-engine results file). */
 export function costMarkdown(c: CostReport, heading = '##'): string[] {
   const out: string[] = [];
-  out.push(`${heading} 6. Cost per operation by content size, content in segments (storage step 3)`, '');
+  out.push(`${heading} 6. Cost per operation by content size, content in segments (storage steps 3 and 4)`, '');
   out.push(
     `Engine: ${c.engine}. The local API (\`lib/local/start.ts\`) talks to the engine through \`test/support/dynamo-proxy.ts\` with \`consumedCapacity\` on: the proxy adds \`ReturnConsumedCapacity: TOTAL\` to every request it forwards and sums the units the engine reports (RCU for reads, WCU for writes), so nothing is estimated. ` +
-      `The content is \`{counter, log: [...], meta: {leaf}, builds: {...}}\`, grown with ${c.recordBytes}-byte build records (one \`set builds.<id>\` each, every fourth also pushed onto \`log\`); sizes are DynamoDB-counted bytes of the content; in brackets the number of segments it is stored in and the largest one (with its version, grant epoch and the 32 request-token slots every write fills in turn, filled by 32 uncounted writes before the measurement as in any project in use). Each repetition's three added log records are deleted again (uncounted), so every repetition runs at the same size. A write bills ⌈larger of the segment before and after ÷ 1 KB⌉ WCU (a transaction 2 WCU per KB of every item in it), a strongly consistent read ⌈segment ÷ 4 KB⌉ RCU. The log array, and the builds object's own members (stubs of the records moved out), stay in one segment each until step 4 (chunked arrays, bucketed objects): writes to them bill that segment. ` +
+      `The content is \`{counter, log: [...], meta: {leaf}, builds: {...}}\`, grown with ${c.recordBytes}-byte build records (one \`set builds.<id>\` each, every fourth also pushed onto \`log\`); sizes are DynamoDB-counted bytes of the content; in brackets the number of segments it is stored in and the largest one (with its version, grant epoch and the 32 request-token slots every write fills in turn, filled by 32 uncounted writes before the measurement as in any project in use). Each repetition's three added log records are deleted again (uncounted), so every repetition runs at the same size. A write bills ⌈larger of the segment before and after ÷ 1 KB⌉ WCU (a transaction 2 WCU per KB of every item in it), a strongly consistent read ⌈segment ÷ 4 KB⌉ RCU. The log array is chunked (a push appends to its newest chunk's segment; an insert before its newest elements rewrites it whole, 413 \`CHANGE_TOO_LARGE\` past 98 chunks) and the builds object bucketed (a set lands in its member's bucket), storage step 4. ` +
       `Each operation ran ${c.repeats}× per size with an API key; cells are medians. Writes/s per project = 1,000 WCU/s (one partition) ÷ WCU of one small write (the set of a leaf); reads/s = 3,000 RCU/s ÷ RCU of a leaf GET.`,
     '',
   );
@@ -502,7 +502,7 @@ export function costMarkdown(c: CostReport, heading = '##'): string[] {
         ? `stopped at ${kib(g.reachedBytes)} after ${g.writes} writes (the last one refused) in ${g.seconds.toFixed(1)} s: the API answered ${g.stoppedBy.status} ${g.stoppedBy.code ?? ''} (${g.stoppedBy.message ?? ''}). `
         : `reached in ${g.seconds.toFixed(1)} s, ${g.writes} writes. `) +
       `Milestones: ${g.milestones.map((m) => `${m.label} after ${m.writes} writes, ${m.seconds.toFixed(1)} s`).join('; ')}. ` +
-      `The growth cost ${g.requests} DynamoDB requests, ${units(g.writeUnits)} WCU and ${units(g.readUnits)} RCU in total (each write bills the segment it changes; a set into the builds object bills that object's segment of stubs).`,
+      `The growth cost ${g.requests} DynamoDB requests, ${units(g.writeUnits)} WCU and ${units(g.readUnits)} RCU in total (each write bills the segment it changes: the record's bucket, the log's newest segment).`,
     '',
   );
   return out;
