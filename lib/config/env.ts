@@ -19,7 +19,7 @@ export const tableName = () => requireEnv('TABLE_NAME');
  * for its key, version, ETag and token slots: so a small write costs at most 4 write units. `SEGMENT_FRAGMENT_BYTES`
  * sets it lower for tests that want small contents spread over many segments.
  */
-export const fragmentBytes = (): number => Number(optionalEnv('SEGMENT_FRAGMENT_BYTES') ?? 3072);
+export const fragmentBytes = (): number => Number(optionalEnv('SEGMENT_FRAGMENT_BYTES') ?? 2900);
 
 /**
  * How old a pending-commit marker must be before the sweeper settles it (docs/design/storage.md §7.4): longer than

@@ -354,6 +354,11 @@ export function compileEnvelope(state: ExpressionState, envelope: WriteEnvelope)
     state.sets.push(`${bytes} = ${state.number(envelope.size.exact)}`);
   } else if ('added' in envelope.size) {
     state.sets.push(`${bytes} = ${bytes} + ${state.number(envelope.size.added)}`);
+    // Decided on a read without the version: writers since may have grown the segment; a write that grows it too
+    // must still find it within the budget (else it reads again, and cuts).
+    if (envelope.size.added > 0) {
+      state.conditions.push(`${bytes} <= ${state.number(fragmentBytes() - envelope.size.added)}`);
+    }
   } else {
     state.sets.push(`${bytes} = ${bytes} + ${state.number(envelope.size.growth)}`);
     state.conditions.push(`${bytes} <= ${state.number(fragmentBytes() - envelope.size.growth)}`);

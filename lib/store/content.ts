@@ -282,7 +282,9 @@ async function decide(
     if (dropped.length > 0 || pieces.length > 1) return { kind: 'rewrite', pieces, dropped, version: segment.version };
   }
   if (action.kind === 'add') guards.push(sumGuard(segment.raw, action.steps, action.amount));
-  if (guards.some((g) => g.kind === 'version')) {
+  // A segment over its budget that cannot be cut (one large value) is written on its version, at its exact size:
+  // the commuting form below checks the budget.
+  if (guards.some((g) => g.kind === 'version') || bytes > fragmentBytes()) {
     return { kind: 'write', action, guards, size: { exact: bytes }, version: segment.version };
   }
   // The size estimate (raised by every fast write's growth bound, an over-count) is brought back to the exact size by

@@ -192,6 +192,46 @@ describe('the API reference page at GET /', () => {
     await expect(content(project, 'data.patchedInBrowser')).resolves.toEqual([1, 2]);
   });
 
+  it('realtime: a page subscribes over a WebSocket, another client writes, the page shows the change', async () => {
+    const live = await browser.newPage();
+    try {
+      await live.goto('about:blank');
+      const url = `${baseUrl().replace(/^http/, 'ws')}/realtime`;
+      const subscribe = JSON.stringify({
+        action: 'subscribe',
+        project: `${project.username}/${project.slug}`,
+        path: 'data',
+        token: project.key,
+      });
+      // The page's own script (a string: this file is compiled without the DOM's types).
+      await live.evaluate(`(() => {
+        const list = document.createElement('ul');
+        list.id = 'messages';
+        document.body.append(list);
+        const socket = new WebSocket(${JSON.stringify(url)});
+        socket.onopen = () => socket.send(${JSON.stringify(subscribe)});
+        socket.onmessage = (event) => {
+          const message = JSON.parse(event.data);
+          const item = document.createElement('li');
+          item.className = message.type;
+          item.textContent = JSON.stringify(message.type === 'snapshot' ? message.value : message.changes);
+          list.append(item);
+        };
+      })()`);
+      await live.locator('#messages li.snapshot').waitFor({ timeout: 15000 });
+      expect(JSON.parse(await live.locator('#messages li.snapshot').innerText())).toMatchObject({
+        greeting: 'hello from the docs',
+      });
+      expect((await post(project, 'set', { path: 'data.live', value: 'seen in the browser' })).status).toBe(200);
+      await live.locator('#messages li.change').waitFor({ timeout: 15000 });
+      expect(JSON.parse(await live.locator('#messages li.change').innerText())).toEqual([
+        { path: 'data.live', value: 'seen in the browser' },
+      ]);
+    } finally {
+      await live.close();
+    }
+  });
+
   it('loaded nothing from any other origin, and logged no errors', () => {
     expect(requested.length).toBeGreaterThan(3);
     expect(requested.filter((url) => !url.startsWith(`${baseUrl()}/`) && !url.startsWith('data:'))).toEqual([]);
