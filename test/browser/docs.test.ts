@@ -193,9 +193,10 @@ describe('the API reference page at GET /', () => {
   });
 
   it('realtime: a page subscribes over a WebSocket, another client writes, the page shows the change', async () => {
+    // A page of the API's own origin (a page elsewhere may not reach a local address: Private Network Access).
     const live = await browser.newPage();
     try {
-      await live.goto('about:blank');
+      await live.goto(`${baseUrl()}/`, { waitUntil: 'load' });
       const url = `${baseUrl().replace(/^http/, 'ws')}/realtime`;
       const subscribe = JSON.stringify({
         action: 'subscribe',
@@ -210,6 +211,12 @@ describe('the API reference page at GET /', () => {
         document.body.append(list);
         const socket = new WebSocket(${JSON.stringify(url)});
         socket.onopen = () => socket.send(${JSON.stringify(subscribe)});
+        socket.onclose = (event) => {
+          const item = document.createElement('li');
+          item.className = 'closed';
+          item.textContent = String(event.code);
+          list.append(item);
+        };
         socket.onmessage = (event) => {
           const message = JSON.parse(event.data);
           const item = document.createElement('li');
@@ -218,7 +225,12 @@ describe('the API reference page at GET /', () => {
           list.append(item);
         };
       })()`);
-      await live.locator('#messages li.snapshot').waitFor({ timeout: 15000 });
+      await live
+        .locator('#messages li.snapshot')
+        .waitFor({ timeout: 15000 })
+        .catch(async (error: Error) => {
+          throw new Error(`${error.message}; the page got: ${await live.locator('#messages').innerText()}`);
+        });
       expect(JSON.parse(await live.locator('#messages li.snapshot').innerText())).toMatchObject({
         greeting: 'hello from the docs',
       });
