@@ -63,6 +63,10 @@ export interface Subscribable {
 // Only the service's own failures are worth reconnecting for; any other refusal would be refused again.
 const RETRIED = new Set(['SERVICE_UNAVAILABLE', 'INTERNAL_ERROR']);
 
+const noWebSocket = (): never => {
+  throw new TypeError('no global WebSocket here: pass one as opts.WebSocket (e.g. the ws package)');
+};
+
 /** Revisions are strings of digits that grow: compare by length, then as strings. */
 const isAfter = (revision: string, last: string | undefined) =>
   last === undefined || revision.length > last.length || (revision.length === last.length && revision > last);
@@ -80,8 +84,10 @@ export function subscribe(
 ): Subscription {
   const { keepAlive = 300_000, retryDelay = 1000, maxRetryDelay = 30_000 } = opts;
   const url = opts.realtimeUrl ?? `${site.connection.baseUrl.replace(/^http/, 'ws')}/realtime`;
-  const Socket =
-    opts.WebSocket ?? (globalThis as unknown as { WebSocket: new (url: string) => WebSocketLike }).WebSocket;
+  const Socket: new (url: string) => WebSocketLike =
+    opts.WebSocket ??
+    (globalThis as unknown as { WebSocket?: new (url: string) => WebSocketLike }).WebSocket ??
+    noWebSocket();
   let revision = opts.since;
   let socket: WebSocketLike | undefined;
   let id: string | undefined;
@@ -169,7 +175,7 @@ export function subscribe(
         // Asked on every connect: a JWT that expired while disconnected is replaced.
         token = typeof credential === 'function' ? await credential() : credential;
       } catch {
-        reconnect();
+        if (socket === ws) reconnect();
         return;
       }
       if (socket !== ws) return;

@@ -81,6 +81,16 @@ describe('subscribe: the connection', () => {
     }
   });
 
+  it('without a global WebSocket or opts.WebSocket, refuses at once rather than retrying forever', () => {
+    const original = (globalThis as { WebSocket?: unknown }).WebSocket;
+    delete (globalThis as { WebSocket?: unknown }).WebSocket;
+    try {
+      expect(() => subscribe(site(), '', () => {})).toThrow(/opts\.WebSocket/);
+    } finally {
+      (globalThis as { WebSocket?: unknown }).WebSocket = original;
+    }
+  });
+
   it('sends subscribe with the credential, the path (none for the whole content) and since', async () => {
     subscribe(site(), '', () => {}, { WebSocket, since: '0041' });
     await last().open();
