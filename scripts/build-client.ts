@@ -30,7 +30,9 @@ async function main(): Promise<void> {
   const dist = join(client, 'dist');
   rmSync(dist, { recursive: true, force: true });
   const common = { bundle: true, format: 'esm', platform: 'neutral', target: 'es2022', logLevel: 'warning' } as const;
-  await build({ ...common, entryPoints: [join(client, 'src/index.ts')], outfile: join(dist, 'index.js') });
+  // Realtime is its own entry (@content-api/client/realtime): an app that never subscribes bundles none of it.
+  for (const entry of ['index', 'realtime'])
+    await build({ ...common, entryPoints: [join(client, `src/${entry}.ts`)], outfile: join(dist, `${entry}.js`) });
   await build({
     ...common,
     platform: 'node',
@@ -40,10 +42,18 @@ async function main(): Promise<void> {
   });
   execFileSync(join(root, 'node_modules/.bin/tsc'), ['-p', join(client, 'tsconfig.build.json')], { stdio: 'inherit' });
 
-  // The size an app pays: the core minified as a bundler would (everything imported), then gzipped.
-  const minified = await build({ ...common, entryPoints: [join(client, 'src/index.ts')], minify: true, write: false });
-  const bytes = minified.outputFiles[0]!.contents;
-  console.error(`client core: ${bytes.length} B minified, ${gzipSync(bytes, { level: 9 }).length} B minified+gzipped`);
+  // The size an app pays: the core minified as a bundler would (everything imported), then gzipped; realtime alike.
+  for (const entry of ['index', 'realtime']) {
+    const minified = await build({
+      ...common,
+      entryPoints: [join(client, `src/${entry}.ts`)],
+      minify: true,
+      write: false,
+    });
+    const bytes = minified.outputFiles[0]!.contents;
+    const label = entry === 'index' ? 'client core' : 'client realtime';
+    console.error(`${label}: ${bytes.length} B minified, ${gzipSync(bytes, { level: 9 }).length} B minified+gzipped`);
+  }
 }
 
 await main();

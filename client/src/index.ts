@@ -157,6 +157,10 @@ export function createClient(options: ClientOptions) {
     const amount = (path: string, by: number | undefined) => (by === undefined ? { path } : { path, value: by });
 
     return {
+      /** The project's name, `@user/slug`. */
+      name,
+      /** What `subscribe` (`@content-api/client/realtime`) connects with. */
+      connection: { baseUrl: base, credential: options.credential },
       /** The whole content, or the value at `path` (shallow, or a slice of an array); a missing path is a 404. */
       get: (path?: string, opts: GetOptions = {}): Promise<GetResult> => {
         const query = [

@@ -31,7 +31,15 @@ beforeAll(async () => {
 describe('@content-api/client as installed from its tarball', () => {
   it('ships the bundles, declarations and the bin, and no sources or tests', () => {
     expect(files).toEqual(
-      expect.arrayContaining(['package.json', 'dist/index.js', 'dist/index.d.ts', 'dist/cli.js', 'dist/errors.d.ts']),
+      expect.arrayContaining([
+        'package.json',
+        'dist/index.js',
+        'dist/index.d.ts',
+        'dist/realtime.js',
+        'dist/realtime.d.ts',
+        'dist/cli.js',
+        'dist/errors.d.ts',
+      ]),
     );
     expect(files.filter((f) => !/^(package\.json|README\.md|LICENSE|dist\/.+\.(js|d\.ts))$/.test(f))).toEqual([]);
     const manifest = JSON.parse(readFileSync(join(app, 'node_modules/@content-api/client/package.json'), 'utf8'));
@@ -81,6 +89,7 @@ console.log(JSON.stringify({ read, same: read.etag === written.etag, error: miss
     writeFileSync(
       join(app, 'typed.ts'),
       `import { ContentApiError, type ErrorCode, createClient } from '@content-api/client';
+import { subscribe } from '@content-api/client/realtime';
 const site = createClient({ baseUrl: 'https://api.example.com', credential: async () => 'jwt' }).project('@a/b');
 export async function use(): Promise<string | null> {
   const { value, etag } = await site.get('a');
@@ -90,15 +99,23 @@ export async function use(): Promise<string | null> {
   try { await site.set('a', value); } catch (e) { if (e instanceof ContentApiError && e.code === code) return key.key; }
   return etag;
 }
+export const sub = subscribe(site, 'a', (e) => {
+  if (e.type === 'change') for (const c of e.changes) console.log(c.path, c.deleted ? 'deleted' : c.value);
+  if (e.type === 'error' && e.code === 'UNAUTHORIZED' && !e.retrying) console.log(e.message);
+}, { since: sub0() });
+function sub0(): string | undefined { return undefined; }
+export const revision: string | undefined = sub.revision;
 `,
     );
     writeFileSync(
       join(app, 'bad.ts'),
       `import { createClient, type ErrorCode } from '@content-api/client';
+import { subscribe } from '@content-api/client/realtime';
 const site = createClient({ baseUrl: 'x' }).project('@a/b');
 export const code: ErrorCode = 'NOT_A_CODE';
 export const op = site.batch([{ op: 'update', path: 'a' }]);
 export const role = site.members.put('@b', 'admin');
+export const sub = subscribe(site, 'a', (e) => e.type === 'error' && e.code === 'NOT_A_CODE');
 `,
     );
     const options = [
@@ -119,7 +136,7 @@ export const role = site.members.put('@b', 'admin');
     expect(tsc('typed.ts')).toMatchObject({ status: 0, stdout: '' });
     const bad = tsc('bad.ts');
     expect(bad.status).not.toBe(0);
-    expect(bad.stdout.match(/bad\.ts\(\d+,\d+\): error/g)).toHaveLength(3);
+    expect(bad.stdout.match(/bad\.ts\(\d+,\d+\): error/g)).toHaveLength(4);
   });
 
   it('bundles for the browser with esbuild, with nothing from Node, under 5 KB gzipped', async () => {
@@ -142,6 +159,51 @@ window.site = createClient({ baseUrl: location.origin, credential: () => 'jwt' }
     const code = result.outputFiles[0]!.text;
     expect(code).not.toMatch(/node:|require\(|process\./);
     expect(code).toContain('idempotency-key');
+    // Realtime is its own entry: an app that does not subscribe ships none of it.
+    expect(code).not.toContain('unsubscribe');
+    expect(gzipSync(code).length).toBeLessThan(5 * 1024);
+  });
+
+  it('imports @content-api/client/realtime in Node and in a browser bundle, with nothing from Node', async () => {
+    writeFileSync(
+      join(app, 'realtime.mjs'),
+      `import { createClient } from '@content-api/client';
+import { subscribe } from '@content-api/client/realtime';
+const site = createClient({ baseUrl: process.env.URL, credential: process.env.KEY }).project(process.env.PROJECT);
+const sub = subscribe(site, '', (event) => {
+  console.log(JSON.stringify(event));
+  sub.close();
+});`,
+    );
+    const run = spawnSync(process.execPath, ['realtime.mjs'], {
+      cwd: app,
+      env: { URL: process.env.TEST_API_URL, KEY: p.key, PROJECT: `${p.username}/${p.slug}` },
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
+    expect(run.stderr).toBe('');
+    expect(JSON.parse(run.stdout)).toMatchObject({ type: 'snapshot', revision: expect.stringMatching(/^\d+$/) });
+
+    writeFileSync(
+      join(app, 'browser-realtime.js'),
+      `import { createClient } from '@content-api/client';
+import { subscribe } from '@content-api/client/realtime';
+window.sub = subscribe(createClient({ baseUrl: location.origin }).project('@a/b'), 'data', console.log);`,
+    );
+    const { build } = await import('esbuild');
+    const result = await build({
+      absWorkingDir: app,
+      entryPoints: ['browser-realtime.js'],
+      bundle: true,
+      minify: true,
+      platform: 'browser',
+      format: 'esm',
+      write: false,
+      logLevel: 'silent',
+    });
+    const code = result.outputFiles[0]!.text;
+    expect(code).not.toMatch(/node:|require\(|process\./);
+    expect(code).toContain('unsubscribe');
     expect(gzipSync(code).length).toBeLessThan(5 * 1024);
   });
 });
