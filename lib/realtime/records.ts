@@ -14,7 +14,8 @@ import { Conflict } from '../config/errors';
 import { batchWriteAll } from '../dynamo/batch-write';
 import { fromAttribute, toAttribute } from '../dynamo/attributes';
 import { dynamo } from '../dynamo/client';
-import { storedSize } from '../content/json';
+import { type Json, storedSize } from '../content/json';
+import { parse, stringify } from 'lossless-json';
 import type { Segments } from '../paths';
 import { contentPk } from '../store/segments';
 import type { Change } from './changes';
@@ -235,17 +236,19 @@ export interface LoggedChange {
 const changeAttribute = (c: Change): AttributeValue => ({
   M: {
     p: { L: c.path.map((s) => ({ S: s })) },
-    ...('value' in c ? { v: toAttribute(c.value) } : { d: { BOOL: true } }),
+    // As JSON text (exact numbers): a value may nest as deep as content does, past what one item's attribute may.
+    ...('value' in c ? { j: { S: stringify(c.value) as string } } : { d: { BOOL: true } }),
   },
 });
 
 function readChange(attribute: AttributeValue): Change {
   const m = attribute.M ?? {};
   const path = (m.p?.L ?? []).map((s) => s.S ?? '');
+  if (m.j?.S !== undefined) return { path, value: parse(m.j.S) as Json };
   return m.v === undefined ? { path, deleted: true } : { path, value: fromAttribute(m.v) };
 }
 
-/** Logs a change for `since` (numbers stay exact: the values are stored as DynamoDB values). */
+/** Logs a change for `since` (numbers stay exact: the values are stored as lossless JSON text). */
 export async function logChange(inc: string, revision: string, changes: readonly Change[]): Promise<void> {
   const bytes = changes.reduce(
     (sum, c) => sum + 16 + c.path.join('.').length + ('value' in c ? storedSize(c.value) : 0),

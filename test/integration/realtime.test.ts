@@ -316,14 +316,23 @@ describe('realtime: resuming with since', () => {
     await post(p, 'set', { path: 'data.b', value: 2 });
     await post(p, 'set', { path: 'outside', value: 3 });
     await post(p, 'push', { path: 'data.l', value: 4 });
+    // A value as deep as content may nest (29 levels under data.deep): the change log holds it too.
+    const deep = Array.from({ length: 28 }).reduce<unknown>((inner) => ({ d: inner }), 'bottom');
+    expect((await post(p, 'set', { path: 'data.deep', value: deep })).status).toBe(200);
     const again = await open();
     again.send({ action: 'subscribe', project: name(p), token: p.key, path: 'data', since: seen.revision });
     const subscribed = await again.next();
     expect(subscribed).toMatchObject({ type: 'subscribed', path: 'data' });
-    const replayed = [await again.next(), await again.next()];
+    const replayed = [await again.next(), await again.next(), await again.next()];
     expect(replayed).toEqual([
       { type: 'change', id: subscribed.id, revision: expect.any(String), changes: [{ path: 'data.b', value: 2 }] },
       { type: 'change', id: subscribed.id, revision: expect.any(String), changes: [{ path: 'data.l', value: [4] }] },
+      {
+        type: 'change',
+        id: subscribed.id,
+        revision: expect.any(String),
+        changes: [{ path: 'data.deep', value: deep }],
+      },
     ]);
     expect(BigInt(replayed[0].revision) > BigInt(seen.revision)).toBe(true);
     expect(BigInt(replayed[1].revision) > BigInt(replayed[0].revision)).toBe(true);
