@@ -189,8 +189,9 @@ export function cloneJson(value: Json): Json {
   return value;
 }
 
-/** JSON equality: numbers by exact decimal value, objects by their own keys in any order. */
+/** JSON equality: numbers by exact decimal value, objects by their own keys in any order, stubs by their segment. */
 export function jsonEquals(a: Json, b: Json): boolean {
+  if (a instanceof Stub || b instanceof Stub) return a instanceof Stub && b instanceof Stub && a.key === b.key;
   if (isJsonNumber(a) || isJsonNumber(b)) return isJsonNumber(a) && isJsonNumber(b) && decimalOf(a).eq(decimalOf(b));
   if (Array.isArray(a) || Array.isArray(b)) {
     return (

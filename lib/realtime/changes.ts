@@ -1,7 +1,7 @@
 // Changes: what one committed write changed, from the old and new fragments of its segments, and what of it lies
 // inside a subscription (docs/design/realtime.md, section 2). Pure: the consumer reads what is missing.
 import { assemble } from '../content/fragments';
-import { type Json, Stub, decimalOf, hasOwn, isJsonNumber, isObject } from '../content/json';
+import { type Json, Stub, hasOwn, isObject, jsonEquals } from '../content/json';
 import { type Segments, asIndex, formatPath } from '../paths';
 
 /**
@@ -13,25 +13,6 @@ export type Change = ({ path: Segments; value: Json } | { path: Segments; delete
 
 /** A change as a message carries it: the path formatted as the API's paths are. */
 export type WireChange = { path: string; value: unknown } | { path: string; deleted: true };
-
-/** Equality of stored fragments: stubs by the segment they name, numbers by exact decimal value. */
-export function sameValue(a: Json, b: Json): boolean {
-  if (a instanceof Stub || b instanceof Stub) return a instanceof Stub && b instanceof Stub && a.key === b.key;
-  if (isJsonNumber(a) || isJsonNumber(b)) return isJsonNumber(a) && isJsonNumber(b) && decimalOf(a).eq(decimalOf(b));
-  if (Array.isArray(a) || Array.isArray(b)) {
-    return (
-      Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((v, i) => sameValue(v, b[i] as Json))
-    );
-  }
-  if (isObject(a) || isObject(b)) {
-    if (!isObject(a) || !isObject(b)) return false;
-    const keys = Object.keys(a);
-    return (
-      keys.length === Object.keys(b).length && keys.every((k) => hasOwn(b, k) && sameValue(a[k] as Json, b[k] as Json))
-    );
-  }
-  return a === b;
-}
 
 /**
  * The changes that turn `before` into `after` at `at`: objects per key, arrays per index when their length is kept,
@@ -52,7 +33,7 @@ export function diffValues(
     out.push({ path: at, value: after, was: undefined });
     return out;
   }
-  if (sameValue(before, after)) return out;
+  if (jsonEquals(before, after)) return out;
   if (isObject(before) && isObject(after)) {
     for (const k of Object.keys(before)) {
       if (!hasOwn(after, k)) out.push({ path: [...at, k], deleted: true, was: before[k] as Json });
@@ -63,7 +44,7 @@ export function diffValues(
   }
   if (Array.isArray(before) && Array.isArray(after) && after.length >= before.length) {
     let differing = 0;
-    for (let i = 0; i < before.length; i++) if (!sameValue(before[i] as Json, after[i] as Json)) differing++;
+    for (let i = 0; i < before.length; i++) if (!jsonEquals(before[i] as Json, after[i] as Json)) differing++;
     if (after.length === before.length || differing <= before.length / 2) {
       for (let i = 0; i < after.length; i++) diffValues(before[i], after[i], [...at, String(i)], out);
       return out;
