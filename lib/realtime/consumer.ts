@@ -17,7 +17,7 @@ import {
   isChunkKey,
   stubsIn,
 } from '../content/fragments';
-import { type Json, Stub } from '../content/json';
+import type { Json, Stub } from '../content/json';
 import { fromAttribute } from '../dynamo/attributes';
 import { formatPath, type Segments } from '../paths';
 import { A } from '../schema/attributes';

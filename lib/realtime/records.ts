@@ -12,7 +12,6 @@ import type { Principal } from '../auth/access';
 import { tableName } from '../config/env';
 import { Conflict } from '../config/errors';
 import { batchWriteAll } from '../dynamo/batch-write';
-import { fromAttribute, toAttribute } from '../dynamo/attributes';
 import { dynamo } from '../dynamo/client';
 import { type Json, storedSize } from '../content/json';
 import { parse, stringify } from 'lossless-json';
@@ -245,7 +244,7 @@ function readChange(attribute: AttributeValue): Change {
   const m = attribute.M ?? {};
   const path = (m.p?.L ?? []).map((s) => s.S ?? '');
   if (m.j?.S !== undefined) return { path, value: parse(m.j.S) as Json };
-  return m.v === undefined ? { path, deleted: true } : { path, value: fromAttribute(m.v) };
+  return { path, deleted: true };
 }
 
 /** Logs a change for `since` (numbers stay exact: the values are stored as lossless JSON text). */
