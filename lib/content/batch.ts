@@ -1,6 +1,6 @@
 // Batches: plans operations in order on an in-memory copy, each seeing the ones before it; the storage layout is not its concern.
 import { Conflict, HttpError } from '../config/errors';
-import { formatPath, type Segments } from '../paths';
+import type { Segments } from '../paths';
 import {
   type Json,
   type JsonNumber,
@@ -12,13 +12,15 @@ import {
   numberProblem,
   storedSize,
 } from './json';
-import { type Action, type ContentOperation, type Step, applyAction, plan, walk } from './model';
+import { type Action, type ContentOperation, type Step, applyAction, plan, shownPath, walk } from './model';
 import { type MergeOperation, type PatchOperation, applyMerge, applyPatch } from './patch';
 
 /** A precondition: the value at the path equals `value` (as JSON, numbers as decimals), or nothing is there. */
 export interface TestOperation {
   kind: 'test';
   segments: Segments;
+  /** The client's path, when `segments` is relative to a segment (see ContentOperation). */
+  shown?: Segments;
   value?: Json;
   exists?: boolean;
 }
@@ -66,7 +68,7 @@ export { jsonEquals } from './json';
 function assertTest(root: JsonObject, op: TestOperation): void {
   const w = walk(root, op.segments);
   const found = w.stop === undefined;
-  const path = formatPath(op.segments);
+  const path = shownPath(op);
   if (op.value === undefined) {
     if (found !== op.exists) {
       throw new Conflict('TEST_FAILED', op.exists ? `nothing at '${path}'` : `there is a value at '${path}'`);

@@ -16,15 +16,25 @@ import {
 /** One concrete step of a stored path: a map key, or an index into a list. */
 export type Step = string | number;
 
+/**
+ * `shown`: the path as the client sent it, when `segments` was taken relative to the segment that holds it (the store
+ * plans on one segment's fragment): what every message names.
+ */
 export type ContentOperation =
-  | { kind: 'set'; segments: Segments; value: Json }
-  | { kind: 'insert'; segments: Segments; value: Json; index: number }
-  | { kind: 'push'; segments: Segments; value: Json }
+  | { kind: 'set'; segments: Segments; shown?: Segments; value: Json }
+  | { kind: 'insert'; segments: Segments; shown?: Segments; value: Json; index: number }
+  | { kind: 'push'; segments: Segments; shown?: Segments; value: Json }
   /** increment (amount > 0) and decrement (amount < 0) */
-  | { kind: 'add'; segments: Segments; amount: JsonNumber }
-  | { kind: 'delete'; segments: Segments }
+  | { kind: 'add'; segments: Segments; shown?: Segments; amount: JsonNumber }
+  | { kind: 'delete'; segments: Segments; shown?: Segments }
   /** update: the whole content */
   | { kind: 'replace'; content: JsonObject };
+
+/** The client's path for a message, up to `steps` steps into `segments` (all of it by default). */
+export function shownPath(op: { segments: Segments; shown?: Segments }, steps = op.segments.length): string {
+  const shown = op.shown ?? op.segments;
+  return formatPath(shown.slice(0, shown.length - op.segments.length + steps));
+}
 
 /** A change at a concrete path, as DynamoDB can apply it in one UpdateItem. */
 export type Action =
@@ -106,17 +116,15 @@ const planned = (action: Action, ...assumed: Guard[]) => ({ action, assumed });
 type Chosen = ReturnType<typeof planned>;
 
 /** Throws the 400 for a path that cannot be followed, or returns the action that creates it (parents as objects). */
-function createAt(segments: Segments, w: Walk, value: Json): Chosen {
+function createAt(op: { segments: Segments; shown?: Segments }, w: Walk, value: Json): Chosen {
+  const segments = op.segments;
   const at = w.steps.length;
   const segment = segments[at] as string;
-  const where = formatPath(segments.slice(0, at)) || '(root)';
+  const where = shownPath(op, at) || '(root)';
   // Creating: nothing may have appeared there meanwhile, and an append position must still be the end.
   switch (w.stop) {
     case 'through-scalar':
-      throw new BadRequest(
-        'NOT_A_CONTAINER',
-        `cannot create '${formatPath(segments)}': '${where}' is not an object or array`,
-      );
+      throw new BadRequest('NOT_A_CONTAINER', `cannot create '${shownPath(op)}': '${where}' is not an object or array`);
     case 'key-on-array':
       throw new BadRequest('INVALID_PATH', `'${where}' is an array: '${segment}' is not an index`);
     case 'out-of-range': {
@@ -167,19 +175,19 @@ function insertAction(steps: Step[], list: Json[], index: number, value: Json): 
 /** The action the operation takes where the walk ended, with what that branch assumed; undefined for no change. */
 function choose(op: Exclude<ContentOperation, { kind: 'replace' }>, w: Walk): Chosen | undefined {
   const found = w.stop === undefined;
-  const path = formatPath(op.segments);
+  const path = shownPath(op);
   switch (op.kind) {
     case 'set':
-      return found ? planned({ kind: 'set', steps: w.steps, value: op.value }) : createAt(op.segments, w, op.value);
+      return found ? planned({ kind: 'set', steps: w.steps, value: op.value }) : createAt(op, w, op.value);
     case 'delete':
       return found ? planned({ kind: 'remove', steps: w.steps }, { kind: 'present', steps: w.steps }) : undefined;
     case 'push':
-      if (!found) return createAt(op.segments, w, [op.value]);
+      if (!found) return createAt(op, w, [op.value]);
       if (!Array.isArray(w.node)) throw new BadRequest('NOT_AN_ARRAY', `the value at '${path}' is not an array`);
       return planned({ kind: 'append', steps: w.steps, value: op.value }, { kind: 'type', steps: w.steps, type: 'L' });
     case 'insert':
       if (!found) {
-        const create = createAt(op.segments, w, [op.value]);
+        const create = createAt(op, w, [op.value]);
         // A missing target is an empty array, where only index 0 is in range.
         if (op.index !== 0) throw new BadRequest('INDEX_OUT_OF_RANGE', `index ${op.index} is outside -0..0`);
         return create;
@@ -187,7 +195,7 @@ function choose(op: Exclude<ContentOperation, { kind: 'replace' }>, w: Walk): Ch
       if (!Array.isArray(w.node)) throw new BadRequest('NOT_AN_ARRAY', `the value at '${path}' is not an array`);
       return insertAction(w.steps, w.node, op.index, op.value);
     case 'add':
-      if (!found) return createAt(op.segments, w, op.amount);
+      if (!found) return createAt(op, w, op.amount);
       if (!isJsonNumber(w.node)) throw new BadRequest('NOT_A_NUMBER', `the value at '${path}' is not a number`);
       return planned({ kind: 'add', steps: w.steps, amount: op.amount }, { kind: 'type', steps: w.steps, type: 'N' });
   }
@@ -230,9 +238,9 @@ export function plan(root: JsonObject, op: ContentOperation): Plan | undefined {
 }
 
 /** The value at a path (GET), or a 404 when the path does not exist. */
-export function valueAt(root: JsonObject, segments: Segments): Json {
+export function valueAt(root: JsonObject, segments: Segments, shown = segments): Json {
   const w = walk(root, segments);
-  if (w.stop !== undefined) throw new NotFound('PATH_NOT_FOUND', `nothing at '${formatPath(segments)}'`);
+  if (w.stop !== undefined) throw new NotFound('PATH_NOT_FOUND', `nothing at '${formatPath(shown)}'`);
   return w.node;
 }
 

@@ -194,7 +194,7 @@ function rebase<T extends BatchOperation | ContentOperation>(op: T, at: At): T {
   if (!('segments' in op) || (at.depth === 0 && at.first === undefined)) return op;
   const segments = op.segments.slice(at.depth);
   if (at.first !== undefined && segments.length > 0) segments[0] = at.first;
-  return { ...op, segments };
+  return { ...op, segments, shown: op.shown ?? op.segments };
 }
 
 /** An action applied to a fragment, whatever the fragment's root is (applyAction replaces a root it is given). */
@@ -907,7 +907,7 @@ export async function readContent(request: ReadRequest): Promise<{ value: Json; 
       continue;
     }
     if (located.position !== undefined) rel = [String(located.position), ...rel.slice(1)];
-    const value = valueAt(segment.fragment as JsonObject, rel);
+    const value = valueAt(segment.fragment as JsonObject, rel, segments);
     if (request.view) {
       try {
         return await readView(grant.inc, segment, value, request.view);

@@ -191,6 +191,75 @@ describe('a content larger than one segment', () => {
     expect(await state(p)).toEqual(before);
   });
 
+  it('an error names the path as sent, however deep the segment that holds it (and once this process knows where it is)', async () => {
+    const p = await project({
+      a: { deep: { n: 1, s: text(1500), l: [1, 2] }, other: { t: text(1500) } },
+      pad: text(1500),
+    });
+    const cases = [
+      {
+        op: 'set',
+        path: 'a.deep.n.x',
+        value: 1,
+        code: 'NOT_A_CONTAINER',
+        message: "cannot create 'a.deep.n.x': 'a.deep.n' is not an object or array",
+      },
+      { op: 'increment', path: 'a.deep.s', code: 'NOT_A_NUMBER', message: "the value at 'a.deep.s' is not a number" },
+      {
+        op: 'push',
+        path: 'a.deep.n',
+        value: 1,
+        code: 'NOT_AN_ARRAY',
+        message: "the value at 'a.deep.n' is not an array",
+      },
+      {
+        op: 'set',
+        path: 'a.deep.l.k',
+        value: 1,
+        code: 'INVALID_PATH',
+        message: "'a.deep.l' is an array: 'k' is not an index",
+      },
+      {
+        op: 'set',
+        path: 'a.deep.l.5',
+        value: 1,
+        code: 'INDEX_OUT_OF_RANGE',
+        message: "index 5 is outside the array at 'a.deep.l' (length 2)",
+      },
+    ];
+    // Twice: the second time this process remembers which segment holds `a.deep` and plans on it alone.
+    for (let round = 0; round < 2; round++) {
+      for (const { op, code, message, ...body } of cases) {
+        const single = await call('POST', `${p.content}/${op}`, { token: p.key, body });
+        expect({ status: single.status, body: single.body }).toEqual({ status: 400, body: { code, message } });
+        const batch = await call('POST', `${p.content}/batch`, {
+          token: p.key,
+          body: {
+            operations: [
+              { op, ...body },
+              { op: 'set', path: 'a.deep.m', value: 1 },
+            ],
+          },
+        });
+        expect({ status: batch.status, body: batch.body }).toEqual({ status: 400, body: { code, message, index: 0 } });
+      }
+      const test = await call('POST', `${p.content}/batch`, {
+        token: p.key,
+        body: {
+          operations: [
+            { op: 'test', path: 'a.deep.n', value: 2 },
+            { op: 'set', path: 'a.deep.m', value: 1 },
+          ],
+        },
+      });
+      expect(test.body).toEqual({
+        code: 'TEST_FAILED',
+        message: "the value at 'a.deep.n' is not the one tested",
+        index: 0,
+      });
+      expect((await get(p, 'a.deep.zz')).body).toEqual({ code: 'PATH_NOT_FOUND', message: "nothing at 'a.deep.zz'" });
+    }
+  });
   it('ETags: a change anywhere below a value changes its ETag; If-Match takes the ETag of a GET of the path written', async () => {
     const p = await project(content);
     const whole = (await get(p)).headers.get('etag') as string;

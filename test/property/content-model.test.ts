@@ -67,6 +67,31 @@ function expectErrorShape(reply: Reply): void {
   stats.codes[reply.body.code] = (stats.codes[reply.body.code] ?? 0) + 1;
 }
 
+/**
+ * Every path an error message quotes is the one the client sent or one above it, whatever segment the store planned
+ * on (at small segment sizes a path's value lies segments deep, and the store plans on that segment's fragment).
+ */
+const PATH_MESSAGES = new Set([
+  'NOT_A_CONTAINER',
+  'NOT_A_NUMBER',
+  'NOT_AN_ARRAY',
+  'INVALID_PATH',
+  'INDEX_OUT_OF_RANGE',
+  'PATH_NOT_FOUND',
+  'TEST_FAILED',
+]);
+function expectMessageNamesPath(reply: Reply, path: unknown, context: string): void {
+  if (typeof path !== 'string' || !PATH_MESSAGES.has(reply.body.code)) return;
+  const sent = path.split('.');
+  const message = String(reply.body.message);
+  for (const [, quoted] of message.matchAll(/'([^']*)'/g)) {
+    if (quoted === undefined || quoted === '(root)' || message.includes(`'${quoted}' is not an index`)) continue;
+    const named = quoted.split('.');
+    if (named.length > sent.length || named.some((s, i) => s !== sent[i]))
+      throw new Error(`${context}; the message names '${quoted}', not the path sent or one above it`);
+  }
+}
+
 /** A mutation whose body carries exact decimals as their digits (lossless-json writes a LosslessNumber as a number). */
 const send = (project: Project, route: Route, body: unknown) =>
   call('POST', `${project.content}/${route}`, {
@@ -139,8 +164,10 @@ class Step implements fc.AsyncCommand<Model, Real> {
     stats.byStatus[reply.status] = (stats.byStatus[reply.status] ?? 0) + 1;
     const context = `${this.route} ${stringify(body)} on ${stringify(model.content)}: expected ${expected.status}, got ${reply.status} ${JSON.stringify(reply.body)}`;
     if (reply.status !== expected.status) throw new Error(context);
-    if (expected.status !== 200) expectErrorShape(reply);
-    else if (this.route === 'get') {
+    if (expected.status !== 200) {
+      expectErrorShape(reply);
+      expectMessageNamesPath(reply, body.path, context);
+    } else if (this.route === 'get') {
       if (!sameJson(exactly(reply).value, expected.value))
         throw new Error(`${context}; value ${reply.text} != ${stringify(expected.value)}`);
       await expectPartialReads(real, body.path, expected.value as Json, context);
@@ -226,6 +253,7 @@ class BatchStep implements fc.AsyncCommand<Model, Real> {
       const { index, ...error } = reply.body;
       if (index !== expected.index) throw new Error(context);
       expectErrorShape({ ...reply, body: error });
+      expectMessageNamesPath(reply, operations[index]?.path, context);
     }
     const after = await call('GET', real.project.content, { token: real.project.key });
     expect(after.status).toBe(200);
