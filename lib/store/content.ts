@@ -214,7 +214,7 @@ function atSteps(fragment: Json, steps: readonly Step[]): Json | undefined {
  * the change was decided (If-Match included) on what they held then.
  */
 async function subtreesOf(inc: string, stubs: readonly string[]): Promise<{ key: string; version: number }[]> {
-  const subtrees = await Promise.all(stubs.map((stub) => querySubtree(inc, stub, true)));
+  const subtrees = await Promise.all(stubs.map((stub) => querySubtree(inc, stub)));
   return subtrees.flatMap((subtree) => [...subtree.values()].map((s) => ({ key: s.key, version: s.version })));
 }
 

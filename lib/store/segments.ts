@@ -13,7 +13,17 @@ import {
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { tableName } from '../config/env';
 import { PayloadTooLarge } from '../config/errors';
-import { ROOT_KEY, bucketOf, chunkKey, isBucketKey, stubsUnderOf, subtreePrefix } from '../content/fragments';
+import {
+  ROOT_KEY,
+  bucketOf,
+  chunkKey,
+  isBucketKey,
+  isBucketStubKey,
+  isChunkStubKey,
+  stubsIn,
+  stubsUnderOf,
+  subtreePrefix,
+} from '../content/fragments';
 import { type Json, storedSize } from '../content/json';
 import { fromAttribute, toAttribute } from '../dynamo/attributes';
 import { batchWriteAll } from '../dynamo/batch-write';
@@ -56,8 +66,11 @@ export async function getSegment(inc: string, key: string): Promise<Segment | un
 }
 
 /**
- * Every segment whose key starts with `prefix` (a segment and its subtree; for a chunk stub, its chunks), read
- * consistently, page by page.
+ * A segment and its subtree (for a chunk stub, its chunks; for a bucket stub, its buckets), read consistently, page by
+ * page: every segment whose key starts with the key's prefix and, read with their fragments, every segment a stub
+ * among them names and its subtree. A stub's segment is not always under its holder's prefix: a cut that moves a value
+ * into a new segment (a bucket, a new child, a batch's re-cut) moves the stubs in it along, their segments keeping
+ * their keys. `keysOnly` reads the prefix alone (for what no stub names: a sweep's unreachable children).
  */
 export async function querySubtree(
   inc: string,
@@ -65,7 +78,35 @@ export async function querySubtree(
   keysOnly = false,
   maxBytes = Number.POSITIVE_INFINITY,
 ): Promise<Map<string, Segment>> {
-  const prefix = subtreePrefix(key);
+  const found = await queryPrefix(inc, subtreePrefix(key), keysOnly, maxBytes);
+  if (keysOnly) return found;
+  let bytes = 0;
+  const elsewhere: string[] = [];
+  for (const segment of found.values()) {
+    bytes += storedSize(segment.fragment);
+    for (const stub of stubsIn(segment.fragment)) {
+      // A chunk stub's chunks and a bucket stub's buckets are below the segment that holds it.
+      if (!found.has(stub) && !isChunkStubKey(stub) && !isBucketStubKey(stub)) elsewhere.push(stub);
+    }
+  }
+  for (const stub of elsewhere) {
+    if (found.has(stub)) continue;
+    const subtree = await querySubtree(inc, stub, false, maxBytes - bytes);
+    for (const [k, s] of subtree) {
+      if (!found.has(k)) bytes += storedSize(s.fragment);
+      found.set(k, s);
+    }
+  }
+  return found;
+}
+
+/** Every segment whose key starts with `prefix`, read consistently, page by page. */
+async function queryPrefix(
+  inc: string,
+  prefix: string,
+  keysOnly: boolean,
+  maxBytes: number,
+): Promise<Map<string, Segment>> {
   const found = new Map<string, Segment>();
   let start: Record<string, AttributeValue> | undefined;
   let bytes = 0;

@@ -122,6 +122,54 @@ describe('a content larger than one segment', () => {
     expect((await segmentsOf(p)).length).toBeLessThan(grown);
   });
 
+  it('a stub a cut moved into a newer segment still leads to its subtree: read, batched through, deleted', async () => {
+    const B = fragmentBytes();
+    const big = { b1: text(Math.ceil(B * 0.4)), b2: text(Math.ceil(B * 0.4)) };
+    const p = await project({ a: { big, x: 1, pad: text(Math.ceil(B * 0.3)) }, other: text(Math.ceil(B * 0.45)) });
+    // A batch over two segments re-cuts from the root: `a` comes back into the root's fragment, `big` (not on the
+    // batch's paths) stays a segment of its own under a key below `a`'s old one.
+    const batch = await call('POST', `${p.content}/batch`, {
+      token: p.key,
+      body: {
+        operations: [
+          { op: 'set', path: 'a.x', value: 2 },
+          { op: 'set', path: 'other', value: text(Math.ceil(B * 0.52)) },
+        ],
+      },
+    });
+    expect(batch.status).toBe(200);
+    // `a` grows and is cut into a new segment, taking `big`'s stub with it.
+    await ok(p, 'set', { path: 'a.more', value: text(Math.ceil(B * 0.52)) });
+    const a = { big, x: 2, pad: text(Math.ceil(B * 0.3)), more: text(Math.ceil(B * 0.52)) };
+    const held = (await segmentsOf(p)).flatMap((s) =>
+      Object.values(s.fragment as Record<string, unknown>).flatMap((v) =>
+        v instanceof Object && 'key' in v && typeof v.key === 'string' && !v.key.startsWith(s.key) ? [v.key] : [],
+      ),
+    );
+    expect(held.length).toBeGreaterThan(0);
+    expect((await get(p, 'a')).body).toEqual({ value: a });
+    expect((await get(p, 'a.big')).body).toEqual({ value: big });
+    const through = await call('POST', `${p.content}/batch`, {
+      token: p.key,
+      body: {
+        operations: [
+          { op: 'increment', path: 'a.x' },
+          { op: 'set', path: 'a.big.b2', value: 'c' },
+        ],
+      },
+    });
+    expect({ status: through.status, body: through.body }).toEqual({
+      status: 200,
+      body: { message: 'Batch applied successfully' },
+    });
+    const read = await get(p, 'a');
+    expect(read.body).toEqual({ value: { ...a, x: 3, big: { b1: big.b1, b2: 'c' } } });
+    // Replaced on the ETag of its GET: the segments below go with it, `big`'s too.
+    await ok(p, 'set', { path: 'a', value: { small: 1 } }, { 'If-Match': read.headers.get('etag') as string });
+    expect((await get(p)).body).toEqual({ value: { a: { small: 1 }, other: text(Math.ceil(B * 0.52)) } });
+    expect(await strays(p)).toEqual({ orphans: [], dangling: [] });
+  });
+
   it('a subtree of more segments than one transaction holds is deleted, replaced and read back whole', async () => {
     const many = Object.fromEntries(
       Array.from({ length: 150 }, (_, i) => [`k${i}`, { body: text(Math.ceil(fragmentBytes() * 0.6)), i }]),

@@ -7,6 +7,7 @@ import fc from 'fast-check';
 import { LosslessNumber, parse, stringify } from 'lossless-json';
 import { readFileSync } from 'node:fs';
 import { MESSAGES, type Project, type Reply, call, newProject } from '../support/api';
+import { formatPath } from '../../lib/paths';
 import { strays } from '../support/segments';
 import {
   type Body,
@@ -90,6 +91,15 @@ function expectMessageNamesPath(reply: Reply, path: unknown, context: string): v
     if (named.length > sent.length || named.some((s, i) => s !== sent[i]))
       throw new Error(`${context}; the message names '${quoted}', not the path sent or one above it`);
   }
+}
+
+/** Every object and array below the root, with its path (at most 4 levels down: the depth the generators reach). */
+function containers(value: Json, path: string[] = [], found: Array<[string[], Json]> = []): Array<[string[], Json]> {
+  if (path.length > 4 || value === null || typeof value !== 'object' || value instanceof LosslessNumber) return found;
+  if (path.length > 0) found.push([path, value]);
+  if (Array.isArray(value)) value.forEach((v, i) => containers(v, [...path, String(i)], found));
+  else for (const k of Object.keys(value)) containers((value as JsonObject)[k] as Json, [...path, k], found);
+  return found;
 }
 
 /** A mutation whose body carries exact decimals as their digits (lossless-json writes a LosslessNumber as a number). */
@@ -299,7 +309,18 @@ describe('the service against the reference model', () => {
             const content = reference('update', { content: initial }, {}).content;
             // The whole content's ETag (the update's own is its written value's: the same for one segment).
             const etag = (await call('GET', project.content, { token: project.key })).headers.get('etag');
-            await fc.asyncModelRun(async () => ({ model: { content }, real: { project, etag } }), cmds);
+            const model: Model = { content };
+            await fc.asyncModelRun(async () => ({ model, real: { project, etag } }), cmds);
+            // Every object and array read back by its path: a subtree's read finds each segment its stubs name,
+            // wherever a cut moved the stub (the steps read only the paths they wrote).
+            for (const [segments, value] of containers(model.content)) {
+              const path = formatPath(segments);
+              const read = await call('GET', `${project.content}?path=${encodeURIComponent(path)}`, {
+                token: project.key,
+              });
+              if (read.status !== 200 || !sameJson(exactly(read).value, value))
+                throw new Error(`GET ${path}: ${read.status} ${read.text}, model ${stringify(value)}`);
+            }
             // The layout behind the content: no segment left behind by a change, no stub leading nowhere.
             expect(await strays(project)).toEqual({ orphans: [], dangling: [] });
           },
