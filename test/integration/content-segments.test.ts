@@ -521,6 +521,38 @@ describe('a bucketed object (more members than one segment holds)', () => {
   const record = (i: number) => ({ id: i, ok: i % 3 === 0 });
   const bucketStubs = (segments: Segment[]) => segments.filter((s) => /#\d+\/\d+\/$/.test(s.key));
 
+  it('an object bucketed while a member was a segment of its own: that member is read, batched through and deleted', async () => {
+    const B = fragmentBytes();
+    const big = { a: text(Math.ceil(B * 0.4)), b: text(Math.ceil(B * 0.4)) };
+    const p = await project({ m: { big }, pad: text(Math.ceil(B * 0.6)) });
+    const m: Record<string, unknown> = { big };
+    const n = Math.ceil(B / 4);
+    for (let i = 0; i < n; i++) {
+      await ok(p, 'set', { path: `m.k${i}`, value: i });
+      m[`k${i}`] = i;
+    }
+    expect(bucketStubs(await segmentsOf(p)).length).toBeGreaterThan(0);
+    expect((await get(p, 'm')).body).toEqual({ value: m });
+    const batch = await call('POST', `${p.content}/batch`, {
+      token: p.key,
+      body: {
+        operations: [
+          { op: 'set', path: 'm.big.a', value: 1 },
+          { op: 'test', path: 'm.big.b', value: big.b },
+          { op: 'set', path: 'm.k1', value: 'z' },
+        ],
+      },
+    });
+    expect({ status: batch.status, body: batch.body }).toEqual({
+      status: 200,
+      body: { message: 'Batch applied successfully' },
+    });
+    expect((await get(p, 'm')).body).toEqual({ value: { ...m, big: { a: 1, b: big.b }, k1: 'z' } });
+    await ok(p, 'delete', { path: 'm' });
+    expect((await get(p)).body).toEqual({ value: { pad: text(Math.ceil(B * 0.6)) } });
+    expect(await strays(p)).toEqual({ orphans: [], dangling: [] });
+  });
+
   it('grows member by member into buckets, read back whole and by member; every operation lands in its bucket', async () => {
     const p = await project({ meta: { v: 1 } });
     const builds: Record<string, unknown> = {};
