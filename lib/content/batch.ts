@@ -1,12 +1,13 @@
 // Batches: plans operations in order on an in-memory copy, each seeing the ones before it; the storage layout is not its concern.
 import { Conflict, HttpError } from '../config/errors';
-import type { Segments } from '../paths';
+import { type Segments, asIndex } from '../paths';
 import {
   type Json,
   type JsonNumber,
   type JsonObject,
   decimalOf,
   hasOwn,
+  isObject,
   jsonEquals,
   numberError,
   numberProblem,
@@ -172,4 +173,82 @@ export function planBatch(
     }
   }
   return { content: state.content, changed: state.content !== root, bytes: state.bytes };
+}
+
+/**
+ * The paths an operation reads or changes: its own (and a JSON Patch's `from`), every leaf of a merge patch. The
+ * segments along them, and below their values, are what the batch is planned on.
+ */
+export function touchedPaths(op: BatchOperation): Segments[] {
+  if ('segments' in op) return [op.segments];
+  if (op.kind === 'patch') return op.from === undefined ? [op.path] : [op.path, op.from];
+  if (op.kind !== 'merge') return [];
+  const paths: Segments[] = [];
+  const leaves = (value: Json, prefix: string[]) => {
+    if (!isObject(value) || Object.keys(value).length === 0) paths.push(prefix);
+    else for (const k of Object.keys(value)) leaves(value[k] as Json, [...prefix, k]);
+  };
+  leaves(op.patch, []);
+  return paths;
+}
+
+/** Whether `path` runs through `at` (is `at` or below it). */
+const through = (path: Segments, at: Segments) => path.length >= at.length && at.every((s, i) => path[i] === s);
+
+/**
+ * Whether a batch can be planned on a chunked array's segment alone, `[chunk stub, newest…]`, its chunks unread
+ * (docs/design/storage.md, section 13, step 4): every path that meets the array at `at` (relative to where the batch
+ * is planned) pushes, inserts at the end or at an index at or after `count` (what the chunk stub stands for), or goes
+ * to such an element, or to one counted from the end no further than the segment's `own` elements less those the
+ * operations before it may have removed; none reads or replaces the array whole.
+ */
+export function plansOnNewest(ops: readonly BatchOperation[], at: Segments, count: number, own: number): boolean {
+  let room = own;
+  const newest = (i: number | undefined) => i !== undefined && (i >= count || (i < 0 && -i <= room));
+  /** An element of the array: the path's step into it. */
+  const element = (path: Segments | undefined) =>
+    path !== undefined && path.length === at.length + 1 && through(path, at);
+  for (const op of ops) {
+    for (const path of touchedPaths(op)) {
+      if (!through(path, at)) {
+        // Above the array: the value read, tested or replaced holds all of it.
+        if (through(at, path)) return false;
+        continue;
+      }
+      if (path.length === at.length) {
+        if (op.kind === 'push') continue;
+        if (op.kind === 'insert' && newest(op.index)) continue;
+        return false;
+      }
+      const step = path[at.length] as string;
+      // JSON Patch's end of an array.
+      if (step === '-' && op.kind === 'patch') continue;
+      if (!newest(asIndex(step))) return false;
+    }
+    // What may leave one element fewer for the next operations to count from the end.
+    if (op.kind === 'delete' && element(op.segments)) room--;
+    if (op.kind === 'patch' && ((op.op === 'remove' && element(op.path)) || (op.op === 'move' && element(op.from))))
+      room--;
+  }
+  return true;
+}
+
+/** The operations with their indexes into the array at `at` moved to positions in `[chunk stub, newest…]`. */
+export function intoNewest(ops: readonly BatchOperation[], at: Segments, count: number): BatchOperation[] {
+  const position = (step: string) => {
+    const i = asIndex(step);
+    return i === undefined || i < count ? step : String(i - count + 1);
+  };
+  const moved = (path: Segments): Segments =>
+    through(path, at) && path.length > at.length
+      ? [...path.slice(0, at.length), position(path[at.length] as string), ...path.slice(at.length + 1)]
+      : path;
+  return ops.map((op) => {
+    if (op.kind === 'patch')
+      return { ...op, path: moved(op.path), ...(op.from === undefined ? {} : { from: moved(op.from) }) };
+    if (!('segments' in op)) return op;
+    if (op.kind === 'insert' && op.segments.length === at.length && through(op.segments, at) && op.index >= count)
+      return { ...op, index: op.index - count + 1 };
+    return { ...op, segments: moved(op.segments) };
+  });
 }

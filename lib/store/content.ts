@@ -4,7 +4,7 @@ import Big from 'big.js';
 import { createHash, randomBytes } from 'node:crypto';
 import { fragmentBytes, tableName } from '../config/env';
 import { MAX_BODY_BYTES, MAX_CONTENT_BYTES, MAX_WRITE_ATTEMPTS } from '../config/limits';
-import { type BatchOperation, planBatch } from '../content/batch';
+import { type BatchOperation, intoNewest, planBatch, plansOnNewest, touchedPaths } from '../content/batch';
 import { shallowView, sliceArray } from '../content/views';
 import {
   MissingSegment,
@@ -16,6 +16,7 @@ import {
   chunkStart,
   chunkStubOf,
   isBucketStubKey,
+  isChunkStubKey,
   logicalLength,
   chunkedIndex,
   cut,
@@ -30,7 +31,6 @@ import {
   type JsonObject,
   Stub,
   decimalOf,
-  isObject,
   numberError,
   numberProblem,
   storedSize,
@@ -233,7 +233,15 @@ type Decision =
   | { kind: 'unchanged'; etag: string }
   | { kind: 'write'; action: Action; guards: Guard[]; size: WriteEnvelope['size']; version?: number }
   /** `pieces`: the segment's new fragment cut (the segment's own piece first, then its new children). */
-  | { kind: 'rewrite'; pieces: Piece[]; dropped: string[]; carried?: readonly Segment[]; version: number };
+  | {
+      kind: 'rewrite';
+      pieces: Piece[];
+      dropped: string[];
+      carried?: readonly Segment[];
+      version: number;
+      /** Segments below written in place on their versions (a chunked array kept under its key), their new pieces. */
+      rewritten?: readonly { segment: Segment; pieces: Piece[] }[];
+    };
 
 /** The If-Match check on the value at `steps` of a segment: its ETag is the segment's, or with stubs, a digest. */
 async function assertIfMatch(
@@ -370,7 +378,7 @@ async function carryOut(
     ...(decision.carried ?? []).map((s) => ({ key: s.key, version: s.version, carried: true })),
     ...(await subtreesOf(grant.inc, decision.dropped)),
   ];
-  return commitPieces(grant, base, segment.key, decision.version, decision.pieces, orphans);
+  return commitPieces(grant, base, segment.key, decision.version, decision.pieces, orphans, decision.rewritten);
 }
 
 /**
@@ -384,20 +392,31 @@ async function commitPieces(
   version: number,
   pieces: readonly Piece[],
   orphans: Rewrite['orphans'],
+  rewritten: Extract<Decision, { kind: 'rewrite' }>['rewritten'] = [],
 ): Promise<Sent> {
   const [top, ...children] = pieces as [Piece, ...Piece[]];
-  const update = compileWrite(
-    { action: { kind: 'set', steps: [], value: top.fragment }, guards: [] },
-    {
-      ...base,
-      expectedVersion: version,
-      size: { exact: storedSize(top.fragment) },
-      stubsUnder: stubsUnderOf(top.fragment),
-    },
-  ) as UpdateRequest;
-  if (children.length === 0 && orphans.length === 0) return sendUpdate(grant.inc, key, update);
+  /** A segment's whole new fragment, on the version read. */
+  const replacing = (fragment: Json, expectedVersion: number) =>
+    compileWrite(
+      { action: { kind: 'set', steps: [], value: fragment }, guards: [] },
+      { ...base, expectedVersion, size: { exact: storedSize(fragment) }, stubsUnder: stubsUnderOf(fragment) },
+    ) as UpdateRequest;
+  const update = replacing(top.fragment, version);
+  if (children.length === 0 && orphans.length === 0 && rewritten.length === 0)
+    return sendUpdate(grant.inc, key, update);
   const token = { slot: base.slot, value: base.requestToken };
-  return commitRewrite({ inc: grant.inc, epoch: grant.epoch, parent: { key, update }, children, orphans, token });
+  return commitRewrite({
+    inc: grant.inc,
+    epoch: grant.epoch,
+    parent: { key, update },
+    rewritten: rewritten.map(({ segment, pieces: [own] }) => ({
+      key: segment.key,
+      update: replacing((own as Piece).fragment, segment.version),
+    })),
+    children: [...children, ...rewritten.flatMap((r) => r.pieces.slice(1))],
+    orphans,
+    token,
+  });
 }
 
 /**
@@ -624,34 +643,29 @@ function commonPrefix(ops: readonly BatchOperation[]): Segments {
   return prefix ?? [];
 }
 
-/**
- * The paths an operation reads or changes: its own (and a JSON Patch's `from`), every leaf of a merge patch. The
- * segments along them, and below their values, are what the batch is planned on.
- */
-function touchedPaths(op: BatchOperation): Segments[] {
-  if ('segments' in op) return [op.segments];
-  if (op.kind === 'patch') return op.from === undefined ? [op.path] : [op.path, op.from];
-  if (op.kind !== 'merge') return [];
-  const paths: Segments[] = [];
-  const leaves = (value: Json, prefix: string[]) => {
-    if (!isObject(value) || Object.keys(value).length === 0) paths.push(prefix);
-    else for (const k of Object.keys(value)) leaves(value[k] as Json, [...prefix, k]);
-  };
-  leaves(op.patch, []);
-  return paths;
+/** A chunked array a batch plans on without its chunks: its segment, its path from the top segment, its stub. */
+interface Newest {
+  segment: Segment;
+  path: Segments;
+  stub: Stub;
 }
 
 /**
  * The content a batch works on, from the segment `top`: that segment's fragment with every segment its operations'
  * paths run into (and every one below a value they test, replace or delete) put in place of its stub. Stubs off
- * those paths stay stubs. Returns the tree and the segments read below `top`.
+ * those paths stay stubs. A chunked array is read whole, chunks and all, unless `newest` allows and the batch only
+ * works on its newest elements (`plansOnNewest`): it is the top segment or named by a stub in it, and stays
+ * `[chunk stub, newest…]` in the tree. Returns the tree, the segments read below `top` and those arrays.
  */
 async function loadForBatch(
   inc: string,
   top: Segment,
   ops: readonly BatchOperation[],
-): Promise<{ tree: Json; below: Segment[] }> {
+  newest = false,
+): Promise<{ tree: Json; below: Segment[]; newest: Newest[] }> {
   const loaded = new Map<string, Segment>();
+  /** Where each segment named by a stub in `top` is in the tree. */
+  const pathOf = new Map<string, Segments>([[top.key, []]]);
   /** Chunk and bucket stubs read whole: each must assemble, or the content changed while it was read. */
   const whole = new Set<string>();
   for (const path of ops.flatMap(touchedPaths)) {
@@ -659,7 +673,7 @@ async function loadForBatch(
     let rest = path;
     for (;;) {
       const located = locate(segment.fragment, rest, true);
-      // Into a chunked array: all of it is read below.
+      // Into a chunked array: its chunks are read below, if at all.
       if (located.at !== 'stub') break;
       if (located.bucket !== undefined) {
         // Into a bucketed object: it is planned on whole, all its buckets (and all below them) read.
@@ -670,25 +684,56 @@ async function loadForBatch(
       const next = loaded.get(located.key) ?? (await getSegment(inc, located.key));
       if (!next) throw new MissingSegment(located.key);
       loaded.set(next.key, next);
+      if (segment === top) pathOf.set(next.key, path.slice(0, path.length - rest.length + located.consumed));
       segment = next;
       rest = rest.slice(located.consumed);
     }
     const w = walk(segment.fragment as JsonObject, rest);
     for (const stub of w.stop === undefined ? stubsIn(w.node) : []) {
+      if (isChunkStubKey(stub)) continue;
       for (const s of (await querySubtree(inc, stub)).values()) loaded.set(s.key, s);
     }
   }
-  // A chunked array is planned on whole: every chunk of every one read (its subtree) is read too.
+  const open: Newest[] = [];
   for (const segment of [top, ...loaded.values()]) {
     const stub = chunkStubOf(segment.fragment);
     if (!stub) continue;
+    const path = pathOf.get(segment.key);
+    const own = (segment.fragment as Json[]).length - 1;
+    if (newest && path !== undefined && plansOnNewest(ops, path, chunkCount(stub.key), own)) {
+      open.push({ segment, path, stub });
+      continue;
+    }
+    // Planned on whole: every chunk of it read (its subtree).
     for (const s of (await querySubtree(inc, segment.key)).values()) if (s.key !== top.key) loaded.set(s.key, s);
     whole.add(stub.key);
   }
   const fragmentOf = fragmentsOf([top, ...loaded.values()]);
   for (const key of whole) if (fragmentOf(key) === undefined) throw new MissingSegment(key);
   const tree = assemble(top.fragment, fragmentOf, 'keep');
-  return { tree, below: [...loaded.values()] };
+  return { tree, below: [...loaded.values()], newest: open };
+}
+
+/**
+ * A batch planned on chunked arrays' newest elements: the content with each array below the top segment back behind
+ * its segment's stub, and that segment's new fragment. Undefined when an array's chunk stub is no longer its first
+ * element and its only one (the batch reached past the newest elements after all: it is planned on the whole).
+ */
+function splitNewest(
+  content: JsonObject,
+  open: readonly Newest[],
+  top: Segment,
+): { content: JsonObject; arrays: { segment: Segment; value: Json[] }[] } | undefined {
+  const stubs = stubsIn(content);
+  const arrays: { segment: Segment; value: Json[] }[] = [];
+  for (const { segment, path, stub } of open) {
+    const value = atSteps(content, path);
+    if (chunkStubOf(value)?.key !== stub.key || stubs.filter((k) => k === stub.key).length !== 1) return undefined;
+    if (segment.key === top.key) continue;
+    arrays.push({ segment, value: value as Json[] });
+    content = applyToFragment(content, { kind: 'set', steps: [...path], value: new Stub(segment.key) }) as JsonObject;
+  }
+  return { content, arrays };
 }
 
 const UNBOUNDED = { maxBytes: Number.MAX_SAFE_INTEGER, tooLarge: contentTooLarge };
@@ -707,6 +752,78 @@ function batchPieces(key: string, tree: JsonObject, ops: readonly BatchOperation
   // As the planner names them: a merge patch is one operation, without an index.
   if (index >= 0 && ops[index]?.kind !== 'merge') error.index = index;
   throw error;
+}
+
+type BatchDecision = Extract<Decision, { kind: 'rewrite' | 'unchanged' }>;
+
+/**
+ * What a batch changes, planned on the segments it reads from `top`: on chunked arrays' newest elements alone when
+ * it can (and no If-Match asks for the ETag of everything), else on all of them.
+ */
+async function decideBatch(
+  inc: string,
+  top: Segment,
+  ops: readonly BatchOperation[],
+  ifMatch: readonly string[] | undefined,
+  newest = !ifMatch,
+): Promise<BatchDecision> {
+  const { tree, below, newest: open } = await loadForBatch(inc, top, ops, newest);
+  const dropped = stubsIn(tree).filter((k) => !below.some((s) => s.key === k));
+  if (open.length > 0) {
+    const decided = decideOnNewest(tree as JsonObject, below, open, top, ops, dropped);
+    return decided ?? decideBatch(inc, top, ops, ifMatch, false);
+  }
+  if (ifMatch) {
+    const etag = etagOf([top, ...below]);
+    if (!ifMatch.includes(etag)) throw new PreconditionFailed(formatEtag(etag));
+  }
+  const planned = planBatch(tree as JsonObject, ops, UNBOUNDED);
+  if (!planned.changed) return { kind: 'unchanged', etag: etagOf([top, ...below]) };
+  const pieces = batchPieces(top.key, tree as JsonObject, ops, planned.content);
+  const kept = new Set(stubsIn(planned.content));
+  return {
+    kind: 'rewrite',
+    pieces,
+    dropped: dropped.filter((k) => !kept.has(k)),
+    carried: below,
+    version: top.version,
+  };
+}
+
+/**
+ * A batch planned on chunked arrays' newest elements (their indexes moved to positions in their segments), or
+ * undefined for one to plan on the whole: any 4xx (its message must be the whole array's), no change (its ETag is
+ * that of everything), an array reached past its newest elements after all, a piece too large.
+ */
+function decideOnNewest(
+  tree: JsonObject,
+  below: readonly Segment[],
+  open: readonly Newest[],
+  top: Segment,
+  ops: readonly BatchOperation[],
+  dropped: readonly string[],
+): BatchDecision | undefined {
+  const moved = open.reduce((o, n) => intoNewest(o, n.path, chunkCount(n.stub.key)), ops);
+  try {
+    const planned = planBatch(tree, moved, UNBOUNDED);
+    if (!planned.changed) return undefined;
+    const split = splitNewest(planned.content, open, top);
+    if (!split) return undefined;
+    const arrays = split.arrays.map((a) => ({ segment: a.segment, pieces: piecesOf(a.segment.key, a.value) }));
+    const kept = new Set([...stubsIn(split.content), ...split.arrays.flatMap((a) => stubsIn(a.value))]);
+    const opened = new Set(open.map((n) => n.segment.key));
+    return {
+      kind: 'rewrite',
+      pieces: piecesOf(top.key, split.content),
+      dropped: dropped.filter((k) => !kept.has(k)),
+      carried: below.filter((s) => !opened.has(s.key)),
+      version: top.version,
+      rewritten: arrays,
+    };
+  } catch (error) {
+    if (error instanceof HttpError && error.statusCode < 500) return undefined;
+    throw error;
+  }
 }
 
 /**
@@ -750,23 +867,9 @@ export async function writeBatch(request: BatchWriteRequest): Promise<WriteResul
     if (tokenIn(current, slot) === token) return { etag: formatEtag(token) };
     let sent: Sent;
     try {
-      const { tree, below } = await loadForBatch(grant.inc, current, rel);
-      if (request.ifMatch) {
-        const etag = etagOf([current, ...below]);
-        if (!request.ifMatch.includes(etag)) throw new PreconditionFailed(formatEtag(etag));
-      }
-      const planned = planBatch(tree as JsonObject, rel, UNBOUNDED);
-      if (!planned.changed) return { etag: formatEtag(etagOf([current, ...below])) };
-      const pieces = batchPieces(current.key, tree as JsonObject, rel, planned.content);
-      const dropped = stubsIn(tree).filter((k) => !below.some((s) => s.key === k));
-      const kept = new Set(stubsIn(planned.content));
-      sent = await carryOut(grant, envelope, current, {
-        kind: 'rewrite',
-        pieces,
-        dropped: dropped.filter((k) => !kept.has(k)),
-        carried: below,
-        version: current.version,
-      });
+      const decision = await decideBatch(grant.inc, current, rel, request.ifMatch);
+      if (decision.kind === 'unchanged') return { etag: formatEtag(decision.etag) };
+      sent = await carryOut(grant, envelope, current, decision);
     } catch (error) {
       if (!(error instanceof MissingSegment)) throw error;
       sent = { ok: false };

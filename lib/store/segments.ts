@@ -385,6 +385,8 @@ export interface Rewrite {
   epoch: number;
   /** The change to the segment whose subtree is rewritten (compiled with its conditions). */
   parent: { key: string; update: UpdateRequest };
+  /** Segments below it written in place in the same commit (a chunked array kept under its key), each guarded. */
+  rewritten?: readonly { key: string; update: UpdateRequest }[];
   /** New segments, named only by the parent's new fragment. */
   children: readonly { key: string; fragment: Json }[];
   /**
@@ -413,6 +415,9 @@ export async function commitRewrite(rewrite: Rewrite): Promise<Committed> {
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
     },
   };
+  const rewritten: TransactWriteItem[] = (rewrite.rewritten ?? []).map((r) => ({
+    Update: { TableName: table, Key: segmentItemKey(rewrite.inc, r.key), ...stampedWithTransaction(r.update, token) },
+  }));
   const puts: TransactWriteItem[] = rewrite.children.map((child) => ({
     Put: {
       TableName: table,
@@ -434,19 +439,21 @@ export async function commitRewrite(rewrite: Rewrite): Promise<Committed> {
     },
   }));
   const bytes = rewrite.children.reduce((sum, c) => sum + storedSize(c.fragment) + 200, 0);
-  const fits = 1 + puts.length + deletes.length <= MAX_TRANSACTION_ITEMS && bytes <= MAX_TRANSACTION_BYTES / 2;
+  const fits =
+    1 + rewritten.length + puts.length + deletes.length <= MAX_TRANSACTION_ITEMS && bytes <= MAX_TRANSACTION_BYTES / 2;
   const carried = deletes.filter((_, i) => rewrite.orphans[i]?.carried);
   let first: TransactWriteItem[];
   let after: TransactWriteItem[] = [];
   let marker: Record<string, AttributeValue> | undefined;
   if (fits) {
-    first = [parent, ...puts, ...deletes];
+    first = [parent, ...rewritten, ...puts, ...deletes];
   } else {
-    // The parent, the carried deletes and the marker's own item.
-    if (2 + carried.length > MAX_TRANSACTION_ITEMS) throw changeTooLarge();
+    // The parent, the segments written in place, the carried deletes and the marker's own item.
+    const fixed = 2 + rewritten.length + carried.length;
+    if (fixed > MAX_TRANSACTION_ITEMS) throw changeTooLarge();
     const dropped = deletes.filter((d) => !carried.includes(d));
-    const room = MAX_TRANSACTION_ITEMS - 2 - carried.length;
-    first = [parent, ...carried, ...dropped.slice(0, room)];
+    const room = MAX_TRANSACTION_ITEMS - fixed;
+    first = [parent, ...rewritten, ...carried, ...dropped.slice(0, room)];
     after = dropped.slice(room);
     // First a marker naming what the next steps write and leave: a death between them leaves it to the sweeper.
     marker = markerKey(rewrite.inc, `${MARKER_PREFIX}${randomBytes(12).toString('base64url')}`);

@@ -123,6 +123,18 @@ describe('DynamoDB requests per operation, cold and warm', () => {
       const push = { method: 'POST', token: key, body: { path: 'log', value: { i: 600 + i } } } as const;
       expect(await counted(`${big.content}/push`, push)).toEqual({ status: 200, requests: { UpdateItem: 1 } });
     }
+    // A batch on the log's newest elements and a member of the root: those two segments read and written in one
+    // transaction, no chunk read (however long the log).
+    for (let i = 0; i < 2; i++) {
+      const operations = [
+        { op: 'push', path: 'log', value: { i: 603 + i } },
+        { op: 'increment', path: 'runs' },
+      ];
+      expect(await counted(`${big.content}/batch`, { method: 'POST', token: key, body: { operations } })).toEqual({
+        status: 200,
+        requests: { GetItem: 2, TransactWriteItems: 1 },
+      });
+    }
     // The bucketed object: learnt once, then a member is computed to its bucket.
     expect((await counted(`${big.content}?path=builds.b1`, { token: key })).status).toBe(200);
     for (let i = 0; i < 3; i++) {
@@ -136,7 +148,8 @@ describe('DynamoDB requests per operation, cold and warm', () => {
       expect(await counted(`${big.content}/increment`, add)).toEqual({ status: 200, requests: { UpdateItem: 1 } });
     }
     const read = await request(`${big.content}`, { token: key });
-    expect((read.body.value.log as unknown[]).length).toBe(603);
+    expect((read.body.value.log as unknown[]).length).toBe(605);
+    expect(read.body.value.runs).toBe(2);
     expect(read.body.value.builds.new2).toEqual({ i: 2 });
     expect(read.body.value.builds.b2).toEqual({ i: 7, ok: true });
   });

@@ -515,6 +515,110 @@ describe('a chunked array (an array larger than one segment)', () => {
     expect(chunksOf(await expectSegmentsWithinBudget(p))).toEqual([]);
     expect((await get(p)).body).toEqual({ value: { meta: { name: 'ci' }, log: [1, 2], first } });
   });
+
+  it('a batch or patch on its newest elements leaves its chunks as they are, past what one transaction rewrites', async () => {
+    const pad = text(Math.ceil(fragmentBytes() * 0.45));
+    const p = await project({ meta: { builds: 0 } });
+    const model: unknown[] = [];
+    for (let i = 0; i < 210; i++) {
+      await ok(p, 'push', { path: 'log', value: { i, pad } });
+      model.push({ i, pad });
+    }
+    const before = chunksOf(await segmentsOf(p)).map((s) => s.key);
+    expect(before.length).toBeGreaterThan(100);
+    const meta = { builds: 0 };
+    const steps: Array<[string, () => unknown, () => void]> = [
+      [
+        'batch',
+        () => ({
+          operations: [
+            { op: 'push', path: 'log', value: { i: 210 } },
+            { op: 'increment', path: 'meta.builds' },
+          ],
+        }),
+        () => {
+          model.push({ i: 210 });
+          meta.builds++;
+        },
+      ],
+      [
+        'batch',
+        () => ({
+          operations: [
+            { op: 'set', path: 'log.-1.ok', value: true },
+            { op: 'push', path: 'log', value: { i: 211 } },
+            { op: 'test', path: `log.${model.length - 1}.i`, value: 210 },
+            { op: 'insert', path: 'log', index: model.length + 1, value: 'end' },
+          ],
+        }),
+        () => {
+          (model[model.length - 1] as Record<string, unknown>).ok = true;
+          model.push({ i: 211 }, 'end');
+        },
+      ],
+      [
+        'patch',
+        () => [
+          { op: 'add', path: '/log/-', value: { i: 212 } },
+          { op: 'remove', path: `/log/${model.length - 1}` },
+          { op: 'replace', path: '/meta/builds', value: 5 },
+        ],
+        () => {
+          model.push({ i: 212 });
+          model.splice(model.length - 2, 1);
+          meta.builds = 5;
+        },
+      ],
+    ];
+    for (const [route, bodyOf, apply] of steps) {
+      const body = bodyOf();
+      const r =
+        route === 'patch'
+          ? await call('PATCH', p.content, {
+              token: p.key,
+              headers: { 'content-type': 'application/json-patch+json' },
+              body,
+            })
+          : await call('POST', `${p.content}/batch`, { token: p.key, body });
+      expect({ route, status: r.status }).toEqual({ route, status: 200 });
+      apply();
+      expect((await get(p)).body).toEqual({ value: { meta, log: model } });
+    }
+    // No chunk was read into the change and written again: they are all still there, under their keys.
+    const after = chunksOf(await expectSegmentsWithinBudget(p)).map((s) => s.key);
+    expect(after).toEqual(expect.arrayContaining(before));
+    // An error is the whole array's, with its logical indexes and length.
+    const past = await call('POST', `${p.content}/batch`, {
+      token: p.key,
+      body: {
+        operations: [
+          { op: 'push', path: 'log', value: 1 },
+          { op: 'insert', path: 'log', index: model.length + 5, value: 1 },
+        ],
+      },
+    });
+    expect({ status: past.status, body: past.body }).toEqual({
+      status: 400,
+      body: {
+        code: 'INDEX_OUT_OF_RANGE',
+        message: `index ${model.length + 5} is outside -${model.length + 1}..${model.length + 1}`,
+        index: 1,
+      },
+    });
+    // Reaching an old element plans on the whole array: past what one transaction rewrites, the 413 says so.
+    const old = await call('POST', `${p.content}/batch`, {
+      token: p.key,
+      body: {
+        operations: [
+          { op: 'set', path: 'log.0.i', value: -1 },
+          { op: 'push', path: 'log', value: 1 },
+        ],
+      },
+    });
+    expect({ status: old.status, code: old.body.code }).toEqual({ status: 413, code: 'CHANGE_TOO_LARGE' });
+    expect((await get(p)).body).toEqual({ value: { meta, log: model } });
+    expect(await strays(p)).toEqual({ orphans: [], dangling: [] });
+  });
 });
 
 describe('a bucketed object (more members than one segment holds)', () => {

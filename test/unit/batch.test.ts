@@ -4,8 +4,8 @@ import { fragmentBytes } from '../../lib/config/env';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import fc from 'fast-check';
 import { PayloadTooLarge } from '../../lib/config/errors';
-import { type BatchOperation, jsonEquals, planBatch } from '../../lib/content/batch';
-import { type Json, type JsonObject, LosslessNumber, jsonNumber, storedSize } from '../../lib/content/json';
+import { type BatchOperation, intoNewest, jsonEquals, planBatch, plansOnNewest } from '../../lib/content/batch';
+import { type Json, type JsonObject, LosslessNumber, Stub, jsonNumber, storedSize } from '../../lib/content/json';
 import { type ContentOperation, applyAction, plan } from '../../lib/content/model';
 import {
   type AccessCheck,
@@ -235,5 +235,80 @@ describe('compileBatchWrite', () => {
     const within = compileBatchWrite(many.slice(0, 40), envelope);
     expect(within?.UpdateExpression.length).toBeLessThanOrEqual(MAX_EXPRESSION_LENGTH);
     expect(compileBatchWrite(many, envelope)).toBeUndefined();
+  });
+});
+
+describe('planning on a chunked array’s newest elements (plansOnNewest, intoNewest)', () => {
+  const STUB = new Stub('/a/dir123456~0');
+  /** An operation on `log` as the fuzzer makes them: indexes anywhere, from the start or from the end. */
+  const operation = (length: number): fc.Arbitrary<BatchOperation> =>
+    fc.oneof(
+      fc.integer().map((v) => push('log', v)),
+      fc.tuple(fc.integer({ min: -length - 2, max: length + 2 }), fc.integer()).map(([i, v]) => insert('log', i, v)),
+      fc.tuple(fc.integer({ min: -length - 2, max: length + 2 }), fc.integer()).map(([i, v]) => set(`log.${i}`, v)),
+      fc.integer({ min: -length - 2, max: length + 2 }).map((i) => del(`log.${i}`)),
+      fc.integer({ min: -length - 2, max: length + 2 }).map((i) => add(`log.${i}`, 1)),
+      fc.integer({ min: -length - 2, max: length + 2 }).map((i) => test(`log.${i}`, { value: i })),
+      fc.constant(set('other', 1)),
+      fc.constant(test('log', { value: [] })),
+    ) as fc.Arbitrary<BatchOperation>;
+  const outcome = (run: () => JsonObject) => {
+    try {
+      return { content: run() };
+    } catch (error) {
+      const e = error as { statusCode: number; code: string };
+      return { error: `${e.statusCode} ${e.code}` };
+    }
+  };
+  const unbounded = { maxBytes: Number.MAX_SAFE_INTEGER, tooLarge: BUDGET.tooLarge };
+
+  it('when it allows, the result on [stub, newest…] is the whole array’s, the stub first and alone; else a 4xx falls back', () => {
+    let allowed = 0;
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 6 }),
+        fc.integer({ min: 0, max: 6 }),
+        fc.integer({ min: 0, max: 12 }).chain((l) => fc.array(operation(l), { minLength: 1, maxLength: 5 })),
+        (count, own, batch) => {
+          const log = Array.from({ length: count + own }, (_, i) => i);
+          if (!plansOnNewest(batch, ['log'], count, own)) return;
+          allowed++;
+          const whole = outcome(() => planBatch({ log }, batch, unbounded).content);
+          const part = outcome(
+            () => planBatch({ log: [STUB, ...log.slice(count)] }, intoNewest(batch, ['log'], count), unbounded).content,
+          );
+          // A 4xx on the part is planned again on the whole (its message is the whole array's).
+          if ('error' in part) return;
+          expect(whole).toHaveProperty('content');
+          const list = part.content?.log as Json[];
+          expect(list[0]).toBe(STUB);
+          expect(list.slice(1).some((v) => v instanceof Stub)).toBe(false);
+          expect({ ...part.content, log: [...log.slice(0, count), ...list.slice(1)] }).toEqual(whole.content);
+        },
+      ),
+      { numRuns: 3000 },
+    );
+    expect(allowed).toBeGreaterThan(300);
+  });
+
+  it.each<[string, BatchOperation[], boolean]>([
+    ['pushes', ops(push('log', 1), push('log', 2)), true],
+    ['a push and a member elsewhere', ops(push('log', 1), set('meta.n', 2)), true],
+    ['an element at or after the count', ops(set('log.3.x', 1), del('log.4')), true],
+    ['an old element', ops(set('log.2', 1)), false],
+    [
+      'the last element, then one removed before counting from the end again',
+      ops(del('log.-1'), set('log.-2', 0)),
+      false,
+    ],
+    ['from the end within the newest', ops(set('log.-2', 0)), true],
+    ['an insert before the newest', ops(insert('log', 1, 0)), false],
+    ['an insert at the end', ops(insert('log', 5, 0)), true],
+    ['the array read whole', ops(push('log', 1), test('log', { exists: true })), false],
+    ['the array replaced', ops(set('log', [])), false],
+    ['a test above it', ops(push('log', 1), test('meta', { exists: true })), true],
+  ])('%s', (_, batch, expected) => {
+    // log = [0, 1, 2 | 3, 4]: three elements in chunks, two newest.
+    expect(plansOnNewest(batch, ['log'], 3, 2)).toBe(expected);
   });
 });
