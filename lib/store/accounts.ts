@@ -154,6 +154,17 @@ export function refusedItems(error: unknown): number[] {
   return reasons.flatMap((reason, i) => (reason.Code === 'ConditionalCheckFailed' ? [i] : []));
 }
 
+/** A transaction's delete of a project's record (a grant, a webhook) that is still of this incarnation. */
+export const incarnationDelete = (project: ProjectRef, sk: string, inc: string) => ({
+  Delete: {
+    TableName: tableName(),
+    Key: itemKey(projectPk(project), sk),
+    ConditionExpression: '#inc = :inc',
+    ExpressionAttributeNames: { '#inc': A.incarnation },
+    ExpressionAttributeValues: { ':inc': inc },
+  },
+});
+
 /** The head's update in a grant's transaction: the project is still this incarnation, and what else is asked. */
 export const headUpdate = (
   project: ProjectRef,
@@ -259,15 +270,7 @@ export async function revokeApiKey(project: ProjectRef, id: string): Promise<voi
     await documents.send(
       new TransactWriteCommand({
         TransactItems: [
-          {
-            Delete: {
-              TableName: tableName(),
-              Key: itemKey(projectPk(project), keyGrantSk(id)),
-              ConditionExpression: '#inc = :inc',
-              ExpressionAttributeNames: { '#inc': A.incarnation },
-              ExpressionAttributeValues: { ':inc': inc },
-            },
-          },
+          incarnationDelete(project, keyGrantSk(id), inc),
           { Delete: { TableName: tableName(), Key: itemKey(keyPk(id)) } },
           headUpdate(project, inc, 'SET #nk = #nk - :one ADD #ge :one', '', { ':one': 1 }),
         ],
@@ -346,15 +349,7 @@ export async function removeMember(project: ProjectRef, member: string): Promise
     await documents.send(
       new TransactWriteCommand({
         TransactItems: [
-          {
-            Delete: {
-              TableName: tableName(),
-              Key: memberGrant(project, member),
-              ConditionExpression: '#inc = :inc',
-              ExpressionAttributeNames: { '#inc': A.incarnation },
-              ExpressionAttributeValues: { ':inc': inc },
-            },
-          },
+          incarnationDelete(project, memberGrantSk(member), inc),
           headUpdate(project, inc, 'SET #nm = #nm - :one ADD #ge :one', '', { ':one': 1 }),
         ],
       }),

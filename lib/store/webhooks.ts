@@ -7,7 +7,7 @@ import { tableName } from '../config/env';
 import { documents } from '../dynamo/client';
 import { A } from '../schema/attributes';
 import { type ProjectRef, WEBHOOK_PREFIX, itemKey, projectName, projectPk, webhookSk } from '../schema/items';
-import { AccountError, headUpdate, refusedItems } from './accounts';
+import { AccountError, headUpdate, incarnationDelete, refusedItems } from './accounts';
 import { type StoredWebhook, W, readWebhook } from './webhook-records';
 
 export type { DroppedDelivery, StoredWebhook, Webhook } from './webhook-records';
@@ -99,15 +99,7 @@ export async function deleteWebhook(project: ProjectRef, inc: string, id: string
     await documents.send(
       new TransactWriteCommand({
         TransactItems: [
-          {
-            Delete: {
-              TableName: tableName(),
-              Key: itemKey(projectPk(project), webhookSk(id)),
-              ConditionExpression: '#inc = :inc',
-              ExpressionAttributeNames: { '#inc': A.incarnation },
-              ExpressionAttributeValues: { ':inc': inc },
-            },
-          },
+          incarnationDelete(project, webhookSk(id), inc),
           headUpdate(project, inc, 'SET #nw = #nw - :one', ' AND #nw > :zero', { ':one': 1, ':zero': 0 }),
         ],
       }),
