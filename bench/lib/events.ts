@@ -3,7 +3,7 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { lambdaContext as localLambdaContext } from '../../lib/local/server';
+import { lambdaContext as localLambdaContext } from '../../lib/local/lambda';
 import { ROOT } from './config';
 
 export type Handler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;

@@ -9,10 +9,9 @@ import type {
 } from 'aws-lambda';
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { WebSocket, WebSocketServer } from 'ws';
-import { ROOT } from './env';
+import { lambdaContext, loadHandler } from './lambda';
 import { type ChangeRecord, listenDynamoDbLocal, listenEmbedded } from './stream';
 
 type SocketHandler = (event: APIGatewayProxyWebsocketEventV2, context: Context) => Promise<APIGatewayProxyResultV2>;
@@ -32,29 +31,6 @@ const MAX_PAYLOAD_BYTES = 1024 * 1024;
 /** Records handed to the stream handler at once (the Lambda event source's batch size). */
 const STREAM_BATCH = 100;
 
-async function load<T>(handler: string): Promise<T> {
-  const dot = handler.lastIndexOf('.');
-  const module = (await import(join(ROOT, handler.slice(0, dot)))) as Record<string, T>;
-  return module[handler.slice(dot + 1)] as T;
-}
-
-function contextFor(functionName: string): Context {
-  return {
-    callbackWaitsForEmptyEventLoop: true,
-    functionName,
-    functionVersion: '$LATEST',
-    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${functionName}`,
-    memoryLimitInMB: '512',
-    awsRequestId: randomUUID(),
-    logGroupName: `/aws/lambda/${functionName}`,
-    logStreamName: 'local',
-    getRemainingTimeInMillis: () => 10_000,
-    done: () => undefined,
-    fail: () => undefined,
-    succeed: () => undefined,
-  };
-}
-
 const findFunction = (functions: Record<string, FunctionConfig>, kind: 'websocket' | 'stream') =>
   Object.entries(functions).find(([, fn]) => fn.events?.some((e) => e[kind] !== undefined));
 
@@ -72,7 +48,7 @@ export async function attachRealtime(
   const found = findFunction(functions, 'websocket');
   if (!found) return undefined;
   const [functionName, config] = found;
-  const handler = await load<SocketHandler>(config.handler);
+  const handler = await loadHandler<SocketHandler>(config.handler);
   const sockets = new Map<string, WebSocket>();
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_PAYLOAD_BYTES });
 
@@ -103,7 +79,7 @@ export async function attachRealtime(
 
   const invoke = async (event: APIGatewayProxyWebsocketEventV2) => {
     try {
-      return await handler(event, contextFor(functionName));
+      return await handler(event, lambdaContext(functionName, 10));
     } catch (error) {
       console.error(JSON.stringify({ level: 'ERROR', message: 'realtime handler failed', error: String(error) }));
       return { statusCode: 500 };
@@ -193,7 +169,7 @@ export async function startStreamConsumer(
   const found = findFunction(functions, 'stream');
   if (!found) return undefined;
   const [functionName, config] = found;
-  const handler = await load<StreamHandler>(config.handler);
+  const handler = await loadHandler<StreamHandler>(config.handler);
   const pending: ChangeRecord[] = [];
   let running = false;
   const drain = async () => {
@@ -202,7 +178,7 @@ export async function startStreamConsumer(
     while (pending.length > 0) {
       const Records = pending.splice(0, STREAM_BATCH);
       try {
-        await handler({ Records }, contextFor(functionName));
+        await handler({ Records }, lambdaContext(functionName, 10));
       } catch (error) {
         console.error(JSON.stringify({ level: 'ERROR', message: 'stream handler failed', error: String(error) }));
       }

@@ -14,6 +14,7 @@ import { SECURITY_HEADERS } from '../http/edge';
 import { allowConcurrentRequests } from '../dynamo/deadline';
 import { InvokeStore, InvokeStoreBase } from '@aws/lambda-invoke-store';
 import { attachRealtime } from './realtime';
+import { lambdaContext, loadHandler } from './lambda';
 /** API Gateway's own payload limit; the handlers enforce the service's smaller one. */
 const MAX_REQUEST_BYTES = 10 * 1024 * 1024;
 
@@ -74,14 +75,6 @@ export function loadRoutes(config = readServerlessConfig()): Route[] {
     }
   }
   return routes;
-}
-
-async function loadHandler(route: Route): Promise<Handler> {
-  const dot = route.handler.lastIndexOf('.');
-  const module = (await import(join(ROOT, route.handler.slice(0, dot)))) as Record<string, Handler>;
-  const handler = module[route.handler.slice(dot + 1)];
-  if (typeof handler !== 'function') throw new Error(`${route.handler} is not a function`);
-  return handler;
 }
 
 function readBody(req: IncomingMessage): Promise<Buffer | 'too-large'> {
@@ -170,24 +163,6 @@ export function toEvent(
   };
 }
 
-export function lambdaContext(functionName: string, timeoutSeconds: number): Context {
-  const deadline = Date.now() + timeoutSeconds * 1000;
-  return {
-    callbackWaitsForEmptyEventLoop: true,
-    functionName,
-    functionVersion: '$LATEST',
-    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${functionName}`,
-    memoryLimitInMB: '512',
-    awsRequestId: randomUUID(),
-    logGroupName: `/aws/lambda/${functionName}`,
-    logStreamName: 'local',
-    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
-    done: () => undefined,
-    fail: () => undefined,
-    succeed: () => undefined,
-  };
-}
-
 /**
  * This process runs overlapping invocations, as Lambda does when AWS_LAMBDA_MAX_CONCURRENCY is set, so it does what
  * Lambda's runtime then does: each invocation runs in its own InvokeStore context, where Powertools Logger keeps the
@@ -257,7 +232,7 @@ export async function startServer(options: ServerOptions): Promise<{ server: Ser
   const config = readServerlessConfig();
   const routes = loadRoutes(config);
   const handlers = new Map<Route, Handler>();
-  for (const route of routes) handlers.set(route, await loadHandler(route));
+  for (const route of routes) handlers.set(route, await loadHandler<Handler>(route.handler));
   const cors = config.provider.httpApi?.cors ?? {};
   const timeout = config.provider.timeout ?? 10;
 
