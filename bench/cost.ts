@@ -215,6 +215,19 @@ export async function runCost(options: CostOptions): Promise<CostReport> {
       },
     },
     {
+      id: 'batch-push',
+      label: 'batch: push onto the log + increment (another segment)',
+      run: async (rep) => {
+        const operations = [
+          { op: 'push', path: 'log', value: record(4e6 + rep) },
+          { op: 'increment', path: 'counter' },
+        ];
+        const r = await post('batch', { operations });
+        if (r.status === 200) logLength += 1;
+        return r;
+      },
+    },
+    {
       id: 'get-leaf',
       label: 'GET of a leaf',
       run: () => api.call('GET', `${project.content}?path=counter`, { token }),

@@ -461,14 +461,26 @@ describe('a chunked array (an array larger than one segment)', () => {
     expectError(await get(p, 'log.x'), 404, 'PATH_NOT_FOUND');
   });
 
-  it('32 concurrent pushes onto a chunked array all land once, while it rolls over into new chunks', async () => {
+  it('32 concurrent pushes onto a chunked array, alone and in batches, all land once while it rolls over into new chunks', async () => {
     const { p, model } = await pushed(Math.ceil((fragmentBytes() * 2) / 90));
+    // Half push alone, half in a batch with a counter elsewhere (planned on the array's segment alone).
     const results = await Promise.all(
       Array.from({ length: 32 }, (_, w) =>
-        call('POST', `${p.content}/push`, { token: p.key, body: { path: 'log', value: { w } } }),
+        w % 2 === 0
+          ? call('POST', `${p.content}/push`, { token: p.key, body: { path: 'log', value: { w } } })
+          : call('POST', `${p.content}/batch`, {
+              token: p.key,
+              body: {
+                operations: [
+                  { op: 'push', path: 'log', value: { w } },
+                  { op: 'increment', path: 'meta.batches' },
+                ],
+              },
+            }),
       ),
     );
     expect(results.map((r) => r.status)).toEqual(results.map(() => 200));
+    expect((await get(p, 'meta.batches')).body).toEqual({ value: 16 });
     const log = (await get(p, 'log')).body.value as unknown[];
     expect(log.slice(0, model.length)).toEqual(model);
     expect(
