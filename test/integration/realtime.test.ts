@@ -566,6 +566,26 @@ describe('realtime: chunked arrays and bucketed objects (storage step 4)', () =>
       id: log.id,
       changes: [{ path: 'log.3.note', value: 'changed' }],
     });
+    // A batch of pushes beside a member elsewhere (planned on the log's segment alone, across a rollover): one
+    // message to each subscription, with its part.
+    for (let i = n + 40; i < n + 60; i += 2) {
+      const batch = await post(p, 'batch', {
+        operations: [
+          { op: 'push', path: 'log', value: entry(i) },
+          { op: 'push', path: 'log', value: entry(i + 1) },
+          { op: 'set', path: 'runs', value: i },
+        ],
+      });
+      expect(batch.status).toBe(200);
+      expect(await c.next()).toMatchObject({
+        type: 'change',
+        id: log.id,
+        changes: [
+          { path: `log.${i}`, value: entry(i) },
+          { path: `log.${i + 1}`, value: entry(i + 1) },
+        ],
+      });
+    }
     expect((await post(p, 'increment', { path: 'builds.b7.i', value: 10 })).status).toBe(200);
     expect(await c.next()).toMatchObject({ type: 'change', id: b.id, changes: [{ path: 'builds.b7.i', value: 17 }] });
     expect((await post(p, 'set', { path: 'builds.new', value: 1 })).status).toBe(200);
@@ -576,7 +596,7 @@ describe('realtime: chunked arrays and bucketed objects (storage step 4)', () =>
     expect(shifted).toMatchObject({ type: 'change', id: log.id, changes: [{ path: 'log' }] });
     expect((shifted.changes as Array<{ value: unknown[] }>)[0]?.value).toEqual([
       'first',
-      ...Array.from({ length: n + 40 }, (_, i) => (i === 3 ? { ...entry(3), note: 'changed' } : entry(i))),
+      ...Array.from({ length: n + 60 }, (_, i) => (i === 3 ? { ...entry(3), note: 'changed' } : entry(i))),
     ]);
     await c.quiet(200);
   }, 120_000);
