@@ -60,6 +60,7 @@ import { A, TOKEN_SLOTS } from '../schema/attributes';
 import {
   type Segment,
   type Rewrite,
+  clearingTransaction,
   commitRewrite,
   createRoot,
   etagOf,
@@ -137,7 +138,7 @@ async function sendUpdate(inc: string, key: string, request: UpdateRequest, fast
       new UpdateItemCommand({
         TableName: tableName(),
         Key: segmentItemKey(inc, key),
-        ...request,
+        ...clearingTransaction(request),
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
     );

@@ -316,6 +316,22 @@ function stampedWithTransaction(update: UpdateRequest, tx: string): UpdateReques
   };
 }
 
+/**
+ * A one-item write that also drops the `tx` an earlier commit left on the segment: a token no later stream record
+ * needs (the consumer takes a `tx` as a commit's only when the write changed it), and some 40 bytes every later write
+ * of the segment would bill (DynamoDB bills the item's size by the KB).
+ */
+export function clearingTransaction(update: UpdateRequest): UpdateRequest {
+  const expression = /\bREMOVE\b/.test(update.UpdateExpression)
+    ? update.UpdateExpression.replace(/\bREMOVE\b/, 'REMOVE #txn,')
+    : `${update.UpdateExpression} REMOVE #txn`;
+  return {
+    ...update,
+    UpdateExpression: expression,
+    ExpressionAttributeNames: { ...update.ExpressionAttributeNames, '#txn': A.transaction },
+  };
+}
+
 /** A project's root segment, holding `{}`; created with the project, or by the first write if that was lost. */
 export async function createRoot(inc: string, epoch: number, project?: string): Promise<void> {
   try {
