@@ -304,16 +304,7 @@ export function newSegmentItem(
 
 /** An update that also records its commit's token in `tx` (in the SET clause, or as one). */
 function stampedWithTransaction(update: UpdateRequest, tx: string): UpdateRequest {
-  const set = '#txn = :txn';
-  const expression = /\bSET\b/.test(update.UpdateExpression)
-    ? update.UpdateExpression.replace(/\bSET\b/, `SET ${set},`)
-    : `SET ${set} ${update.UpdateExpression}`;
-  return {
-    ...update,
-    UpdateExpression: expression,
-    ExpressionAttributeNames: { ...update.ExpressionAttributeNames, '#txn': A.transaction },
-    ExpressionAttributeValues: { ...update.ExpressionAttributeValues, ':txn': { S: tx } },
-  };
+  return withTransactionClause(update, 'SET', '#txn = :txn', { ':txn': { S: tx } });
 }
 
 /**
@@ -322,13 +313,24 @@ function stampedWithTransaction(update: UpdateRequest, tx: string): UpdateReques
  * of the segment would bill (DynamoDB bills the item's size by the KB).
  */
 export function clearingTransaction(update: UpdateRequest): UpdateRequest {
-  const expression = /\bREMOVE\b/.test(update.UpdateExpression)
-    ? update.UpdateExpression.replace(/\bREMOVE\b/, 'REMOVE #txn,')
-    : `${update.UpdateExpression} REMOVE #txn`;
+  return withTransactionClause(update, 'REMOVE', '#txn');
+}
+
+/** An update with `part` (about `tx`) added to its `clause` (SET or REMOVE), the clause added if it has none. */
+function withTransactionClause(
+  update: UpdateRequest,
+  clause: 'SET' | 'REMOVE',
+  part: string,
+  values: Record<string, AttributeValue> = {},
+): UpdateRequest {
+  const keyword = new RegExp(`\\b${clause}\\b`);
   return {
     ...update,
-    UpdateExpression: expression,
+    UpdateExpression: keyword.test(update.UpdateExpression)
+      ? update.UpdateExpression.replace(keyword, `${clause} ${part},`)
+      : `${update.UpdateExpression} ${clause} ${part}`,
     ExpressionAttributeNames: { ...update.ExpressionAttributeNames, '#txn': A.transaction },
+    ExpressionAttributeValues: { ...update.ExpressionAttributeValues, ...values },
   };
 }
 
