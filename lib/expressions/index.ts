@@ -30,6 +30,8 @@ export interface WriteEnvelope {
   stubsUnder?: Record<string, number>;
   /** Segments: the write holds only while the segment has no stubs at all (so no other segment hangs below it). */
   soleSegment?: boolean;
+  /** Segments: one of several changed in place by one commit records all of their new versions (A.partners). */
+  partners?: Record<string, number>;
   /**
    * The content-size estimate: `growth` adds a bound and checks the budget (fast path; nothing for a bound of 0); `exact` resets it (writes
    * guarded by the version); `added` adds what a guarded read-then-write grows it by, already checked in memory.
@@ -348,6 +350,10 @@ export function compileEnvelope(state: ExpressionState, envelope: WriteEnvelope)
   if (envelope.stubsUnder !== undefined) {
     const counts = Object.entries(envelope.stubsUnder).map(([k, n]) => [k, { N: String(n) }] as const);
     state.sets.push(`${state.name(A.stubsUnder)} = ${state.value({ M: Object.fromEntries(counts) })}`);
+  }
+  if (envelope.partners !== undefined) {
+    const versions = Object.entries(envelope.partners).map(([k, v]) => [k, { N: String(v) }] as const);
+    state.sets.push(`${state.name(A.partners)} = ${state.value({ M: Object.fromEntries(versions) })}`);
   }
   if (bytes === undefined) return;
   if ('exact' in envelope.size) {

@@ -2,7 +2,7 @@
 import { MissingSegment, ROOT_KEY, assemble, chunkStart, fragmentsOf, locate, stubsIn } from '../content/fragments';
 import type { Json } from '../content/json';
 import type { Segments } from '../paths';
-import { type Segment, getChunk, getSegment, querySubtree } from '../store/segments';
+import { type Segment, assertSnapshot, getChunk, getSegment, querySubtree } from '../store/segments';
 import { valueBelow } from './changes';
 
 export interface Snapshot {
@@ -19,6 +19,8 @@ export interface Snapshot {
 export async function readSnapshot(inc: string, path: Segments): Promise<Snapshot> {
   for (let attempt = 1; ; attempt++) {
     const versions: Record<string, number> = {};
+    /** The segments on the way, then those below the value: one state of the content, or read again. */
+    const read: Segment[] = [];
     let key = ROOT_KEY;
     let depth = 0;
     try {
@@ -29,6 +31,7 @@ export async function readSnapshot(inc: string, path: Segments): Promise<Snapsho
           throw new MissingSegment(key);
         }
         versions[key] = segment.version;
+        read.push(segment);
         const rest = path.slice(depth);
         const located = locate(segment.fragment, rest, true);
         if (located.at === 'stub') {
@@ -50,13 +53,13 @@ export async function readSnapshot(inc: string, path: Segments): Promise<Snapsho
         const stubs = stubsIn(value);
         if (stubs.length === 0) return { value, versions };
         const subtrees = await Promise.all(stubs.map((stub) => querySubtree(inc, stub)));
-        const read: Segment[] = [];
         for (const subtree of subtrees) {
           for (const s of subtree.values()) {
             versions[s.key] = s.version;
             read.push(s);
           }
         }
+        assertSnapshot(read);
         return { value: assemble(value, fragmentsOf(read)), versions };
       }
     } catch (error) {

@@ -40,6 +40,12 @@ export const A = {
    * the stream consumer groups one commit's records by it (docs/design/realtime.md).
    */
   transaction: 'tx',
+  /**
+   * Partner versions (key → version): on each segment a commit changes in place when it changes more than one so, the
+   * version every one of them has after it. A reader of several segments that finds one of them older than another's
+   * `pv` says read it half-way through that commit (DynamoDB's Query is read-committed per item), and reads again.
+   */
+  partners: 'pv',
   /** The root segment's project name (`<username>/<slug>`): the stream consumer's way from an incarnation to its project. */
   project: 'pj',
 } as const;

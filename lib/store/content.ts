@@ -60,6 +60,7 @@ import { A, TOKEN_SLOTS } from '../schema/attributes';
 import {
   type Segment,
   type Rewrite,
+  assertSnapshot,
   clearingTransaction,
   commitRewrite,
   createRoot,
@@ -396,11 +397,25 @@ async function commitPieces(
   rewritten: Extract<Decision, { kind: 'rewrite' }>['rewritten'] = [],
 ): Promise<Sent> {
   const [top, ...children] = pieces as [Piece, ...Piece[]];
+  // Several segments changed in place: each records the versions all of them will have (readers' torn-read check).
+  const partners =
+    rewritten.length === 0
+      ? undefined
+      : Object.fromEntries([
+          [key, version + 1],
+          ...rewritten.map(({ segment }) => [segment.key, segment.version + 1] as const),
+        ]);
   /** A segment's whole new fragment, on the version read. */
   const replacing = (fragment: Json, expectedVersion: number) =>
     compileWrite(
       { action: { kind: 'set', steps: [], value: fragment }, guards: [] },
-      { ...base, expectedVersion, size: { exact: storedSize(fragment) }, stubsUnder: stubsUnderOf(fragment) },
+      {
+        ...base,
+        expectedVersion,
+        size: { exact: storedSize(fragment) },
+        stubsUnder: stubsUnderOf(fragment),
+        ...(partners ? { partners } : {}),
+      },
     ) as UpdateRequest;
   const update = replacing(top.fragment, version);
   if (children.length === 0 && orphans.length === 0 && rewritten.length === 0)
@@ -917,6 +932,7 @@ async function readView(
     const buckets = [...(await readSubtree(inc, held.key)).values()];
     const object = fragmentsOf(buckets)(held.key);
     if (object === undefined) throw new MissingSegment(held.key);
+    assertSnapshot([segment, ...buckets]);
     return { value: shallowView(object), etag: formatEtag(etagOf([segment, ...buckets])) };
   }
   if (view.kind === 'slice' && chunked) {
@@ -934,6 +950,7 @@ async function readView(
       }
     }
     if (elements.length !== Math.max(0, Math.min(to, count) - from)) throw new MissingSegment(chunked.key);
+    assertSnapshot([segment, ...chunks]);
     if (to > count) elements.push(...list.slice(1 + Math.max(from, count) - count, 1 + to - count));
     return { value: { value: elements, start: from, length }, etag: formatEtag(etagOf([segment, ...chunks])) };
   }
@@ -1029,6 +1046,7 @@ export async function readContent(request: ReadRequest): Promise<{ value: Json; 
     if (bytes > MAX_READ_BYTES) throw readTooLarge();
     const read = [segment, ...below];
     try {
+      assertSnapshot(read);
       return { value: assemble(value, fragmentsOf(read)), etag: formatEtag(etagOf(read)) };
     } catch (error) {
       if (!(error instanceof MissingSegment) || attempt >= 3) throw error;

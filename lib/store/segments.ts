@@ -14,6 +14,7 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { tableName } from '../config/env';
 import { PayloadTooLarge } from '../config/errors';
 import {
+  MissingSegment,
   ROOT_KEY,
   bucketOf,
   chunkKey,
@@ -57,6 +58,24 @@ export function readSegment(raw: Record<string, AttributeValue>): Segment {
 }
 
 export const tokenIn = (segment: Segment, slot: number) => segment.raw[slotAttribute(slot)]?.S;
+
+/**
+ * Segments read by separate items of a Query, or by separate requests, are each as some commit left them, not
+ * necessarily the same one: DynamoDB isolates a transaction from a Query only item by item. A commit that changes
+ * several segments in place (a batch's top segment and a chunked array's) records in each of them every one's new
+ * version (`pv`), so a read that holds one of them older than another names it is half of that commit: a
+ * MissingSegment, which every reader answers by reading again. Segments of a commit written under new keys or deleted
+ * need no record: a reader finds them missing, or not named, when it mixes states.
+ */
+export function assertSnapshot(read: readonly Segment[]): void {
+  const versions = new Map(read.map((s) => [s.key, s.version]));
+  for (const segment of read) {
+    for (const [key, version] of Object.entries(segment.raw[A.partners]?.M ?? {})) {
+      const seen = versions.get(key);
+      if (seen !== undefined && seen < Number(version.N)) throw new MissingSegment(key);
+    }
+  }
+}
 
 export async function getSegment(inc: string, key: string): Promise<Segment | undefined> {
   const { Item } = await dynamo.send(

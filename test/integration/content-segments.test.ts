@@ -4,7 +4,7 @@ import { itemSize } from '../../bench/lib/item-size';
 import { fragmentBytes } from '../../lib/config/env';
 import type { Segment } from '../../lib/store/segments';
 import { MESSAGES, type Project, call, expectError, post, project, state } from '../support/api';
-import { segmentsOf, strays } from '../support/segments';
+import { incarnationOf, segmentsOf, strays } from '../support/segments';
 
 const text = (n: number, c = 'x') => c.repeat(n);
 /** A content of `sections` objects of `fields` strings of `size` bytes: several KB, so several segments. */
@@ -638,6 +638,75 @@ describe('a chunked array (an array larger than one segment)', () => {
     expect((await get(p)).body).toEqual({ value: { meta, log: model } });
     expect(await strays(p)).toEqual({ orphans: [], dangling: [] });
   });
+
+  // The batch changes two segments in place in one commit: the root (the counter) and the log's (the push). A Query
+  // is read-committed item by item, and a read of several segments may take several requests, so a reader can meet
+  // the root before the commit and the log's segment after it; here that is made to happen, to each kind of reader.
+  it.each([
+    ['a GET of the whole content (one Query)', 'get'],
+    ["a subscription's snapshot (the root's GetItem, then the log's Query)", 'snapshot'],
+  ])(
+    '%s that meets a batch on a chunked array half-way, one segment old and one new, reads again',
+    async (_, reader) => {
+      const pad = text(Math.ceil(fragmentBytes() * 0.45));
+      const p = await project({ meta: { builds: 0 } });
+      const log: unknown[] = [];
+      for (let i = 0; i < 12; i++) {
+        await ok(p, 'push', { path: 'log', value: { i, pad } });
+        log.push({ i, pad });
+      }
+      expect(chunksOf(await segmentsOf(p)).length).toBeGreaterThan(0);
+      const inc = await incarnationOf(p);
+      const { dynamo } = await import('../../lib/dynamo/client');
+      const { readContent } = await import('../../lib/store/content');
+      const { readSnapshot } = await import('../../lib/realtime/snapshot');
+      const { QueryCommand } = await import('@aws-sdk/client-dynamodb');
+      let queries = 0;
+      let torn = false;
+      const send = dynamo.send.bind(dynamo) as (
+        command: unknown,
+      ) => Promise<{ Items?: Record<string, { S?: string }>[] }>;
+      const spy = jest.spyOn(dynamo, 'send').mockImplementation((async (command: unknown) => {
+        if (!(command instanceof QueryCommand)) return send(command);
+        queries++;
+        if (queries > 1) return send(command);
+        const before = await send(command);
+        const r = await call('POST', `${p.content}/batch`, {
+          token: p.key,
+          body: {
+            operations: [
+              { op: 'push', path: 'log', value: { i: 12 } },
+              { op: 'increment', path: 'meta.builds' },
+            ],
+          },
+        });
+        expect(r.status).toBe(200);
+        const after = await send(command);
+        // The root as this Query met it before the commit (or as the GetItem before it did), the rest after it.
+        const root = (before.Items ?? []).filter((item) => item.sk?.S === '/');
+        const rest = (after.Items ?? []).filter((item) => item.sk?.S !== '/');
+        torn = rest.length > 0;
+        return { ...after, Items: [...root, ...rest] };
+      }) as never);
+      const whole = { meta: { builds: 1 }, log: [...log, { i: 12 }] };
+      try {
+        if (reader === 'get') {
+          const read = await readContent({
+            project: { username: p.username, slug: p.slug },
+            principal: { kind: 'user', username: p.username },
+          });
+          // Read again: the whole batch, never the push without the increment.
+          expect(read.value).toEqual(whole);
+        } else {
+          expect((await readSnapshot(inc, [])).value).toEqual(whole);
+        }
+        expect(torn).toBe(true);
+        expect(queries).toBe(2);
+      } finally {
+        spy.mockRestore();
+      }
+    },
+  );
 });
 
 describe('a bucketed object (more members than one segment holds)', () => {

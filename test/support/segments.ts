@@ -15,8 +15,8 @@ import { A } from '../../lib/schema/attributes';
 import { itemKeyAttributes, projectPk } from '../../lib/schema/items';
 import { type Segment, querySubtree } from '../../lib/store/segments';
 
-/** Every segment of the project's content. */
-export async function segmentsOf(p: { username: string; slug: string }): Promise<Segment[]> {
+/** The project's incarnation: the partition its content's segments are in. */
+export async function incarnationOf(p: { username: string; slug: string }): Promise<string> {
   const { Item } = await dynamo.send(
     new GetItemCommand({
       TableName: process.env.TABLE_NAME,
@@ -24,8 +24,12 @@ export async function segmentsOf(p: { username: string; slug: string }): Promise
       ConsistentRead: true,
     }),
   );
-  const inc = Item?.[A.incarnation]?.S as string;
-  return [...(await querySubtree(inc, ROOT_KEY)).values()];
+  return Item?.[A.incarnation]?.S as string;
+}
+
+/** Every segment of the project's content. */
+export async function segmentsOf(p: { username: string; slug: string }): Promise<Segment[]> {
+  return [...(await querySubtree(await incarnationOf(p), ROOT_KEY)).values()];
 }
 
 /** Segments no stub leads to from the root (left behind by a change), and stubs that lead nowhere (lost content). */
