@@ -233,6 +233,32 @@ export function plansOnNewest(ops: readonly BatchOperation[], at: Segments, coun
   return true;
 }
 
+/**
+ * The lowest element index of the array at `at` (of `length` elements) that a batch reaches, counting from the end
+ * as from the array's length before the batch (operations that remove elements only lower what a later negative index
+ * reaches, so `plansOnNewest` checks those again with its room); undefined when it reaches none. What the batch does
+ * to elements at or after it is planned on the chunks from the one that holds it (docs/design/storage.md, step 4).
+ */
+export function lowestReach(ops: readonly BatchOperation[], at: Segments, length: number): number | undefined {
+  let lowest: number | undefined;
+  const reach = (i: number | undefined) => {
+    if (i === undefined) return;
+    const logical = Math.max(0, i < 0 ? length + i : i);
+    lowest = lowest === undefined ? logical : Math.min(lowest, logical);
+  };
+  for (const op of ops) {
+    for (const path of touchedPaths(op)) {
+      if (!through(path, at)) continue;
+      if (path.length === at.length) {
+        if (op.kind === 'insert') reach(op.index);
+        continue;
+      }
+      reach(asIndex(path[at.length] as string));
+    }
+  }
+  return lowest;
+}
+
 /** The operations with their indexes into the array at `at` moved to positions in `[chunk stub, newest…]`. */
 export function intoNewest(ops: readonly BatchOperation[], at: Segments, count: number): BatchOperation[] {
   const position = (step: string) => {

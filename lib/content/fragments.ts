@@ -323,6 +323,25 @@ function cutArray(key: string, list: Json[], limit: number, target: number): Pie
 }
 
 /**
+ * A chunked array's tail planned on (docs/design/storage.md, section 13, step 4), laid back into the chunks it was
+ * read from: `elements` are the array's from logical index `starts[0]` on, `starts` the tail chunks' first indexes in
+ * order, `count` what the array's chunk stub stood for. Every chunk keeps its start and, but the last, its length; the
+ * last ends at the array's end if that came below `count` (the stub's new `count`); the rest stays in the array's
+ * segment. Undefined when a chunk would be left empty: a chunk is never deleted this way (its key is never reused).
+ */
+export function layTail(
+  elements: readonly Json[],
+  starts: readonly number[],
+  count: number,
+): { chunks: Json[][]; newest: Json[]; count: number } | undefined {
+  const s = starts[0] as number;
+  const end = Math.min(count, s + elements.length);
+  if (end <= (starts[starts.length - 1] as number)) return undefined;
+  const chunks = starts.map((start, j) => elements.slice(start - s, (starts[j + 1] ?? end) - s));
+  return { chunks, newest: elements.slice(end - s), count: end };
+}
+
+/**
  * The value a fragment stands for: every stub replaced by the fragment of the segment it names, recursively.
  * `fragmentOf` returns undefined for a segment it does not have: a MissingSegment (the content changed while it was
  * read), or with `keep`, the stub stays (a partial tree: the segments off the paths a batch works on).

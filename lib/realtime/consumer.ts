@@ -17,7 +17,7 @@ import {
   isChunkKey,
   stubsIn,
 } from '../content/fragments';
-import type { Json, Stub } from '../content/json';
+import { type Json, Stub } from '../content/json';
 import { fromAttribute } from '../dynamo/attributes';
 import { formatPath, type Segments } from '../paths';
 import { A } from '../schema/attributes';
@@ -249,14 +249,45 @@ async function complete(inc: string, changes: Change[]): Promise<Change[] | unde
   }
 }
 
-/** One commit: its MODIFY record, with the batch's records it wrote (same `tx`) and removed. */
-async function commit(
+/** What a stream batch holds besides each MODIFY: new children by `<tx> <key>`, removed segments, partners' MODIFYs. */
+interface Batch {
+  written: Map<string, Json>;
+  removed: Map<string, Json>;
+  /** MODIFY records of segments changed in place beside their commit's top segment, by `<tx> <key>`. */
+  partners: Map<string, DynamoDBRecord>;
+}
+
+/** A MODIFY record's commit token (`tx`), when the record is that commit's (its old image had another). */
+function ownTransaction(record: DynamoDBRecord): string | undefined {
+  const tx = record.dynamodb?.NewImage?.[A.transaction]?.S;
+  return tx !== undefined && tx !== record.dynamodb?.OldImage?.[A.transaction]?.S ? tx : undefined;
+}
+
+/**
+ * The segments a record's commit changed in place with it: its `pv`'s keys, when this commit wrote `pv` (it then holds
+ * new versions, so it differs from the old image's); a `pv` left by an earlier commit names none.
+ */
+function partnersSetBy(record: DynamoDBRecord): string[] {
+  const entries = (image: unknown) =>
+    Object.entries((imageOf(image)?.[A.partners]?.M ?? {}) as Record<string, { N?: string }>)
+      .map(([k, v]) => `${k}=${v.N}`)
+      .sort()
+      .join(',');
+  const now = entries(record.dynamodb?.NewImage);
+  if (now === '' || now === entries(record.dynamodb?.OldImage)) return [];
+  return Object.keys(imageOf(record.dynamodb?.NewImage)?.[A.partners]?.M ?? {});
+}
+
+/**
+ * The changes one MODIFY record of segment `key` makes, at their absolute paths (undefined when the segment is no
+ * longer reachable, or its record says nothing of its own).
+ */
+async function recordChanges(
   inc: string,
   key: string,
   record: DynamoDBRecord,
-  written: Map<string, Json>,
-  removed: Map<string, Json>,
-): Promise<void> {
+  batch: Batch,
+): Promise<Change[] | undefined> {
   const oldImage = imageOf(record.dynamodb?.OldImage);
   const newImage = imageOf(record.dynamodb?.NewImage);
   const before = fragmentOf(oldImage);
@@ -269,32 +300,72 @@ async function commit(
     [...afterStubs].some(([k, p]) => formatPath(beforeStubs.get(k) ?? ['\u0000']) !== formatPath(p));
   if (moved) forgetBelow(inc, key);
   // A segment no longer reachable (removed by a later commit): that commit's own change tells its subscribers.
-  if (base === undefined) return;
+  if (base === undefined) return undefined;
   if (after !== undefined) learnStubs(inc, base, after);
-  const tx = newImage?.[A.transaction]?.S;
-  const ownTx = tx !== undefined && tx !== oldImage?.[A.transaction]?.S;
-  const mine = ownTx
-    ? [...written]
-        .filter(([k]) => k.startsWith(`${tx} `))
-        .map(([k, fragment]) => ({ key: k.slice(tx.length + 1), fragment }))
-    : [];
+  const tx = ownTransaction(record);
+  const mine =
+    tx === undefined
+      ? []
+      : [...batch.written]
+          .filter(([k]) => k.startsWith(`${tx} `))
+          .map(([k, fragment]) => ({ key: k.slice(tx.length + 1), fragment }));
   const writtenOf = fragmentsOf(mine);
-  const removedOf = fragmentsOf([...removed].map(([k, fragment]) => ({ key: k, fragment })));
-  let derived: Change[];
+  const removedOf = fragmentsOf([...batch.removed].map(([k, fragment]) => ({ key: k, fragment })));
+  if (tx !== undefined && isChunkKey(key) && newImage?.[A.partners] !== undefined) {
+    // A chunk a commit rewrote in place (an insert or delete before the newest elements): the array's segment's
+    // record, of the same commit, reports the change.
+    return undefined;
+  }
+  if (tx !== undefined && chunkStubOf(after) && newImage?.[A.tailCommit]?.S === tx) {
+    // Its chunks rewritten in place by this commit: the whole array, read.
+    return [{ path: base, value: after as Json }];
+  }
   if (chunkStubOf(before) && chunkStubOf(after)) {
     // A chunked array's segment: its window of the array; one that cannot be lined up is the whole array, read.
-    derived = chunkedChanges(
-      base,
-      before as Json[],
-      after as Json[],
-      writtenOf,
-      mine.map((m) => m.key),
-    ) ?? [{ path: base, value: after as Json }];
-  } else if (isChunkKey(key)) {
+    return (
+      chunkedChanges(
+        base,
+        before as Json[],
+        after as Json[],
+        writtenOf,
+        mine.map((m) => m.key),
+      ) ?? [{ path: base, value: after as Json }]
+    );
+  }
+  if (isChunkKey(key)) {
     // A chunk changed in place (its elements keep their indexes): renumbered from its first index.
-    derived = offsetBy(diffValues(before, after, base), base, (position) => chunkStart(key) + position);
-  } else {
-    derived = commitChanges({ base, before, after, removed: removedOf, written: writtenOf });
+    return offsetBy(diffValues(before, after, base), base, (position) => chunkStart(key) + position);
+  }
+  return commitChanges({ base, before, after, removed: removedOf, written: writtenOf });
+}
+
+/**
+ * One commit: its MODIFY record, with the batch's records it wrote (same `tx`) and removed. A commit that changed
+ * several segments in place (a batch on a chunked array beside other paths) is one message, from its top segment's
+ * record: its partners' records (`pa` = the commit) say nothing of their own, and their changes join the top's (read
+ * whole when a partner's record is not in this stream batch).
+ */
+async function commit(inc: string, key: string, record: DynamoDBRecord, batch: Batch): Promise<void> {
+  const newImage = imageOf(record.dynamodb?.NewImage);
+  const tx = ownTransaction(record);
+  if (tx !== undefined && newImage?.[A.partnerCommit]?.S === tx) {
+    // Learn its stubs and paths all the same; the top segment's record reports its change.
+    await recordChanges(inc, key, record, batch);
+    return;
+  }
+  const own = await recordChanges(inc, key, record, batch);
+  if (own === undefined) return;
+  const derived = [...own];
+  const partners = tx === undefined ? [] : partnersSetBy(record).filter((k) => k !== key);
+  for (const partner of partners) {
+    const theirs = batch.partners.get(`${tx} ${partner}`);
+    if (theirs) {
+      derived.push(...((await recordChanges(inc, partner, theirs, batch)) ?? []));
+      continue;
+    }
+    // Not in this batch of records (a stream need not keep a transaction's records together): read whole.
+    const path = await pathOf(inc, partner);
+    if (path !== undefined) derived.push({ path, value: new Stub(partner) });
   }
   if (derived.length === 0) return;
   const changes = await complete(inc, derived);
@@ -331,13 +402,17 @@ async function endProject(inc: string): Promise<void> {
 
 /** Handles one batch of stream records, in order. */
 export async function consume(records: readonly DynamoDBRecord[]): Promise<void> {
-  // What this batch wrote and removed, for the commits that name them: new children by their commit's `tx`.
-  const written = new Map<string, Json>();
-  const removed = new Map<string, Json>();
+  // What this batch wrote and removed, for the commits that name them: new children by their commit's `tx`, and
+  // the records of segments changed in place beside a commit's top segment.
+  const batch: Batch = { written: new Map(), removed: new Map(), partners: new Map() };
+  const { written, removed } = batch;
   for (const record of records) {
     const key = record.dynamodb?.Keys?.sk?.S;
     if (!key?.startsWith('/')) continue;
-    if (record.eventName === 'INSERT') {
+    const tx = record.eventName === 'MODIFY' ? ownTransaction(record) : undefined;
+    if (tx !== undefined && record.dynamodb?.NewImage?.[A.partnerCommit]?.S === tx) {
+      batch.partners.set(`${tx} ${key}`, record);
+    } else if (record.eventName === 'INSERT') {
       const image = imageOf(record.dynamodb?.NewImage);
       const tx = image?.[A.transaction]?.S;
       const fragment = fragmentOf(image);
@@ -369,6 +444,6 @@ export async function consume(records: readonly DynamoDBRecord[]): Promise<void>
       verifiedEpochs.set(inc, newEpoch);
       await reverify(inc);
     }
-    if (record.eventName === 'MODIFY') await commit(inc, key, record, written, removed);
+    if (record.eventName === 'MODIFY') await commit(inc, key, record, batch);
   }
 }

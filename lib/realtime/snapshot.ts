@@ -43,6 +43,7 @@ export async function readSnapshot(inc: string, path: Segments): Promise<Snapsho
           // An older element of a chunked array: in the chunk that holds it (elements hold no stubs).
           const chunk = await getChunk(inc, located.dir, located.index);
           if (!chunk) throw new MissingSegment(located.dir);
+          assertSnapshot([segment, chunk]);
           versions[chunk.key] = chunk.version;
           const value = valueBelow(chunk.fragment, [String(located.index - chunkStart(chunk.key)), ...rest.slice(1)]);
           return value === undefined ? { versions } : { value, versions };

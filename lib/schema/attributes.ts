@@ -41,6 +41,17 @@ export const A = {
    */
   transaction: 'tx',
   /**
+   * On a chunked array's segment: the `tx` of the commit that last rewrote chunks of it in place (an insert or delete
+   * before its newest elements). While it equals `tx`, the segment's stream record is that commit's, and the stream
+   * consumer reports the whole array (the chunks' own records say nothing). Dropped with `tx` by one-item writes.
+   */
+  tailCommit: 'rt',
+  /**
+   * On a segment a commit changed in place beside its top segment (a chunked array's): that commit's `tx`. While it
+   * equals `tx`, the stream consumer reports this record's change in the top segment's message (one per commit).
+   */
+  partnerCommit: 'pa',
+  /**
    * Partner versions (key → version): on each segment a commit changes in place when it changes more than one so, the
    * version every one of them has after it. A reader of several segments that finds one of them older than another's
    * `pv` says read it half-way through that commit (DynamoDB's Query is read-committed per item), and reads again.

@@ -4,7 +4,7 @@ import Big from 'big.js';
 import { createHash, randomBytes } from 'node:crypto';
 import { fragmentBytes, tableName } from '../config/env';
 import { MAX_BODY_BYTES, MAX_CONTENT_BYTES, MAX_WRITE_ATTEMPTS } from '../config/limits';
-import { type BatchOperation, intoNewest, planBatch, plansOnNewest, touchedPaths } from '../content/batch';
+import { type BatchOperation, intoNewest, lowestReach, planBatch, plansOnNewest, touchedPaths } from '../content/batch';
 import { shallowView, sliceArray } from '../content/views';
 import {
   MissingSegment,
@@ -16,7 +16,9 @@ import {
   chunkStart,
   chunkStubOf,
   isBucketStubKey,
+  isChunkKey,
   isChunkStubKey,
+  layTail,
   logicalLength,
   chunkedIndex,
   cut,
@@ -31,6 +33,7 @@ import {
   type JsonObject,
   Stub,
   decimalOf,
+  jsonEquals,
   numberError,
   numberProblem,
   storedSize,
@@ -69,6 +72,8 @@ import {
   getChunk,
   getChunks,
   getSegment,
+  getTail,
+  olderThanPartners,
   learnBucket,
   learnLocation,
   lookupLocation,
@@ -241,9 +246,18 @@ type Decision =
       dropped: string[];
       carried?: readonly Segment[];
       version: number;
-      /** Segments below written in place on their versions (a chunked array kept under its key), their new pieces. */
-      rewritten?: readonly { segment: Segment; pieces: Piece[] }[];
+      rewritten?: readonly Rewritten[];
     };
+
+/**
+ * A segment below written in place on its version (a chunked array kept under its key, or one of its chunks), its
+ * new pieces. A chunk names its array's segment (`chunkOf`): its `pv` records that segment's new version alone.
+ */
+interface Rewritten {
+  segment: Segment;
+  pieces: Piece[];
+  chunkOf?: string;
+}
 
 /** The If-Match check on the value at `steps` of a segment: its ETag is the segment's, or with stubs, a digest. */
 async function assertIfMatch(
@@ -279,8 +293,11 @@ async function decide(
   const planned = plan(segment.fragment as JsonObject, rel);
   if (planned === undefined) return { kind: 'unchanged', etag: segment.etag };
   const { action, guards } = planned;
-  // A chunked array's positions hold while its chunk stub does (the version; appends need nothing).
-  if (chunkStubOf(segment.fragment) && action.kind !== 'append') guards.push({ kind: 'version' });
+  // A chunked array's positions hold while its chunk stub does (the version; appends need nothing). A chunk's hold
+  // while it is not rewritten by an insert or delete before them (its version: a chunk is never deleted and
+  // re-created, so no version of it is ever seen twice).
+  if ((chunkStubOf(segment.fragment) && action.kind !== 'append') || isChunkKey(segment.key))
+    guards.push({ kind: 'version' });
   if (action.kind === 'add') assertSumStorable(segment.raw, action.steps, action.amount);
   const next = applyToFragment(segment.fragment, action);
   const replaced =
@@ -394,19 +411,24 @@ async function commitPieces(
   version: number,
   pieces: readonly Piece[],
   orphans: Rewrite['orphans'],
-  rewritten: Extract<Decision, { kind: 'rewrite' }>['rewritten'] = [],
+  rewritten: readonly Rewritten[] = [],
 ): Promise<Sent> {
   const [top, ...children] = pieces as [Piece, ...Piece[]];
-  // Several segments changed in place: each records the versions all of them will have (readers' torn-read check).
+  // Several segments changed in place: each records the versions all of them will have (readers' torn-read check);
+  // a chunk, its array's segment's alone (every reader reads that segment before its chunks).
+  const versions = new Map([
+    [key, version + 1],
+    ...rewritten.map((r) => [r.segment.key, r.segment.version + 1] as const),
+  ]);
+  const arrays = rewritten.filter((r) => r.chunkOf === undefined);
   const partners =
-    rewritten.length === 0
+    arrays.length === 0
       ? undefined
-      : Object.fromEntries([
-          [key, version + 1],
-          ...rewritten.map(({ segment }) => [segment.key, segment.version + 1] as const),
-        ]);
+      : Object.fromEntries([key, ...arrays.map((r) => r.segment.key)].map((k) => [k, versions.get(k) as number]));
+  const partnersOf = (r: Rewritten) =>
+    r.chunkOf === undefined ? partners : { [r.chunkOf]: versions.get(r.chunkOf) as number };
   /** A segment's whole new fragment, on the version read. */
-  const replacing = (fragment: Json, expectedVersion: number) =>
+  const replacing = (fragment: Json, expectedVersion: number, partners?: Record<string, number>) =>
     compileWrite(
       { action: { kind: 'set', steps: [], value: fragment }, guards: [] },
       {
@@ -417,17 +439,21 @@ async function commitPieces(
         ...(partners ? { partners } : {}),
       },
     ) as UpdateRequest;
-  const update = replacing(top.fragment, version);
+  const update = replacing(top.fragment, version, partners);
+  /** The arrays whose chunks this commit rewrites in place. */
+  const tails = new Set(rewritten.flatMap((r) => (r.chunkOf === undefined ? [] : [r.chunkOf])));
   if (children.length === 0 && orphans.length === 0 && rewritten.length === 0)
     return sendUpdate(grant.inc, key, update);
   const token = { slot: base.slot, value: base.requestToken };
   return commitRewrite({
     inc: grant.inc,
     epoch: grant.epoch,
-    parent: { key, update },
-    rewritten: rewritten.map(({ segment, pieces: [own] }) => ({
-      key: segment.key,
-      update: replacing((own as Piece).fragment, segment.version),
+    parent: { key, update, tail: tails.has(key) },
+    rewritten: rewritten.map((r) => ({
+      key: r.segment.key,
+      update: replacing((r.pieces[0] as Piece).fragment, r.segment.version, partnersOf(r)),
+      tail: tails.has(r.segment.key),
+      partner: r.chunkOf === undefined,
     })),
     children: [...children, ...rewritten.flatMap((r) => r.pieces.slice(1))],
     orphans,
@@ -557,8 +583,14 @@ export async function writeContent(request: WriteRequest): Promise<WriteResult> 
     }
     if (located.at === 'chunk') {
       // An element in a chunk: changed there, unless the change moves the elements after it (the whole array).
-      if (op.kind === 'delete' && rel.segments.length === 1) return writeWholeArray(request, op);
+      if (op.kind === 'delete' && rel.segments.length === 1)
+        return writeWholeArray(request, op, { at, segment: current });
       const chunk = await getChunk(grant.inc, located.dir, located.index);
+      if (chunk && olderThanPartners([current, chunk]) !== undefined) {
+        // An insert or delete before the element moved it since the array's segment was read: read it again.
+        segment = await getSegment(grant.inc, at.key);
+        continue;
+      }
       at = {
         key: chunk?.key ?? at.key,
         depth: at.depth,
@@ -573,7 +605,8 @@ export async function writeContent(request: WriteRequest): Promise<WriteResult> 
       // An insert into a chunked array: after its chunk stub, in the segment; before it, the whole array.
       const where = chunkedIndex(current.fragment as Json[], rel.index);
       const length = (current.fragment as Json[]).length;
-      if (!('position' in where) || where.position < 0 || where.position > length) return writeWholeArray(request, op);
+      if (!('position' in where) || where.position < 0 || where.position > length)
+        return writeWholeArray(request, op, { at, segment: current });
       rel = { ...rel, index: where.position };
     }
     const decision = await decide(request, grant, current, rel, token, slot);
@@ -588,11 +621,16 @@ export async function writeContent(request: WriteRequest): Promise<WriteResult> 
 
 /**
  * A change that moves the elements of a chunked array across its chunks (an insert or delete before its newest
- * elements): planned on the whole array as a batch of one, which reads it all and commits it cut afresh.
+ * elements): planned as a batch of one, on the chunks from its index to the end (or on the whole array), starting
+ * from the array's segment as read.
  */
-async function writeWholeArray(request: WriteRequest, op: Exclude<ContentOperation, { kind: 'replace' }>) {
+async function writeWholeArray(
+  request: WriteRequest,
+  op: Exclude<ContentOperation, { kind: 'replace' }>,
+  read: { at: At; segment: Segment },
+) {
   try {
-    return await writeBatch({ ...request, ops: [op] });
+    return await writeBatch({ ...request, ops: [op] }, read);
   } catch (error) {
     // Not a batch: its errors name no operation.
     if (error instanceof HttpError) error.index = undefined;
@@ -659,11 +697,54 @@ function commonPrefix(ops: readonly BatchOperation[]): Segments {
   return prefix ?? [];
 }
 
-/** A chunked array a batch plans on without its chunks: its segment, its path from the top segment, its stub. */
+/**
+ * A chunked array a batch plans on without all of its chunks: its segment, its path from the top segment, the chunk
+ * stub at the head of what is planned on. Planned on its newest elements, that is the segment's own stub; planned on
+ * a tail, a stub for the elements before the tail, and `tail` the chunks read (in order) and the segment's own count.
+ */
 interface Newest {
   segment: Segment;
   path: Segments;
   stub: Stub;
+  tail?: { chunks: Segment[]; count: number };
+}
+
+/** The most chunks a batch rewrites in place (with the top segment, the array's and a rollover's, one transaction). */
+const TAIL_CHUNKS_MAX = 90;
+
+/**
+ * A chunked array's tail for a batch that reaches below its newest elements, when every path that meets it is an
+ * element index, an insert or a push (docs/design/storage.md, section 13, step 4): the chunks from the one holding the
+ * lowest index reached to the last, read. Undefined when the batch reads the array whole, or the tail is too long.
+ */
+async function tailFor(
+  inc: string,
+  segment: Segment,
+  stub: Stub,
+  ops: readonly BatchOperation[],
+  path: Segments,
+): Promise<Newest | undefined> {
+  const count = chunkCount(stub.key);
+  const own = (segment.fragment as Json[]).length - 1;
+  const reach = lowestReach(ops, path, count + own);
+  if (reach === undefined || reach >= count) return undefined;
+  const dir = chunkDir(stub.key);
+  // How many elements a chunk holds, guessed from the newest (chunks are cut to the same budget).
+  const newest = (segment.fragment as Json[]).slice(1);
+  const perChunk = newest.length === 0 ? 8 : Math.floor((fragmentBytes() * newest.length) / storedSize(newest));
+  const chunks = await getTail(inc, dir, reach, count, perChunk, TAIL_CHUNKS_MAX);
+  if (!chunks) return undefined;
+  // Read after the segment: a chunk newer than it means the array changed in between; read again.
+  assertSnapshot([segment, ...chunks]);
+  for (const [j, chunk] of chunks.entries()) {
+    const next = chunks[j + 1];
+    const end = next ? chunkStart(next.key) : count;
+    if (chunkStart(chunk.key) + (chunk.fragment as Json[]).length !== end) throw new MissingSegment(chunk.key);
+  }
+  const start = chunks.length === 0 ? Number.POSITIVE_INFINITY : chunkStart((chunks[0] as Segment).key);
+  if (start > reach) throw new MissingSegment(dir);
+  if (!plansOnNewest(ops, path, start, own + count - start)) return undefined;
+  return { segment, path, stub: new Stub(`${dir}${start}`), tail: { chunks, count } };
 }
 
 /**
@@ -720,13 +801,24 @@ async function loadForBatch(
       open.push({ segment, path, stub });
       continue;
     }
+    const tail = newest && path !== undefined ? await tailFor(inc, segment, stub, ops, path) : undefined;
+    if (tail) {
+      open.push(tail);
+      continue;
+    }
     // Planned on whole: every chunk of it read (its subtree).
     for (const s of (await querySubtree(inc, segment.key)).values()) if (s.key !== top.key) loaded.set(s.key, s);
     whole.add(stub.key);
   }
   const fragmentOf = fragmentsOf([top, ...loaded.values()]);
   for (const key of whole) if (fragmentOf(key) === undefined) throw new MissingSegment(key);
-  const tree = assemble(top.fragment, fragmentOf, 'keep');
+  let tree = assemble(top.fragment, fragmentOf, 'keep');
+  // A tail planned on: the array from the tail's first element, behind a stub for those before it.
+  for (const { segment, path, stub, tail } of open) {
+    if (!tail) continue;
+    const value = [stub, ...tail.chunks.flatMap((c) => c.fragment as Json[]), ...(segment.fragment as Json[]).slice(1)];
+    tree = path.length === 0 ? value : applyToFragment(tree, { kind: 'set', steps: [...path], value });
+  }
   return { tree, below: [...loaded.values()], newest: open };
 }
 
@@ -739,17 +831,39 @@ function splitNewest(
   content: JsonObject,
   open: readonly Newest[],
   top: Segment,
-): { content: JsonObject; arrays: { segment: Segment; value: Json[] }[] } | undefined {
+): { content: JsonObject; arrays: { segment: Segment; value: Json[] }[]; chunks: Rewritten[] } | undefined {
   const stubs = stubsIn(content);
   const arrays: { segment: Segment; value: Json[] }[] = [];
-  for (const { segment, path, stub } of open) {
-    const value = atSteps(content, path);
+  const chunks: Rewritten[] = [];
+  for (const { segment, path, stub, tail } of open) {
+    let value = atSteps(content, path) as Json[];
     if (chunkStubOf(value)?.key !== stub.key || stubs.filter((k) => k === stub.key).length !== 1) return undefined;
-    if (segment.key === top.key) continue;
-    arrays.push({ segment, value: value as Json[] });
+    if (tail) {
+      // Laid back into the chunks it was read from, the rest into the array's segment behind its own stub.
+      const laid = layTail(
+        value.slice(1),
+        tail.chunks.map((c) => chunkStart(c.key)),
+        tail.count,
+      );
+      if (!laid) return undefined;
+      for (const [j, chunk] of tail.chunks.entries()) {
+        const fragment = laid.chunks[j] as Json[];
+        if (storedSize(fragment) > 2 * fragmentBytes()) return undefined;
+        if (!jsonEquals(fragment, chunk.fragment)) {
+          chunks.push({ segment: chunk, pieces: [{ key: chunk.key, fragment }], chunkOf: segment.key });
+        }
+      }
+      value = [new Stub(`${chunkDir(stub.key)}${laid.count}`), ...laid.newest];
+      if (segment.key === top.key) {
+        // The array's segment is the top segment: its new fragment is the content.
+        content = value as unknown as JsonObject;
+        continue;
+      }
+    } else if (segment.key === top.key) continue;
+    arrays.push({ segment, value });
     content = applyToFragment(content, { kind: 'set', steps: [...path], value: new Stub(segment.key) }) as JsonObject;
   }
-  return { content, arrays };
+  return { content, arrays, chunks };
 }
 
 const UNBOUNDED = { maxBytes: Number.MAX_SAFE_INTEGER, tooLarge: contentTooLarge };
@@ -784,7 +898,8 @@ async function decideBatch(
   newest = !ifMatch,
 ): Promise<BatchDecision> {
   const { tree, below, newest: open } = await loadForBatch(inc, top, ops, newest);
-  const dropped = stubsIn(tree).filter((k) => !below.some((s) => s.key === k));
+  // A tail's stub stands for elements left where they are: not a value the batch drops.
+  const dropped = stubsIn(tree).filter((k) => !below.some((s) => s.key === k) && !open.some((n) => n.stub.key === k));
   if (open.length > 0) {
     const decided = decideOnNewest(tree as JsonObject, below, open, top, ops, dropped);
     return decided ?? decideBatch(inc, top, ops, ifMatch, false);
@@ -834,7 +949,7 @@ function decideOnNewest(
       dropped: dropped.filter((k) => !kept.has(k)),
       carried: below.filter((s) => !opened.has(s.key)),
       version: top.version,
-      rewritten: arrays,
+      rewritten: [...arrays, ...split.chunks],
     };
   } catch (error) {
     if (error instanceof HttpError && error.statusCode < 500) return undefined;
@@ -847,18 +962,24 @@ function decideOnNewest(
  * overlapping paths and all lie in one segment; otherwise it reads the segments the operations need, plans every
  * operation in order on that copy and commits the result, guarded by the versions read, retrying while others race it.
  */
-export async function writeBatch(request: BatchWriteRequest): Promise<WriteResult> {
+export async function writeBatch(
+  request: BatchWriteRequest,
+  read?: { at: At; segment: Segment },
+): Promise<WriteResult> {
   let grant = await grantFor(request.project, request.principal, 'write');
   const { token, slot, envelope } = writeEnvelope(request);
-  let at: At = lookupLocation(grant.inc, commonPrefix(request.ops));
-  let segment: Segment | undefined;
+  let at: At = read?.at ?? lookupLocation(grant.inc, commonPrefix(request.ops));
+  // A batch of one a single write hands on, with the segment it read: planned at once.
+  let segment: Segment | undefined = read?.segment;
   // One UpdateItem can only change one segment: when this Lambda already knows the operations lie in different ones,
   // it does not try.
-  let fast = request.ops.every((op) => {
-    if (!('segments' in op)) return true;
-    const path = entersTarget(op) && op.kind !== 'test' ? op.segments : op.segments.slice(0, -1);
-    return lookupLocation(grant.inc, path).key === at.key;
-  });
+  let fast =
+    !read &&
+    request.ops.every((op) => {
+      if (!('segments' in op)) return true;
+      const path = entersTarget(op) && op.kind !== 'test' ? op.segments : op.segments.slice(0, -1);
+      return lookupLocation(grant.inc, path).key === at.key;
+    });
   for (let attempt = 1; ; ) {
     const rel = request.ops.map((op) => rebase(op, at));
     if (fast) {
@@ -1020,7 +1141,9 @@ export async function readContent(request: ReadRequest): Promise<{ value: Json; 
     if (located.at === 'chunk') {
       // An older element of a chunked array: the chunk that holds it (one Query), read as the next segment.
       chunk = await getChunk(grant.inc, located.dir, located.index);
-      if (!chunk) {
+      if (!chunk || olderThanPartners([segment, chunk]) !== undefined) {
+        // Gone, or rewritten by an insert or delete before its elements since the array's segment was read.
+        chunk = undefined;
         if (attempt >= 3) throw new MissingSegment(located.dir);
         continue;
       }

@@ -18,6 +18,7 @@ import {
   ROOT_KEY,
   bucketOf,
   chunkKey,
+  chunkStart,
   isBucketKey,
   isBucketStubKey,
   isChunkStubKey,
@@ -68,13 +69,20 @@ export const tokenIn = (segment: Segment, slot: number) => segment.raw[slotAttri
  * need no record: a reader finds them missing, or not named, when it mixes states.
  */
 export function assertSnapshot(read: readonly Segment[]): void {
+  const older = olderThanPartners(read);
+  if (older !== undefined) throw new MissingSegment(older);
+}
+
+/** A segment read at a version below what another segment read says a commit gave it (see assertSnapshot). */
+export function olderThanPartners(read: readonly Segment[]): string | undefined {
   const versions = new Map(read.map((s) => [s.key, s.version]));
   for (const segment of read) {
     for (const [key, version] of Object.entries(segment.raw[A.partners]?.M ?? {})) {
       const seen = versions.get(key);
-      if (seen !== undefined && seen < Number(version.N)) throw new MissingSegment(key);
+      if (seen !== undefined && seen < Number(version.N)) return key;
     }
   }
+  return undefined;
 }
 
 export async function getSegment(inc: string, key: string): Promise<Segment | undefined> {
@@ -194,6 +202,50 @@ export async function getChunks(inc: string, dir: string, from: number, to: numb
     if (!start) break;
   }
   return [first, ...rest];
+}
+
+/**
+ * The chunks of a chunked array from the one holding logical index `from` to the last below `count`, in order: one
+ * Query from the last chunk down, of about as many items as the tail should have at `perChunk` elements a chunk (a
+ * guess: another page, twice as long, when it was low). Stops once past `max` chunks (undefined: too long a tail).
+ */
+export async function getTail(
+  inc: string,
+  dir: string,
+  from: number,
+  count: number,
+  perChunk: number,
+  max: number,
+): Promise<Segment[] | undefined> {
+  const found: Segment[] = [];
+  let start: Record<string, AttributeValue> | undefined;
+  let limit = Math.min(max + 1, Math.ceil((count - from) / Math.max(1, perChunk)) + 2);
+  for (;;) {
+    const page = await dynamo.send(
+      new QueryCommand({
+        TableName: tableName(),
+        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :dir AND :last',
+        ExpressionAttributeValues: {
+          ':pk': { S: contentPk(inc) },
+          ':dir': { S: dir },
+          ':last': { S: chunkKey(dir, count - 1) },
+        },
+        ScanIndexForward: false,
+        Limit: limit,
+        ConsistentRead: true,
+        ExclusiveStartKey: start,
+      }),
+    );
+    for (const item of page.Items ?? []) {
+      const chunk = readSegment(item);
+      found.push(chunk);
+      if (chunkStart(chunk.key) <= from) return found.reverse();
+      if (found.length > max) return undefined;
+    }
+    start = page.LastEvaluatedKey;
+    if (!start) return found.reverse();
+    limit = Math.min(max + 1, limit * 2);
+  }
 }
 
 /** Per warm Lambda: incarnation → project name, from the root segment (an incarnation never changes project). */
@@ -321,9 +373,14 @@ export function newSegmentItem(
   };
 }
 
-/** An update that also records its commit's token in `tx` (in the SET clause, or as one). */
-function stampedWithTransaction(update: UpdateRequest, tx: string): UpdateRequest {
-  return withTransactionClause(update, 'SET', '#txn = :txn', { ':txn': { S: tx } });
+/**
+ * An update that also records its commit's token in `tx` (in the SET clause, or as one); with `tail`, in `rt` too (a
+ * chunked array's segment whose chunks the commit rewrites in place); with `partner`, in `pa` (a segment changed in
+ * place beside the commit's top segment).
+ */
+function stampedWithTransaction(update: UpdateRequest, tx: string, as: { tail?: boolean; partner?: boolean } = {}) {
+  const part = ['#txn = :txn', ...(as.tail ? ['#rt = :txn'] : []), ...(as.partner ? ['#pa = :txn'] : [])].join(', ');
+  return withTransactionClause(update, 'SET', part, { ':txn': { S: tx } });
 }
 
 /**
@@ -332,7 +389,7 @@ function stampedWithTransaction(update: UpdateRequest, tx: string): UpdateReques
  * of the segment would bill (DynamoDB bills the item's size by the KB).
  */
 export function clearingTransaction(update: UpdateRequest): UpdateRequest {
-  return withTransactionClause(update, 'REMOVE', '#txn');
+  return withTransactionClause(update, 'REMOVE', '#txn, #rt, #pa');
 }
 
 /** An update with `part` (about `tx`) added to its `clause` (SET or REMOVE), the clause added if it has none. */
@@ -348,7 +405,12 @@ function withTransactionClause(
     UpdateExpression: keyword.test(update.UpdateExpression)
       ? update.UpdateExpression.replace(keyword, `${clause} ${part},`)
       : `${update.UpdateExpression} ${clause} ${part}`,
-    ExpressionAttributeNames: { ...update.ExpressionAttributeNames, '#txn': A.transaction },
+    ExpressionAttributeNames: {
+      ...update.ExpressionAttributeNames,
+      '#txn': A.transaction,
+      ...(part.includes('#rt') ? { '#rt': A.tailCommit } : {}),
+      ...(part.includes('#pa') ? { '#pa': A.partnerCommit } : {}),
+    },
     ExpressionAttributeValues: { ...update.ExpressionAttributeValues, ...values },
   };
 }
@@ -420,10 +482,13 @@ export const markerKey = (inc: string, id: string) => ({ pk: { S: contentPk(inc)
 export interface Rewrite {
   inc: string;
   epoch: number;
-  /** The change to the segment whose subtree is rewritten (compiled with its conditions). */
-  parent: { key: string; update: UpdateRequest };
-  /** Segments below it written in place in the same commit (a chunked array kept under its key), each guarded. */
-  rewritten?: readonly { key: string; update: UpdateRequest }[];
+  /**
+   * The change to the segment whose subtree is rewritten (compiled with its conditions). `tail`: it is a chunked
+   * array's segment whose chunks this commit rewrites in place (recorded in `rt`).
+   */
+  parent: { key: string; update: UpdateRequest; tail?: boolean };
+  /** Segments below it written in place in the same commit (a chunked array kept under its key, its chunks), each guarded. */
+  rewritten?: readonly { key: string; update: UpdateRequest; tail?: boolean; partner?: boolean }[];
   /** New segments, named only by the parent's new fragment. */
   children: readonly { key: string; fragment: Json }[];
   /**
@@ -448,12 +513,16 @@ export async function commitRewrite(rewrite: Rewrite): Promise<Committed> {
     Update: {
       TableName: table,
       Key: segmentItemKey(rewrite.inc, rewrite.parent.key),
-      ...stampedWithTransaction(rewrite.parent.update, token),
+      ...stampedWithTransaction(rewrite.parent.update, token, { tail: rewrite.parent.tail }),
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
     },
   };
   const rewritten: TransactWriteItem[] = (rewrite.rewritten ?? []).map((r) => ({
-    Update: { TableName: table, Key: segmentItemKey(rewrite.inc, r.key), ...stampedWithTransaction(r.update, token) },
+    Update: {
+      TableName: table,
+      Key: segmentItemKey(rewrite.inc, r.key),
+      ...stampedWithTransaction(r.update, token, { tail: r.tail, partner: r.partner }),
+    },
   }));
   const puts: TransactWriteItem[] = rewrite.children.map((child) => ({
     Put: {

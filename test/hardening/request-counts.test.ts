@@ -135,6 +135,23 @@ describe('DynamoDB requests per operation, cold and warm', () => {
         requests: { GetItem: 2, TransactWriteItems: 1 },
       });
     }
+    // An insert or a delete among the log's chunks: the refused one-request try answers with the log's segment, one
+    // Query reads the chunks from the one holding the index to the last, one transaction rewrites them in place with
+    // the log's segment (however long the log). An old element's own write: its chunk found, then written.
+    for (let i = 0; i < 2; i++) {
+      const insert = { method: 'POST', token: key, body: { path: 'log', index: 500, value: { i: -1 } } } as const;
+      expect(await counted(`${big.content}/insert`, insert)).toEqual({
+        status: 200,
+        requests: { UpdateItem: 1, Query: 1, TransactWriteItems: 1 },
+      });
+      const del = { method: 'POST', token: key, body: { path: 'log.500' } } as const;
+      expect(await counted(`${big.content}/delete`, del)).toEqual({
+        status: 200,
+        requests: { UpdateItem: 1, Query: 1, TransactWriteItems: 1 },
+      });
+      const set = { method: 'POST', token: key, body: { path: 'log.500.i', value: 500 } } as const;
+      expect(await counted(`${big.content}/set`, set)).toEqual({ status: 200, requests: { UpdateItem: 2, Query: 1 } });
+    }
     // The bucketed object: learnt once, then a member is computed to its bucket.
     expect((await counted(`${big.content}?path=builds.b1`, { token: key })).status).toBe(200);
     for (let i = 0; i < 3; i++) {

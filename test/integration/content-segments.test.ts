@@ -365,6 +365,24 @@ describe('a chunked array (an array larger than one segment)', () => {
 
   const chunksOf = (segments: Segment[]) => segments.filter((s) => /~\d+\/$/.test(s.key));
 
+  /** A log of 210 entries of nearly half a segment each: over 100 chunks, past what one transaction rewrites. */
+  async function longLog(): Promise<{ p: Project; model: unknown[] }> {
+    const pad = text(Math.ceil(fragmentBytes() * 0.45));
+    const p = await project({ meta: { builds: 0 } });
+    const model: unknown[] = [];
+    for (let i = 0; i < 210; i++) {
+      await ok(p, 'push', { path: 'log', value: { i, pad } });
+      model.push({ i, pad });
+    }
+    return { p, model };
+  }
+
+  /** A JSON Patch (`patch`), or a POST to the route (`batch`, `insert`…). */
+  const send = (p: Project, route: string, body: unknown) =>
+    route === 'patch'
+      ? call('PATCH', p.content, { token: p.key, headers: { 'content-type': 'application/json-patch+json' }, body })
+      : call('POST', `${p.content}/${route}`, { token: p.key, body });
+
   it('grows by pushes into chunks of at most one segment each, read back whole, by index and from the end', async () => {
     const n = Math.ceil((fragmentBytes() * 6) / 90);
     const { p, model } = await pushed(n);
@@ -536,13 +554,7 @@ describe('a chunked array (an array larger than one segment)', () => {
   });
 
   it('a batch or patch on its newest elements leaves its chunks as they are, past what one transaction rewrites', async () => {
-    const pad = text(Math.ceil(fragmentBytes() * 0.45));
-    const p = await project({ meta: { builds: 0 } });
-    const model: unknown[] = [];
-    for (let i = 0; i < 210; i++) {
-      await ok(p, 'push', { path: 'log', value: { i, pad } });
-      model.push({ i, pad });
-    }
+    const { p, model } = await longLog();
     const before = chunksOf(await segmentsOf(p)).map((s) => s.key);
     expect(before.length).toBeGreaterThan(100);
     const meta = { builds: 0 };
@@ -591,14 +603,7 @@ describe('a chunked array (an array larger than one segment)', () => {
     ];
     for (const [route, bodyOf, apply] of steps) {
       const body = bodyOf();
-      const r =
-        route === 'patch'
-          ? await call('PATCH', p.content, {
-              token: p.key,
-              headers: { 'content-type': 'application/json-patch+json' },
-              body,
-            })
-          : await call('POST', `${p.content}/batch`, { token: p.key, body });
+      const r = await send(p, route, body);
       expect({ route, status: r.status }).toEqual({ route, status: 200 });
       apply();
       expect((await get(p)).body).toEqual({ value: { meta, log: model } });
@@ -637,6 +642,119 @@ describe('a chunked array (an array larger than one segment)', () => {
     expect({ status: old.status, code: old.body.code }).toEqual({ status: 413, code: 'CHANGE_TOO_LARGE' });
     expect((await get(p)).body).toEqual({ value: { meta, log: model } });
     expect(await strays(p)).toEqual({ orphans: [], dangling: [] });
+  });
+
+  it('inserts and deletes before its newest elements rewrite only the chunks after them, in place, past what one transaction rewrites', async () => {
+    const { p, model } = await longLog();
+    const keysBefore = chunksOf(await segmentsOf(p)).map((s) => s.key);
+    expect(keysBefore.length).toBeGreaterThan(100);
+    const versions = async () => new Map(chunksOf(await segmentsOf(p)).map((s) => [s.key, s.version]));
+    const before = await versions();
+    const meta = { builds: 0 };
+    const at = (k: number) => model.length - k;
+    const steps: Array<[string, string, () => unknown, () => void]> = [
+      ['insert', 'insert', () => ({ path: 'log', index: at(5), value: 'five' }), () => model.splice(at(5), 0, 'five')],
+      ['delete', 'delete', () => ({ path: `log.${at(9)}` }), () => model.splice(at(9), 1)],
+      [
+        'an old element',
+        'set',
+        () => ({ path: `log.${at(12)}.seen`, value: true }),
+        () => {
+          (model[at(12)] as Record<string, unknown>).seen = true;
+        },
+      ],
+      [
+        'insert from the end',
+        'insert',
+        () => ({ path: 'log', index: -7, value: 'seven' }),
+        () => model.splice(model.length - 7, 0, 'seven'),
+      ],
+      [
+        'batch',
+        'batch',
+        () => ({
+          operations: [
+            { op: 'insert', path: 'log', index: at(10), value: 'ten' },
+            { op: 'increment', path: 'meta.builds' },
+            { op: 'delete', path: 'log.-1' },
+            { op: 'push', path: 'log', value: 'last' },
+          ],
+        }),
+        () => {
+          model.splice(at(10), 0, 'ten');
+          meta.builds++;
+          model.pop();
+          model.push('last');
+        },
+      ],
+      [
+        'patch',
+        'patch',
+        () => [
+          { op: 'remove', path: `/log/${at(6)}` },
+          { op: 'add', path: `/log/${at(3)}`, value: 'p' },
+        ],
+        () => {
+          // Applied in order, as sent: the add's index was taken before the remove.
+          const [removed, added] = [at(6), at(3)];
+          model.splice(removed, 1);
+          model.splice(added, 0, 'p');
+        },
+      ],
+    ];
+    for (const [what, route, bodyOf, apply] of steps) {
+      const body = bodyOf();
+      const r = await send(p, route, body);
+      expect({ what, status: r.status }).toEqual({ what, status: 200 });
+      apply();
+      expect((await get(p)).body).toEqual({ value: { meta, log: model } });
+    }
+    // Every chunk kept its key; the first chunks were not even written (only those from the lowest index reached).
+    const after = await versions();
+    expect([...after.keys()]).toEqual(expect.arrayContaining(keysBefore));
+    const untouched = keysBefore.slice(0, keysBefore.length - 12);
+    for (const key of untouched) expect({ key, version: after.get(key) }).toEqual({ key, version: before.get(key) });
+    expect(keysBefore.slice(-3).some((key) => (after.get(key) ?? 0) > (before.get(key) ?? 0))).toBe(true);
+    // Read back by element and by slice, across the rewritten chunks.
+    for (const i of [0, at(14), at(8), at(4), at(1)])
+      expect((await get(p, `log.${i}`)).body).toEqual({ value: model[i] });
+    const page = await call('GET', `${p.content}?path=log&start=-15&limit=15`, { token: p.key });
+    expect(page.body).toEqual({ value: model.slice(-15), start: model.length - 15, length: model.length });
+    // An insert at the start moves every element: past what one transaction rewrites, the 413 says so.
+    const first = await call('POST', `${p.content}/insert`, {
+      token: p.key,
+      body: { path: 'log', index: 0, value: 0 },
+    });
+    expect({ status: first.status, code: first.body.code }).toEqual({ status: 413, code: 'CHANGE_TOO_LARGE' });
+    expect((await get(p)).body).toEqual({ value: { meta, log: model } });
+    await expectSegmentsWithinBudget(p);
+  });
+
+  it('inserts and deletes in its chunks, pushes and writes to an old element, 24 at once: each lands once, in place', async () => {
+    const { p, model } = await pushed(Math.ceil((fragmentBytes() * 6) / 90));
+    const old = 3;
+    const results = await Promise.all(
+      Array.from({ length: 24 }, (_, w) => {
+        const body =
+          w % 3 === 0
+            ? { path: 'log', index: old + 1 + (w % 5), value: { w } }
+            : w % 3 === 1
+              ? { path: 'log', value: { w } }
+              : { path: `log.${old}.hits` };
+        const route = w % 3 === 0 ? 'insert' : w % 3 === 1 ? 'push' : 'increment';
+        return call('POST', `${p.content}/${route}`, { token: p.key, body });
+      }),
+    );
+    for (const [w, r] of results.entries()) expect({ w, status: r.status }).toEqual({ w, status: 200 });
+    const log = (await get(p, 'log')).body.value as Record<string, unknown>[];
+    // The element at `old` is before every insert: it stayed there and counted every increment.
+    expect(log[old]).toEqual({ ...(model[old] as object), hits: 8 });
+    expect(log).toHaveLength(model.length + 16);
+    const written = log.flatMap((e) => (typeof e.w === 'number' ? [e.w] : [])).sort((a, b) => a - b);
+    expect(written).toEqual(Array.from({ length: 24 }, (_, w) => w).filter((w) => w % 3 !== 2));
+    // The elements that were there keep their order.
+    expect(log.filter((e) => e.w === undefined).map((e) => e.i)).toEqual(model.map((e) => (e as { i: number }).i));
+    await expectSegmentsWithinBudget(p);
   });
 
   // The batch changes two segments in place in one commit: the root (the counter) and the log's (the push). A Query

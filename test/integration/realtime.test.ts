@@ -540,6 +540,49 @@ describe('realtime: random operation sequences (the model suite generators)', ()
 });
 
 describe('realtime: chunked arrays and bucketed objects (storage step 4)', () => {
+  it('a batch that changes a chunked array and another path, in two segments at once, is one message to each subscriber', async () => {
+    const p = await newProject();
+    const entry = (i: number) => ({ i, note: 'n'.repeat(80) });
+    for (let i = 0; i < 80; i++) expect((await post(p, 'push', { path: 'log', value: entry(i) })).status).toBe(200);
+    const c = await open();
+    const root = await c.subscribe({ project: name(p), token: p.key });
+    const log = await c.subscribe({ project: name(p), token: p.key, path: 'log' });
+    const mirrors = new Map([
+      [root.id, { path: [] as string[], mirror: mirrorOf([], root.snapshot) }],
+      [log.id, { path: ['log'], mirror: mirrorOf(['log'], log.snapshot) }],
+    ]);
+    const batches = [
+      // On the log's newest elements (its segment and the root changed in place together).
+      [
+        { op: 'push', path: 'log', value: entry(80) },
+        { op: 'set', path: 'runs', value: 1 },
+      ],
+      // On its chunks (the chunks from index 5 on, its segment and the root).
+      [
+        { op: 'insert', path: 'log', index: 5, value: 'five' },
+        { op: 'increment', path: 'runs' },
+      ],
+      [
+        { op: 'delete', path: 'log.2' },
+        { op: 'push', path: 'log', value: entry(81) },
+        { op: 'set', path: 'meta', value: { ok: true } },
+      ],
+    ];
+    for (const operations of batches) {
+      expect((await post(p, 'batch', { operations })).status).toBe(200);
+      const expected = await content(p);
+      const got = [await c.next(), await c.next()];
+      expect(got.map((m) => m.id).sort()).toEqual([root.id, log.id].sort());
+      for (const message of got) {
+        const sub = mirrors.get(message.id as string) as { path: string[]; mirror: Record<string, unknown> };
+        applyChanges(sub.mirror, message.changes);
+        expect(at(sub.mirror, sub.path)).toEqual(at(expected, sub.path));
+      }
+      // Nothing more: the commit's other segment said nothing of its own.
+      await c.quiet(200);
+    }
+  });
+
   it('pushes onto a log larger than a segment arrive at their indexes across rollovers; old elements and members changed in place too', async () => {
     const p = await newProject();
     const entry = (i: number) => ({ i, note: 'n'.repeat(80) });
@@ -590,14 +633,34 @@ describe('realtime: chunked arrays and bucketed objects (storage step 4)', () =>
     expect(await c.next()).toMatchObject({ type: 'change', id: b.id, changes: [{ path: 'builds.b7.i', value: 17 }] });
     expect((await post(p, 'set', { path: 'builds.new', value: 1 })).status).toBe(200);
     expect(await c.next()).toMatchObject({ type: 'change', id: b.id, changes: [{ path: 'builds.new', value: 1 }] });
-    // An insert at the front shifts every index: the whole array, as for any array.
+    // An insert at the front shifts every index: the whole array, as for any array. Its chunks are rewritten in place
+    // in the same commit, and say nothing of their own: one message.
+    const model: unknown[] = Array.from({ length: n + 60 }, (_, i) =>
+      i === 3 ? { ...entry(3), note: 'changed' } : entry(i),
+    );
+    model.unshift('first');
     expect((await post(p, 'insert', { path: 'log', value: 'first', index: 0 })).status).toBe(200);
     const shifted = await c.next();
     expect(shifted).toMatchObject({ type: 'change', id: log.id, changes: [{ path: 'log' }] });
-    expect((shifted.changes as Array<{ value: unknown[] }>)[0]?.value).toEqual([
-      'first',
-      ...Array.from({ length: n + 60 }, (_, i) => (i === 3 ? { ...entry(3), note: 'changed' } : entry(i))),
-    ]);
+    expect((shifted.changes as Array<{ value: unknown[] }>)[0]?.value).toEqual(model);
+    await c.quiet(200);
+    // So does a delete in the chunks, and a batch that inserts in them beside a member elsewhere (its part of it).
+    expect((await post(p, 'delete', { path: 'log.7' })).status).toBe(200);
+    model.splice(7, 1);
+    const deleted = await c.next();
+    expect(deleted).toMatchObject({ type: 'change', id: log.id, changes: [{ path: 'log' }] });
+    expect((deleted.changes as Array<{ value: unknown[] }>)[0]?.value).toEqual(model);
+    const batch = await post(p, 'batch', {
+      operations: [
+        { op: 'insert', path: 'log', index: 20, value: 'twenty' },
+        { op: 'set', path: 'runs', value: -1 },
+      ],
+    });
+    expect(batch.status).toBe(200);
+    model.splice(20, 0, 'twenty');
+    const inserted = await c.next();
+    expect(inserted).toMatchObject({ type: 'change', id: log.id, changes: [{ path: 'log' }] });
+    expect((inserted.changes as Array<{ value: unknown[] }>)[0]?.value).toEqual(model);
     await c.quiet(200);
   }, 120_000);
 });

@@ -4,7 +4,15 @@ import { fragmentBytes } from '../../lib/config/env';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import fc from 'fast-check';
 import { PayloadTooLarge } from '../../lib/config/errors';
-import { type BatchOperation, intoNewest, jsonEquals, planBatch, plansOnNewest } from '../../lib/content/batch';
+import {
+  type BatchOperation,
+  intoNewest,
+  jsonEquals,
+  lowestReach,
+  planBatch,
+  plansOnNewest,
+} from '../../lib/content/batch';
+import { layTail } from '../../lib/content/fragments';
 import { type Json, type JsonObject, LosslessNumber, Stub, jsonNumber, storedSize } from '../../lib/content/json';
 import { type ContentOperation, applyAction, plan } from '../../lib/content/model';
 import {
@@ -289,6 +297,59 @@ describe('planning on a chunked array’s newest elements (plansOnNewest, intoNe
       { numRuns: 3000 },
     );
     expect(allowed).toBeGreaterThan(300);
+  });
+
+  it('planned on a tail (the chunks from the lowest index reached) and laid back into its chunks, it is the whole array’s', () => {
+    let laid = 0;
+    let shrunk = 0;
+    fc.assert(
+      fc.property(
+        fc.array(fc.integer({ min: 1, max: 4 }), { minLength: 1, maxLength: 5 }),
+        fc.integer({ min: 0, max: 5 }),
+        fc.integer({ min: 0, max: 25 }).chain((l) => fc.array(operation(l), { minLength: 1, maxLength: 5 })),
+        (sizes, own, batch) => {
+          const starts = sizes.map((_, j) => sizes.slice(0, j).reduce((a, b) => a + b, 0));
+          const count = sizes.reduce((a, b) => a + b, 0);
+          const log = Array.from({ length: count + own }, (_, i) => i);
+          const reach = lowestReach(batch, ['log'], count + own);
+          if (reach === undefined || reach >= count) return;
+          // The tail: from the chunk that holds the lowest index reached.
+          const first = starts.filter((s) => s <= reach).length - 1;
+          const s = starts[first] as number;
+          if (!plansOnNewest(batch, ['log'], s, own + count - s)) return;
+          const whole = outcome(() => planBatch({ log }, batch, unbounded).content);
+          const stub = new Stub(`/a/dir123456~${s}`);
+          const part = outcome(
+            () => planBatch({ log: [stub, ...log.slice(s)] }, intoNewest(batch, ['log'], s), unbounded).content,
+          );
+          if ('error' in part) return;
+          expect(whole).toHaveProperty('content');
+          const list = part.content?.log as Json[];
+          expect(list[0]).toBe(stub);
+          expect(list.slice(1).some((v) => v instanceof Stub)).toBe(false);
+          const back = layTail(list.slice(1), starts.slice(first), count);
+          // A chunk left empty: planned on the whole array instead.
+          if (!back) {
+            expect(list.length - 1).toBeLessThanOrEqual(count - s - (sizes[sizes.length - 1] as number));
+            return;
+          }
+          laid++;
+          if (back.count < count) shrunk++;
+          // Every chunk keeps its start and, but the last, its length; the last is never empty.
+          for (const [k, chunk] of back.chunks.entries()) {
+            if (k < back.chunks.length - 1) expect(chunk).toHaveLength(sizes[first + k] as number);
+            else expect(chunk.length).toBeGreaterThan(0);
+          }
+          expect(back.count).toBe((starts[starts.length - 1] as number) + (back.chunks.at(-1) as Json[]).length);
+          expect({ ...part.content, log: [...log.slice(0, s), ...back.chunks.flat(), ...back.newest] }).toEqual(
+            whole.content,
+          );
+        },
+      ),
+      { numRuns: 3000 },
+    );
+    expect(laid).toBeGreaterThan(300);
+    expect(shrunk).toBeGreaterThan(10);
   });
 
   it.each<[string, BatchOperation[], boolean]>([
