@@ -99,6 +99,8 @@ const GRANT_MEMBERS = 200;
 
 /** A build record of exactly `RECORD_BYTES` as DynamoDB counts them (an object of short fields and a message). */
 const RECORD_BYTES = 200;
+/** How far before the end of the log the near-end insert goes: its chunks from there on are rewritten in place. */
+const NEAR_END = 100;
 function record(n: number): Record<string, unknown> {
   const base = {
     id: `b${String(n).padStart(7, '0')}`,
@@ -173,8 +175,11 @@ export async function runCost(options: CostOptions): Promise<CostReport> {
 
   await must('reset content', post('update', { content: { counter: 0, log: [], meta: { leaf: 'x' }, builds: {} } }));
   let logLength = 0;
-  /** Where this repetition's middle insert landed (it may not: past 99 chunks, 413 CHANGE_TOO_LARGE). */
-  let insertedMiddle: number | undefined;
+  /**
+   * Where this repetition's inserts before the log's end landed, in order (the middle one may not: past about 90
+   * chunks after it, 413 CHANGE_TOO_LARGE). Each is after the ones before it, so deleting them in reverse restores.
+   */
+  let inserted: number[] = [];
   let built = 0;
   let estimate = await contentBytes();
 
@@ -209,7 +214,20 @@ export async function runCost(options: CostOptions): Promise<CostReport> {
         const r = await post('insert', { path: 'log', value: record(3e6 + rep), index });
         if (r.status === 200) {
           logLength += 1;
-          insertedMiddle = index;
+          inserted.push(index);
+        }
+        return r;
+      },
+    },
+    {
+      id: 'insert-near-end',
+      label: `insert ${NEAR_END} records before the end`,
+      run: async (rep) => {
+        const index = Math.max(0, logLength - NEAR_END);
+        const r = await post('insert', { path: 'log', value: record(5e6 + rep), index });
+        if (r.status === 200) {
+          logLength += 1;
+          inserted.push(index);
         }
         return r;
       },
@@ -242,7 +260,7 @@ export async function runCost(options: CostOptions): Promise<CostReport> {
     for (let i = 0; i < TOKEN_SLOTS; i++) await must('warm-up', post('set', { path: 'meta.warm', value: i }));
     for (let rep = 0; rep < repeats; rep++) {
       const before = logLength;
-      insertedMiddle = undefined;
+      inserted = [];
       for (const op of ops) {
         proxy.reset();
         const reply = await op.run(rep);
@@ -250,10 +268,10 @@ export async function runCost(options: CostOptions): Promise<CostReport> {
         const s = summarise(proxy.capacity(), counts);
         samples.get(op.id)?.push({ status: reply.status, byOperation: counts, ...s });
       }
-      // Uncounted: take the records the repetition added off the log again (the one inserted in the middle, then the
-      // ones pushed and inserted at the end), so that every repetition runs at the same size.
-      if (insertedMiddle !== undefined) await must('restore', post('delete', { path: `log.${insertedMiddle}` }));
-      for (let index = logLength - (insertedMiddle === undefined ? 1 : 2); index >= before; index--) {
+      // Uncounted: take the records the repetition added off the log again (the ones inserted before the end, last
+      // first, then the ones pushed and inserted at the end), so that every repetition runs at the same size.
+      for (const index of [...inserted].reverse()) await must('restore', post('delete', { path: `log.${index}` }));
+      for (let index = logLength - inserted.length - 1; index >= before; index--) {
         await must('restore', post('delete', { path: `log.${index}` }));
       }
       const log = await must('log length', api.call('GET', `${project.content}?path=log&shallow=true`, { token }));
@@ -442,7 +460,7 @@ export function costMarkdown(c: CostReport, heading = '##'): string[] {
   out.push(`${heading} 6. Cost per operation by content size, content in segments (storage steps 3 and 4)`, '');
   out.push(
     `Engine: ${c.engine}. The local API (\`lib/local/start.ts\`) talks to the engine through \`test/support/dynamo-proxy.ts\` with \`consumedCapacity\` on: the proxy adds \`ReturnConsumedCapacity: TOTAL\` to every request it forwards and sums the units the engine reports (RCU for reads, WCU for writes), so nothing is estimated. ` +
-      `The content is \`{counter, log: [...], meta: {leaf}, builds: {...}}\`, grown with ${c.recordBytes}-byte build records (one \`set builds.<id>\` each, every fourth also pushed onto \`log\`); sizes are DynamoDB-counted bytes of the content; in brackets the number of segments it is stored in and the largest one (with its version, grant epoch and the 32 request-token slots every write fills in turn, filled by 32 uncounted writes before the measurement as in any project in use). Each repetition's three added log records are deleted again (uncounted), so every repetition runs at the same size. A write bills ⌈larger of the segment before and after ÷ 1 KB⌉ WCU (a transaction 2 WCU per KB of every item in it), a strongly consistent read ⌈segment ÷ 4 KB⌉ RCU. The log array is chunked (a push appends to its newest chunk's segment; an insert before its newest elements rewrites it whole, 413 \`CHANGE_TOO_LARGE\` past 98 chunks) and the builds object bucketed (a set lands in its member's bucket), storage step 4. ` +
+      `The content is \`{counter, log: [...], meta: {leaf}, builds: {...}}\`, grown with ${c.recordBytes}-byte build records (one \`set builds.<id>\` each, every fourth also pushed onto \`log\`); sizes are DynamoDB-counted bytes of the content; in brackets the number of segments it is stored in and the largest one (with its version, grant epoch and the 32 request-token slots every write fills in turn, filled by 32 uncounted writes before the measurement as in any project in use). Each repetition's added log records are deleted again (uncounted), so every repetition runs at the same size. A write bills ⌈larger of the segment before and after ÷ 1 KB⌉ WCU (a transaction 2 WCU per KB of every item in it), a strongly consistent read ⌈segment ÷ 4 KB⌉ RCU. The log array is chunked (a push appends to its newest chunk's segment; an insert before its newest elements rewrites, in place, the chunks from the one holding its index to the last: the cost of the tail after it, 413 \`CHANGE_TOO_LARGE\` past about 90 chunks of tail) and the builds object bucketed (a set lands in its member's bucket), storage step 4. ` +
       `Each operation ran ${c.repeats}× per size with an API key; cells are medians. Writes/s per project = 1,000 WCU/s (one partition) ÷ WCU of one small write (the set of a leaf); reads/s = 3,000 RCU/s ÷ RCU of a leaf GET.`,
     '',
   );
