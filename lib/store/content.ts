@@ -729,9 +729,11 @@ async function tailFor(
   const reach = lowestReach(ops, path, count + own);
   if (reach === undefined || reach >= count) return undefined;
   const dir = chunkDir(stub.key);
-  // How many elements a chunk holds, guessed from the newest (chunks are cut to the same budget).
+  // How many elements a chunk holds, guessed from the newest: a rollover moves what is past half the segment's budget,
+  // so a chunk holds about half a budget of elements.
   const newest = (segment.fragment as Json[]).slice(1);
-  const perChunk = newest.length === 0 ? 8 : Math.floor((fragmentBytes() * newest.length) / storedSize(newest));
+  const perChunk =
+    newest.length === 0 ? 8 : Math.floor((fragmentBytes() * newest.length) / (2 * storedSize(newest)));
   const chunks = await getTail(inc, dir, reach, count, perChunk, TAIL_CHUNKS_MAX);
   if (!chunks) return undefined;
   // Read after the segment: a chunk newer than it means the array changed in between; read again.
