@@ -32,11 +32,24 @@ export interface WriteEnvelope {
   soleSegment?: boolean;
   /** Segments: one of several changed in place by one commit records all of their new versions (A.partners). */
   partners?: Record<string, number>;
+  /** Segments: a chunked array's segment whose chunks the commit rewrites in place records which (A.tailChunks). */
+  tailChunks?: TailChunks;
   /**
    * The content-size estimate: `growth` adds a bound and checks the budget (fast path; nothing for a bound of 0); `exact` resets it (writes
    * guarded by the version); `added` adds what a guarded read-then-write grows it by, already checked in memory.
    */
   size: { growth: number } | { exact: number } | { added: number };
+}
+
+/**
+ * The chunks of a chunked array one commit rewrote in place: those under `dir` with starts `from` to `to`, each of
+ * which then names, in its `pv`, the array segment's version `generation` or a later one.
+ */
+export interface TailChunks {
+  dir: string;
+  from: number;
+  to: number;
+  generation: number;
 }
 
 export interface UpdateRequest {
@@ -350,6 +363,11 @@ export function compileEnvelope(state: ExpressionState, envelope: WriteEnvelope)
   if (envelope.stubsUnder !== undefined) {
     const counts = Object.entries(envelope.stubsUnder).map(([k, n]) => [k, { N: String(n) }] as const);
     state.sets.push(`${state.name(A.stubsUnder)} = ${state.value({ M: Object.fromEntries(counts) })}`);
+  }
+  if (envelope.tailChunks !== undefined) {
+    const { dir, from, to, generation } = envelope.tailChunks;
+    const range = { d: { S: dir }, f: { N: String(from) }, t: { N: String(to) }, g: { N: String(generation) } };
+    state.sets.push(`${state.name(A.tailChunks)} = ${state.value({ M: range })}`);
   }
   if (envelope.partners !== undefined) {
     const versions = Object.entries(envelope.partners).map(([k, v]) => [k, { N: String(v) }] as const);

@@ -52,6 +52,12 @@ export const A = {
    */
   partnerCommit: 'pa',
   /**
+   * On a chunked array's segment: the chunks the last commit that rewrote some in place wrote (`d` their directory,
+   * `f`..`t` their starts, `g` the segment's version it left), each of which names that version or a later one in its
+   * `pv`. A reader that holds this segment and such a chunk naming less has the chunk from before that commit.
+   */
+  tailChunks: 'pc',
+  /**
    * Partner versions (key → version): on each segment a commit changes in place when it changes more than one so, the
    * version every one of them has after it. A reader of several segments that finds one of them older than another's
    * `pv` says read it half-way through that commit (DynamoDB's Query is read-committed per item), and reads again.

@@ -33,7 +33,6 @@ import {
   type JsonObject,
   Stub,
   decimalOf,
-  jsonEquals,
   numberError,
   numberProblem,
   storedSize,
@@ -51,6 +50,7 @@ import {
 import { dynamo } from '../dynamo/client';
 import { currentDeadline } from '../dynamo/deadline';
 import {
+  type TailChunks,
   type UpdateRequest,
   type WriteEnvelope,
   compileBatchWrite,
@@ -427,8 +427,21 @@ async function commitPieces(
       : Object.fromEntries([key, ...arrays.map((r) => r.segment.key)].map((k) => [k, versions.get(k) as number]));
   const partnersOf = (r: Rewritten) =>
     r.chunkOf === undefined ? partners : { [r.chunkOf]: versions.get(r.chunkOf) as number };
+  /** The arrays whose chunks this commit rewrites in place: the range of those chunks' starts, in their directory. */
+  const tails = new Map<string, TailChunks>();
+  for (const r of rewritten) {
+    if (r.chunkOf === undefined) continue;
+    const start = chunkStart(r.segment.key);
+    const known = tails.get(r.chunkOf);
+    tails.set(r.chunkOf, {
+      dir: chunkDir(r.segment.key),
+      from: Math.min(known?.from ?? start, start),
+      to: Math.max(known?.to ?? start, start),
+      generation: versions.get(r.chunkOf) as number,
+    });
+  }
   /** A segment's whole new fragment, on the version read. */
-  const replacing = (fragment: Json, expectedVersion: number, partners?: Record<string, number>) =>
+  const replacing = (fragment: Json, expectedVersion: number, partners?: Record<string, number>, tail?: TailChunks) =>
     compileWrite(
       { action: { kind: 'set', steps: [], value: fragment }, guards: [] },
       {
@@ -437,11 +450,10 @@ async function commitPieces(
         size: { exact: storedSize(fragment) },
         stubsUnder: stubsUnderOf(fragment),
         ...(partners ? { partners } : {}),
+        ...(tail ? { tailChunks: tail } : {}),
       },
     ) as UpdateRequest;
-  const update = replacing(top.fragment, version, partners);
-  /** The arrays whose chunks this commit rewrites in place. */
-  const tails = new Set(rewritten.flatMap((r) => (r.chunkOf === undefined ? [] : [r.chunkOf])));
+  const update = replacing(top.fragment, version, partners, tails.get(key));
   if (children.length === 0 && orphans.length === 0 && rewritten.length === 0)
     return sendUpdate(grant.inc, key, update);
   const token = { slot: base.slot, value: base.requestToken };
@@ -451,7 +463,7 @@ async function commitPieces(
     parent: { key, update, tail: tails.has(key) },
     rewritten: rewritten.map((r) => ({
       key: r.segment.key,
-      update: replacing((r.pieces[0] as Piece).fragment, r.segment.version, partnersOf(r)),
+      update: replacing((r.pieces[0] as Piece).fragment, r.segment.version, partnersOf(r), tails.get(r.segment.key)),
       tail: tails.has(r.segment.key),
       partner: r.chunkOf === undefined,
     })),
@@ -549,6 +561,8 @@ export async function writeContent(request: WriteRequest): Promise<WriteResult> 
   let at: At = lookupLocation(grant.inc, op.segments, op.segments.length - (entersTarget(op) ? 0 : 1));
   let segment: Segment | undefined;
   let fast = true;
+  /** In a chunk: where the array's segment is (the element is looked for there again if the chunk changes). */
+  let arrayAt: At | undefined;
   for (let attempt = 1; ; ) {
     let rel = rebase(op, at);
     if (fast) {
@@ -588,9 +602,12 @@ export async function writeContent(request: WriteRequest): Promise<WriteResult> 
       const chunk = await getChunk(grant.inc, located.dir, located.index);
       if (chunk && olderThanPartners([current, chunk]) !== undefined) {
         // An insert or delete before the element moved it since the array's segment was read: read it again.
-        segment = await getSegment(grant.inc, at.key);
+        attempt++;
+        segment = await rereadAfter(grant, at.key, attempt);
         continue;
       }
+      // Where to find the element again if the chunk changes under this write (its index may have moved).
+      arrayAt = at;
       at = {
         key: chunk?.key ?? at.key,
         depth: at.depth,
@@ -615,8 +632,23 @@ export async function writeContent(request: WriteRequest): Promise<WriteResult> 
     const sent = await carryOut(grant, envelope, current, decision);
     if (sent.ok) return { etag: formatEtag(token) };
     attempt++;
+    if (arrayAt) {
+      // A chunk's write refused (on its version): an insert or delete may have moved the element, so the array's
+      // segment is read again to find it.
+      at = arrayAt;
+      arrayAt = undefined;
+      segment = await rereadAfter(grant, at.key, attempt);
+      continue;
+    }
     segment = await retrySegment(grant, at.key, sent, attempt);
   }
+}
+
+/** A segment read again after a refused or mixed attempt (within the attempts and the deadline), after a backoff. */
+async function rereadAfter(grant: Grant, key: string, attempt: number): Promise<Segment | undefined> {
+  if (attempt > MAX_WRITE_ATTEMPTS || Date.now() >= currentDeadline()) throw tooManyWriters();
+  await backoff(attempt);
+  return getSegment(grant.inc, key);
 }
 
 /**
@@ -732,8 +764,7 @@ async function tailFor(
   // How many elements a chunk holds, guessed from the newest: a rollover moves what is past half the segment's budget,
   // so a chunk holds about half a budget of elements.
   const newest = (segment.fragment as Json[]).slice(1);
-  const perChunk =
-    newest.length === 0 ? 8 : Math.floor((fragmentBytes() * newest.length) / (2 * storedSize(newest)));
+  const perChunk = newest.length === 0 ? 8 : Math.floor((fragmentBytes() * newest.length) / (2 * storedSize(newest)));
   const chunks = await getTail(inc, dir, reach, count, perChunk, TAIL_CHUNKS_MAX);
   if (!chunks) return undefined;
   // Read after the segment: a chunk newer than it means the array changed in between; read again.
@@ -848,12 +879,12 @@ function splitNewest(
         tail.count,
       );
       if (!laid) return undefined;
+      // Every chunk read is written back on its version, changed or not: the plan read it (a test, the elements it
+      // shifted), so a write to it in between must fail the commit.
       for (const [j, chunk] of tail.chunks.entries()) {
         const fragment = laid.chunks[j] as Json[];
         if (storedSize(fragment) > 2 * fragmentBytes()) return undefined;
-        if (!jsonEquals(fragment, chunk.fragment)) {
-          chunks.push({ segment: chunk, pieces: [{ key: chunk.key, fragment }], chunkOf: segment.key });
-        }
+        chunks.push({ segment: chunk, pieces: [{ key: chunk.key, fragment }], chunkOf: segment.key });
       }
       value = [new Stub(`${chunkDir(stub.key)}${laid.count}`), ...laid.newest];
       if (segment.key === top.key) {

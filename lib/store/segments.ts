@@ -19,6 +19,7 @@ import {
   bucketOf,
   chunkKey,
   chunkStart,
+  isChunkKey,
   isBucketKey,
   isBucketStubKey,
   isChunkStubKey,
@@ -73,13 +74,26 @@ export function assertSnapshot(read: readonly Segment[]): void {
   if (older !== undefined) throw new MissingSegment(older);
 }
 
-/** A segment read at a version below what another segment read says a commit gave it (see assertSnapshot). */
+/**
+ * A segment read at a version below what another segment read says a commit gave it (see assertSnapshot): below a
+ * partner's `pv` entry for it, or, for a chunk, below the version its array's segment's `pc` says the last commit
+ * that rewrote it left (the chunk then names less than that in its own `pv`).
+ */
 export function olderThanPartners(read: readonly Segment[]): string | undefined {
   const versions = new Map(read.map((s) => [s.key, s.version]));
+  const named = (segment: Segment, key: string) => Number(segment.raw[A.partners]?.M?.[key]?.N ?? 0);
   for (const segment of read) {
     for (const [key, version] of Object.entries(segment.raw[A.partners]?.M ?? {})) {
       const seen = versions.get(key);
       if (seen !== undefined && seen < Number(version.N)) return key;
+    }
+    const tail = segment.raw[A.tailChunks]?.M;
+    if (!tail) continue;
+    const [dir, from, to, generation] = [tail.d?.S ?? '', Number(tail.f?.N), Number(tail.t?.N), Number(tail.g?.N)];
+    for (const chunk of read) {
+      if (!chunk.key.startsWith(dir) || !isChunkKey(chunk.key)) continue;
+      const start = chunkStart(chunk.key);
+      if (start >= from && start <= to && named(chunk, segment.key) < generation) return chunk.key;
     }
   }
   return undefined;

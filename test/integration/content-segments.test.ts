@@ -2,6 +2,7 @@
 // segment stays within its 4 KB item, writes land in the segment that holds their path, and nothing is left behind.
 import { itemSize } from '../../bench/lib/item-size';
 import { fragmentBytes } from '../../lib/config/env';
+import { chunkStubOf } from '../../lib/content/fragments';
 import type { Segment } from '../../lib/store/segments';
 import { MESSAGES, type Project, call, expectError, post, project, state } from '../support/api';
 import { incarnationOf, segmentsOf, strays } from '../support/segments';
@@ -755,6 +756,127 @@ describe('a chunked array (an array larger than one segment)', () => {
     // The elements that were there keep their order.
     expect(log.filter((e) => e.w === undefined).map((e) => e.i)).toEqual(model.map((e) => (e as { i: number }).i));
     await expectSegmentsWithinBudget(p);
+  });
+
+  /**
+   * Runs `act` while the first Query that `pick` selects is in flight: the Query reads the state before `act`, and its
+   * answer is then built by `answer` from that and the state after (as a read that meets a commit half-way would).
+   */
+  async function duringQuery(
+    pick: (input: Record<string, unknown>) => boolean,
+    act: () => Promise<void>,
+    answer: (
+      before: Record<string, { S?: string }>[],
+      after: Record<string, { S?: string }>[],
+    ) => Record<string, { S?: string }>[],
+    run: () => Promise<unknown>,
+  ): Promise<{ result: unknown; queries: number; met: boolean }> {
+    const { dynamo } = await import('../../lib/dynamo/client');
+    const { QueryCommand } = await import('@aws-sdk/client-dynamodb');
+    type Page = { Items?: Record<string, { S?: string }>[] };
+    const send = dynamo.send.bind(dynamo) as (command: unknown) => Promise<Page>;
+    let queries = 0;
+    let met = false;
+    const spy = jest.spyOn(dynamo, 'send').mockImplementation((async (command: unknown) => {
+      if (!(command instanceof QueryCommand)) return send(command);
+      queries++;
+      if (met || !pick(command.input as unknown as Record<string, unknown>)) return send(command);
+      met = true;
+      const before = await send(command);
+      await act();
+      const after = await send(command);
+      return { ...after, Items: answer(before.Items ?? [], after.Items ?? []) };
+    }) as never);
+    try {
+      return { result: await run(), queries, met };
+    } finally {
+      spy.mockRestore();
+    }
+  }
+
+  it('a write to an old element whose chunk an insert before it shifted, while it wrote, finds its element again', async () => {
+    const pad = text(Math.ceil(fragmentBytes() * 0.45));
+    const p = await project({});
+    const model: unknown[] = [];
+    for (let i = 0; i < 20; i++) {
+      await ok(p, 'push', { path: 'log', value: { i, pad } });
+      model.push({ i, pad });
+    }
+    const { writeContent } = await import('../../lib/store/content');
+    const { set } = await import('../unit/helpers');
+    // The write locates log.-5 in its chunk (a Query with Limit 1); an insert at 2 lands before it writes.
+    const { met } = await duringQuery(
+      (input) => input.Limit === 1,
+      async () => {
+        await ok(p, 'insert', { path: 'log', index: 2, value: 'ins' });
+        model.splice(2, 0, 'ins');
+      },
+      (before) => before,
+      () =>
+        writeContent({
+          project: { username: p.username, slug: p.slug },
+          principal: { kind: 'user', username: p.username },
+          op: set('log.-5.seen', true),
+        }),
+    );
+    expect(met).toBe(true);
+    // Applied after the insert: to the element that is fifth from the end once the insert landed.
+    (model[model.length - 5] as Record<string, unknown>).seen = true;
+    expect((await get(p, 'log')).body).toEqual({ value: model });
+  });
+
+  it("a read that holds a chunked array's segment after an insert in its chunks and a chunk from before it reads again", async () => {
+    const { p, model } = await pushed(Math.ceil((fragmentBytes() * 6) / 90));
+    const { readContent } = await import('../../lib/store/content');
+    const segment = (await segmentsOf(p)).find((s) => chunkStubOf(s.fragment as never)) as Segment;
+    const { result, met, queries } = await duringQuery(
+      (input) => input.KeyConditionExpression === 'pk = :pk AND begins_with(sk, :prefix)',
+      async () => {
+        await ok(p, 'insert', { path: 'log', index: 3, value: 'ins' });
+        model.splice(3, 0, 'ins');
+      },
+      // The array's segment as the commit left it, its chunks as they were before it.
+      (before, after) => [
+        ...after.filter((item) => !item.sk?.S?.startsWith(segment.key) || item.sk?.S === segment.key),
+        ...before.filter((item) => item.sk?.S?.startsWith(segment.key) && item.sk?.S !== segment.key),
+      ],
+      () =>
+        readContent({
+          project: { username: p.username, slug: p.slug },
+          principal: { kind: 'user', username: p.username },
+        }),
+    );
+    expect(met).toBe(true);
+    expect(queries).toBe(2);
+    expect((result as { value: unknown }).value).toEqual({ meta: { name: 'ci' }, log: model });
+  });
+
+  it('an insert in the chunks fails, and plans again, when an element it shifts changes in between, even where a chunk looks the same', async () => {
+    // Runs of equal elements: shifting one along leaves a chunk unchanged. The insert must still be conditioned on it.
+    const same = text(40, 'z');
+    const p = await project({});
+    for (let i = 0; i < 200; i++) await ok(p, 'push', { path: 'log', value: same });
+    const model: unknown[] = Array.from({ length: 200 }, () => same);
+    const { writeContent } = await import('../../lib/store/content');
+    const { insert } = await import('../unit/helpers');
+    const { met } = await duringQuery(
+      (input) => input.ScanIndexForward === false && input.Limit !== 1,
+      async () => {
+        // A write to an old element lands between the insert's read of its tail and its commit.
+        await ok(p, 'set', { path: 'log.60', value: 1 });
+        model[60] = 1;
+      },
+      (before) => before,
+      () =>
+        writeContent({
+          project: { username: p.username, slug: p.slug },
+          principal: { kind: 'user', username: p.username },
+          op: insert('log', 5, 'ins'),
+        }),
+    );
+    expect(met).toBe(true);
+    model.splice(5, 0, 'ins');
+    expect((await get(p, 'log')).body).toEqual({ value: model });
   });
 
   // The batch changes two segments in place in one commit: the root (the counter) and the log's (the push). A Query
