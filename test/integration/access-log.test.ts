@@ -37,6 +37,9 @@ describe('access log lines under concurrency', () => {
   afterAll(() => stopProcess(child));
 
   it('32 overlapping requests on five routes: one line each, with its own request id and its own function', async () => {
+    // The ready file is written before the banner's last lines reach this process: wait for the key's line.
+    const banner = Date.now() + 10_000;
+    while (!/API key capi_/.test(output.join('\n')) && Date.now() < banner) await new Promise((r) => setTimeout(r, 20));
     const key = output.join('\n').match(/API key (capi_\S+)/)?.[1] as string;
     expect(key).toBeDefined();
     const content = `${url}/api/@demo/site/content`;
