@@ -190,13 +190,20 @@ describe('security', () => {
       };
       const samples = { first: [] as number[], last: [] as number[] };
       for (let round = 0; round < 15; round++) {
-        samples.first.push(time(first));
-        samples.last.push(time(last));
+        // Alternating which goes first, so a slower stretch of the machine does not always fall on the same one.
+        if (round % 2 === 0) {
+          samples.first.push(time(first));
+          samples.last.push(time(last));
+        } else {
+          samples.last.push(time(last));
+          samples.first.push(time(first));
+        }
       }
-      const med = (xs: number[]) => [...xs].sort((x, y) => x - y)[7] as number;
-      const ratio = med(samples.first) / med(samples.last);
+      // The fastest round of each: noise (other processes, a collection) only ever adds time.
+      const fastest = (xs: number[]) => Math.min(...xs);
+      const ratio = fastest(samples.first) / fastest(samples.last);
       console.log(
-        `sameHash: first char differs ${med(samples.first)} ns, last char differs ${med(samples.last)} ns per 20k (ratio ${ratio.toFixed(2)})`,
+        `sameHash: first char differs ${fastest(samples.first)} ns, last char differs ${fastest(samples.last)} ns per 20k (ratio ${ratio.toFixed(2)})`,
       );
       expect(ratio).toBeGreaterThan(0.6);
       expect(ratio).toBeLessThan(1 / 0.6);
