@@ -361,8 +361,7 @@ export function compileEnvelope(state: ExpressionState, envelope: WriteEnvelope)
     state.conditions.push(`(attribute_not_exists(${under}) OR size(${under}) = ${state.number(0)})`);
   }
   if (envelope.stubsUnder !== undefined) {
-    const counts = Object.entries(envelope.stubsUnder).map(([k, n]) => [k, { N: String(n) }] as const);
-    state.sets.push(`${state.name(A.stubsUnder)} = ${state.value({ M: Object.fromEntries(counts) })}`);
+    state.sets.push(`${state.name(A.stubsUnder)} = ${state.value(numberMap(envelope.stubsUnder))}`);
   }
   if (envelope.tailChunks !== undefined) {
     const { dir, from, to, generation } = envelope.tailChunks;
@@ -370,8 +369,7 @@ export function compileEnvelope(state: ExpressionState, envelope: WriteEnvelope)
     state.sets.push(`${state.name(A.tailChunks)} = ${state.value({ M: range })}`);
   }
   if (envelope.partners !== undefined) {
-    const versions = Object.entries(envelope.partners).map(([k, v]) => [k, { N: String(v) }] as const);
-    state.sets.push(`${state.name(A.partners)} = ${state.value({ M: Object.fromEntries(versions) })}`);
+    state.sets.push(`${state.name(A.partners)} = ${state.value(numberMap(envelope.partners))}`);
   }
   if (bytes === undefined) return;
   if ('exact' in envelope.size) {
@@ -388,6 +386,11 @@ export function compileEnvelope(state: ExpressionState, envelope: WriteEnvelope)
     state.conditions.push(`${bytes} <= ${state.number(fragmentBytes() - envelope.size.growth)}`);
   }
 }
+
+/** A map of numbers as a DynamoDB map attribute. */
+const numberMap = (numbers: Record<string, number>): AttributeValue => ({
+  M: Object.fromEntries(Object.entries(numbers).map(([k, n]) => [k, { N: String(n) }])),
+});
 
 const NUMBER_BYTES = 21;
 const keyBytes = (segments: Segments) => 1 + Buffer.byteLength(segments[segments.length - 1] ?? '', 'utf8');

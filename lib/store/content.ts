@@ -537,10 +537,14 @@ async function settle({ grant, at }: Place, segment: Segment | undefined): Promi
  * keep going). Past the attempts or the deadline, the 409.
  */
 async function retrySegment(grant: Grant, key: string, sent: Sent, attempt: number): Promise<Segment | undefined> {
+  if (attempt !== 2) return rereadAfter(grant, key, attempt);
+  assertAttemptsLeft(attempt);
+  return segmentAfter(grant, key, sent);
+}
+
+/** Past the attempts or the request's deadline: a 409 (nothing of this request applied). */
+function assertAttemptsLeft(attempt: number): void {
   if (attempt > MAX_WRITE_ATTEMPTS || Date.now() >= currentDeadline()) throw tooManyWriters();
-  if (attempt === 2) return segmentAfter(grant, key, sent);
-  await backoff(attempt);
-  return getSegment(grant.inc, key);
 }
 
 const tooManyWriters = () =>
@@ -646,7 +650,7 @@ export async function writeContent(request: WriteRequest): Promise<WriteResult> 
 
 /** A segment read again after a refused or mixed attempt (within the attempts and the deadline), after a backoff. */
 async function rereadAfter(grant: Grant, key: string, attempt: number): Promise<Segment | undefined> {
-  if (attempt > MAX_WRITE_ATTEMPTS || Date.now() >= currentDeadline()) throw tooManyWriters();
+  assertAttemptsLeft(attempt);
   await backoff(attempt);
   return getSegment(grant.inc, key);
 }
@@ -757,13 +761,13 @@ async function tailFor(
   path: Segments,
 ): Promise<Newest | undefined> {
   const count = chunkCount(stub.key);
-  const own = (segment.fragment as Json[]).length - 1;
+  const newest = (segment.fragment as Json[]).slice(1);
+  const own = newest.length;
   const reach = lowestReach(ops, path, count + own);
   if (reach === undefined || reach >= count) return undefined;
   const dir = chunkDir(stub.key);
   // How many elements a chunk holds, guessed from the newest: a rollover moves what is past half the segment's budget,
   // so a chunk holds about half a budget of elements.
-  const newest = (segment.fragment as Json[]).slice(1);
   const perChunk = newest.length === 0 ? 8 : Math.floor((fragmentBytes() * newest.length) / (2 * storedSize(newest)));
   const chunks = await getTail(inc, dir, reach, count, perChunk, TAIL_CHUNKS_MAX);
   if (!chunks) return undefined;
