@@ -3,10 +3,14 @@
 import { call, content, expectError, newProject, newUser, post, signJwt, unique } from '../support/api';
 
 /** Case variants of a name (`@u1a2b`): upper, mixed, and each letter flipped one at a time. */
+/** Other spellings of a name: all upper case, only its last letter upper, alternate characters upper; at least two. */
 function spellings(name: string): string[] {
   const upper = name.toUpperCase();
+  const last = name.replace(/[a-z](?=[^a-z]*$)/, (c) => c.toUpperCase());
   const mixed = [...name].map((c, i) => (i % 2 ? c.toUpperCase() : c)).join('');
-  return [...new Set([upper, mixed, name.replace(/[a-z]/, (c) => c.toUpperCase())])].filter((s) => s !== name);
+  const variants = [...new Set([upper, last, mixed])].filter((s) => s !== name);
+  if (variants.length < 2) throw new Error(`${name} has fewer than two other spellings`);
+  return variants;
 }
 
 describe('case variants in the URL name the same project', () => {

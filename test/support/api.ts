@@ -1,5 +1,5 @@
 // Test helpers: HTTP calls to the local API, and fixtures (users, projects, keys, sessions) made through lib/.
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomInt } from 'node:crypto';
 import type { Permission } from '../../lib/schema/attributes';
 import type { Role } from '../../lib/schema/items';
 
@@ -57,7 +57,9 @@ export interface Project {
   keyId: string;
 }
 
-export const unique = (prefix: string) => `${prefix}${randomBytes(5).toString('hex')}`;
+/** A fresh name: the prefix, a random letter (so every name has at least two letters to vary in case) and 10 hex digits. */
+export const unique = (prefix: string) =>
+  `${prefix}${String.fromCharCode(97 + randomInt(26))}${randomBytes(5).toString('hex')}`;
 
 /** A fresh user and project, with an owner session and a read/write API key. */
 export async function newProject(): Promise<Project> {
