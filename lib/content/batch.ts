@@ -234,6 +234,22 @@ export function plansOnNewest(ops: readonly BatchOperation[], at: Segments, coun
 }
 
 /**
+ * Whether a batch can be planned on the buckets of the members it names of the bucketed object at `at`
+ * (docs/design/storage.md, section 13, step 4): it meets the object, and every path that does goes to a member or
+ * below one; none reads, tests, replaces or deletes the object whole.
+ */
+export function plansOnMembers(ops: readonly BatchOperation[], at: Segments): boolean {
+  let met = false;
+  for (const path of ops.flatMap(touchedPaths)) {
+    if (through(path, at)) {
+      if (path.length === at.length) return false;
+      met = true;
+    } else if (through(at, path)) return false;
+  }
+  return met;
+}
+
+/**
  * The lowest element index of the array at `at` (of `length` elements) that a batch reaches, counting from the end
  * as from the array's length before the batch (operations that remove elements only lower what a later negative index
  * reaches, so `plansOnNewest` checks those again with its room); undefined when it reaches none. What the batch does

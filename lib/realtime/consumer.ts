@@ -356,6 +356,8 @@ async function commit(inc: string, key: string, record: DynamoDBRecord, batch: B
   const own = await recordChanges(inc, key, record, batch);
   if (own === undefined) return;
   const derived = [...own];
+  /** A partner whose change cannot be read back: the message says the value changed, and clients read it. */
+  let unread = false;
   const partners = tx === undefined ? [] : partnersSetBy(record).filter((k) => k !== key);
   for (const partner of partners) {
     const theirs = batch.partners.get(`${tx} ${partner}`);
@@ -363,12 +365,17 @@ async function commit(inc: string, key: string, record: DynamoDBRecord, batch: B
       derived.push(...((await recordChanges(inc, partner, theirs, batch)) ?? []));
       continue;
     }
-    // Not in this batch of records (a stream need not keep a transaction's records together): read whole.
+    // Not in this batch of records (a stream need not keep a transaction's records together): read whole. A
+    // bucket holds part of its object, and which members the commit changed is in its record alone.
+    if (isBucketKey(partner)) {
+      unread = true;
+      continue;
+    }
     const path = await pathOf(inc, partner);
     if (path !== undefined) derived.push({ path, value: new Stub(partner) });
   }
-  if (derived.length === 0) return;
-  const changes = await complete(inc, derived);
+  if (derived.length === 0 && !unread) return;
+  const changes = unread ? undefined : await complete(inc, derived);
   const revision = revisionOf(record);
   const version = Number(newImage?.[A.version]?.N ?? 0);
   await logChange(inc, revision, changes ?? []);

@@ -4,17 +4,27 @@ import Big from 'big.js';
 import { createHash, randomBytes } from 'node:crypto';
 import { fragmentBytes, tableName } from '../config/env';
 import { MAX_BODY_BYTES, MAX_CONTENT_BYTES, MAX_WRITE_ATTEMPTS } from '../config/limits';
-import { type BatchOperation, intoNewest, lowestReach, planBatch, plansOnNewest, touchedPaths } from '../content/batch';
+import {
+  type BatchOperation,
+  intoNewest,
+  lowestReach,
+  planBatch,
+  plansOnMembers,
+  plansOnNewest,
+  touchedPaths,
+} from '../content/batch';
 import { shallowView, sliceArray } from '../content/views';
 import {
   MissingSegment,
   type Piece,
   ROOT_KEY,
   assemble,
+  bucketOf,
   chunkCount,
   chunkDir,
   chunkStart,
   chunkStubOf,
+  isBucketKey,
   isBucketStubKey,
   isChunkKey,
   isChunkStubKey,
@@ -33,8 +43,10 @@ import {
   type JsonObject,
   Stub,
   decimalOf,
+  isObject,
   numberError,
   numberProblem,
+  setOwn,
   storedSize,
 } from '../content/json';
 import {
@@ -745,6 +757,16 @@ interface Newest {
   tail?: { chunks: Segment[]; count: number };
 }
 
+/**
+ * A bucketed object a batch plans on the buckets of the members it names (docs/design/storage.md, section 13, step 4):
+ * the segment whose fragment is its bucket stub (the top segment, or named by a stub in it), where it is, its stub.
+ */
+interface Members {
+  segment: Segment;
+  path: Segments;
+  stub: string;
+}
+
 /** The most chunks a batch rewrites in place (with the top segment, the array's and a rollover's, one transaction). */
 const TAIL_CHUNKS_MAX = 90;
 
@@ -796,8 +818,11 @@ async function loadForBatch(
   top: Segment,
   ops: readonly BatchOperation[],
   newest = false,
-): Promise<{ tree: Json; below: Segment[]; newest: Newest[] }> {
+): Promise<{ tree: Json; below: Segment[]; newest: Newest[]; members: Members[] }> {
   const loaded = new Map<string, Segment>();
+  /** Bucketed objects planned on the buckets of the members named, by their bucket stub. */
+  const members = new Map<string, Members>();
+  const partOf = (stub: string) => [...members.keys()].some((s) => stub === s || stub.startsWith(`${s}/`));
   /** Where each segment named by a stub in `top` is in the tree. */
   const pathOf = new Map<string, Segments>([[top.key, []]]);
   /** Chunk and bucket stubs read whole: each must assemble, or the content changed while it was read. */
@@ -810,6 +835,18 @@ async function loadForBatch(
       // Into a chunked array: its chunks are read below, if at all.
       if (located.at !== 'stub') break;
       if (located.bucket !== undefined) {
+        const at = path.slice(0, path.length - rest.length + located.consumed);
+        const opens =
+          newest && located.consumed === 0 && (segment === top || pathOf.has(segment.key)) && plansOnMembers(ops, at);
+        if (opens) members.set(located.bucket, { segment, path: at, stub: located.bucket });
+        if (opens || partOf(located.bucket)) {
+          // Into a bucketed object planned on its members: the member's bucket alone (a nested one's, in turn).
+          const bucket = loaded.get(located.key) ?? (await getSegment(inc, located.key));
+          if (!bucket) throw new MissingSegment(located.key);
+          loaded.set(bucket.key, bucket);
+          segment = bucket;
+          continue;
+        }
         // Into a bucketed object: it is planned on whole, all its buckets (and all below them) read.
         for (const s of (await querySubtree(inc, located.bucket)).values()) loaded.set(s.key, s);
         whole.add(located.bucket);
@@ -856,7 +893,60 @@ async function loadForBatch(
     const value = [stub, ...tail.chunks.flatMap((c) => c.fragment as Json[]), ...(segment.fragment as Json[]).slice(1)];
     tree = path.length === 0 ? value : applyToFragment(tree, { kind: 'set', steps: [...path], value });
   }
-  return { tree, below: [...loaded.values()], newest: open };
+  // A bucketed object planned on its members: the members of the buckets read, in place of its stub.
+  for (const { path, stub } of members.values()) {
+    const value: JsonObject = {};
+    for (const bucket of bucketsOf(stub, loaded.values())) {
+      if (bucket.fragment instanceof Stub) continue;
+      const assembled = assemble(bucket.fragment, fragmentOf, 'keep') as JsonObject;
+      for (const m of Object.keys(assembled)) setOwn(value, m, assembled[m] as Json);
+    }
+    tree = path.length === 0 ? value : applyToFragment(tree, { kind: 'set', steps: [...path], value });
+  }
+  return { tree, below: [...loaded.values()], newest: open, members: [...members.values()] };
+}
+
+/** The buckets read of the bucketed object with stub `stub` (nested ones too). */
+const bucketsOf = (stub: string, read: Iterable<Segment>) =>
+  [...read].filter((s) => s.key.startsWith(`${stub}/`) && isBucketKey(s.key));
+
+/**
+ * A batch planned on a bucketed object's members: each member of the result laid back into its bucket (computed as a
+ * writer does, through nested bucket stubs), every bucket read written back on its version (changed or not: the plan
+ * read it) and the object's segment unchanged on its version (a replacement of the object in between fails the
+ * commit); the content with the object behind its segment's stub again. Undefined when the result is no object there.
+ */
+function splitMembers(
+  content: Json,
+  members: readonly Members[],
+  below: readonly Segment[],
+  top: Segment,
+): { content: Json; rewritten: Rewritten[] } | undefined {
+  const rewritten: Rewritten[] = [];
+  for (const { segment, path, stub } of members) {
+    const value = atSteps(content, path);
+    if (!isObject(value)) return undefined;
+    const buckets = new Map(bucketsOf(stub, below).map((b) => [b.key, b]));
+    const laid = new Map<string, JsonObject>();
+    for (const b of buckets.values()) if (!(b.fragment instanceof Stub)) laid.set(b.key, {});
+    for (const m of Object.keys(value)) {
+      let key = bucketOf(stub, m);
+      for (let b = buckets.get(key); b?.fragment instanceof Stub; b = buckets.get(key))
+        key = bucketOf(b.fragment.key, m);
+      const into = laid.get(key);
+      if (!into) return undefined;
+      setOwn(into, m, value[m] as Json);
+    }
+    for (const [key, fragment] of laid)
+      rewritten.push({ segment: buckets.get(key) as Segment, pieces: piecesOf(key, fragment) });
+    if (segment.key === top.key) {
+      content = segment.fragment;
+      continue;
+    }
+    rewritten.push({ segment, pieces: [{ key: segment.key, fragment: segment.fragment }] });
+    content = applyToFragment(content, { kind: 'set', steps: [...path], value: new Stub(segment.key) });
+  }
+  return { content, rewritten };
 }
 
 /**
@@ -934,11 +1024,11 @@ async function decideBatch(
   ifMatch: readonly string[] | undefined,
   newest = !ifMatch,
 ): Promise<BatchDecision> {
-  const { tree, below, newest: open } = await loadForBatch(inc, top, ops, newest);
+  const { tree, below, newest: open, members } = await loadForBatch(inc, top, ops, newest);
   // A tail's stub stands for elements left where they are: not a value the batch drops.
   const dropped = stubsIn(tree).filter((k) => !below.some((s) => s.key === k) && !open.some((n) => n.stub.key === k));
-  if (open.length > 0) {
-    const decided = decideOnNewest(tree as JsonObject, below, open, top, ops, dropped);
+  if (open.length > 0 || members.length > 0) {
+    const decided = decideOnNewest(tree as JsonObject, below, open, members, top, ops, dropped);
     return decided ?? decideBatch(inc, top, ops, ifMatch, false);
   }
   if (ifMatch) {
@@ -967,28 +1057,49 @@ function decideOnNewest(
   tree: JsonObject,
   below: readonly Segment[],
   open: readonly Newest[],
+  members: readonly Members[],
   top: Segment,
   ops: readonly BatchOperation[],
   dropped: readonly string[],
 ): BatchDecision | undefined {
   const moved = open.reduce((o, n) => intoNewest(o, n.path, chunkCount(n.stub.key)), ops);
+  let planned: ReturnType<typeof planBatch>;
   try {
-    const planned = planBatch(tree, moved, UNBOUNDED);
-    if (!planned.changed) return undefined;
+    planned = planBatch(tree, moved, UNBOUNDED);
+  } catch (error) {
+    // Planned on members alone, a 4xx is the whole object's (an operation on a member never sees the others); on an
+    // array's newest elements or tail, the whole array's message is planned for.
+    if (error instanceof HttpError && error.statusCode < 500 && open.length > 0) return undefined;
+    throw error;
+  }
+  if (!planned.changed) return undefined;
+  try {
     const split = splitNewest(planned.content, open, top);
     if (!split) return undefined;
+    const objects = splitMembers(split.content, members, below, top);
+    if (!objects) return undefined;
     const arrays = split.arrays.map((a) => ({ segment: a.segment, pieces: piecesOf(a.segment.key, a.value) }));
-    const kept = new Set([...stubsIn(split.content), ...split.arrays.flatMap((a) => stubsIn(a.value))]);
-    const opened = new Set(open.map((n) => n.segment.key));
+    const buckets = objects.rewritten;
+    const kept = new Set([
+      ...stubsIn(objects.content),
+      ...split.arrays.flatMap((a) => stubsIn(a.value)),
+      ...buckets.flatMap((b) => b.pieces.flatMap((p) => stubsIn(p.fragment))),
+    ]);
+    // Kept under their keys: the arrays' segments, the bucketed objects' segments and every bucket read of them.
+    const opened = new Set([
+      ...open.map((n) => n.segment.key),
+      ...members.flatMap((m) => [m.segment.key, ...bucketsOf(m.stub, below).map((b) => b.key)]),
+    ]);
     return {
       kind: 'rewrite',
-      pieces: piecesOf(top.key, split.content),
+      pieces: piecesOf(top.key, objects.content),
       dropped: dropped.filter((k) => !kept.has(k)),
       carried: below.filter((s) => !opened.has(s.key)),
       version: top.version,
-      rewritten: [...arrays, ...split.chunks],
+      rewritten: [...arrays, ...split.chunks, ...buckets],
     };
   } catch (error) {
+    // A piece too large: planned on the whole, which names the operation.
     if (error instanceof HttpError && error.statusCode < 500) return undefined;
     throw error;
   }

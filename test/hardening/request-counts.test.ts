@@ -164,9 +164,23 @@ describe('DynamoDB requests per operation, cold and warm', () => {
       const add = { method: 'POST', token: key, body: { path: `builds.b${i}.i`, value: 5 } } as const;
       expect(await counted(`${big.content}/increment`, add)).toEqual({ status: 200, requests: { UpdateItem: 1 } });
     }
+    // A batch naming a member and a counter of the root: the one-request try on the root, refused (its item is the
+    // root read), the object's segment and the member's bucket read, and one transaction writes the three (however
+    // many buckets the object has; the whole object was read and cut afresh before).
+    for (let i = 0; i < 2; i++) {
+      const operations = [
+        { op: 'set', path: `builds.batched${i}`, value: { i } },
+        { op: 'increment', path: 'runs' },
+      ];
+      expect(await counted(`${big.content}/batch`, { method: 'POST', token: key, body: { operations } })).toEqual({
+        status: 200,
+        requests: { UpdateItem: 1, GetItem: 2, TransactWriteItems: 1 },
+      });
+    }
     const read = await request(`${big.content}`, { token: key });
+    expect(read.body.value.builds.batched1).toEqual({ i: 1 });
     expect((read.body.value.log as unknown[]).length).toBe(605);
-    expect(read.body.value.runs).toBe(2);
+    expect(read.body.value.runs).toBe(4);
     expect(read.body.value.builds.new2).toEqual({ i: 2 });
     expect(read.body.value.builds.b2).toEqual({ i: 7, ok: true });
   });

@@ -1019,7 +1019,7 @@ describe('a bucketed object (more members than one segment holds)', () => {
     expect((await get(p, 'builds')).body).toEqual({ value: builds });
     segments = await expectSegmentsWithinBudget(p);
 
-    // A batch and a merge patch plan on the whole object; replacing it removes its buckets.
+    // A batch and a merge patch on members (their buckets alone); replacing the object removes its buckets.
     const batch = await call('POST', `${p.content}/batch`, {
       token: p.key,
       body: {
@@ -1045,6 +1045,135 @@ describe('a bucketed object (more members than one segment holds)', () => {
     await ok(p, 'set', { path: 'builds', value: { small: true } });
     expect(bucketStubs(await expectSegmentsWithinBudget(p))).toEqual([]);
     expect((await get(p)).body).toEqual({ value: { meta: { v: 1 }, builds: { small: true } } });
+  });
+
+  it('a batch, a JSON Patch or a merge patch naming some members reads and rewrites only their buckets, in place', async () => {
+    const p = await project({ runs: 0 });
+    const builds: Record<string, unknown> = {};
+    const n = Math.ceil((fragmentBytes() * 5) / 40);
+    for (let i = 0; i < n; i++) {
+      await ok(p, 'set', { path: `builds.b${i}`, value: record(i) });
+      builds[`b${i}`] = record(i);
+    }
+    let runs = 0;
+    const versions = async () => new Map(bucketStubs(await segmentsOf(p)).map((s) => [s.key, s.version]));
+    /** The buckets a change wrote: the same keys before and after (nothing cut afresh), a few versions moved. */
+    async function expectInPlace(change: () => Promise<{ status: number; body: unknown }>, most: number) {
+      const before = await versions();
+      const r = await change();
+      expect({ status: r.status, body: r.body }).toEqual({ status: 200, body: expect.anything() });
+      const after = await versions();
+      for (const key of before.keys()) expect(after.has(key)).toBe(true);
+      const moved = [...before].filter(([k, v]) => after.get(k) !== v);
+      expect(moved.length).toBeGreaterThan(0);
+      expect(moved.length).toBeLessThanOrEqual(most);
+      expect((await get(p)).body).toEqual({ value: { runs, builds } });
+    }
+    expect((await versions()).size).toBeGreaterThanOrEqual(4);
+    const batch = (operations: unknown[]) => call('POST', `${p.content}/batch`, { token: p.key, body: { operations } });
+    await expectInPlace(() => {
+      (builds.b1 as Record<string, unknown>).ok = 'yes';
+      delete builds.b2;
+      builds.fresh = { tags: ['a', 'b'] };
+      runs++;
+      return batch([
+        { op: 'set', path: 'builds.b1.ok', value: 'yes' },
+        { op: 'delete', path: 'builds.b2' },
+        { op: 'set', path: 'builds.fresh', value: { tags: ['a'] } },
+        { op: 'push', path: 'builds.fresh.tags', value: 'b' },
+        { op: 'increment', path: 'runs' },
+      ]);
+    }, 3);
+    expect((await get(p, 'builds.fresh')).body).toEqual({ value: { tags: ['a', 'b'] } });
+    await expectInPlace(() => {
+      builds.p1 = 1;
+      builds.b5moved = builds.b5;
+      delete builds.b4;
+      delete builds.b5;
+      return call('PATCH', p.content, {
+        token: p.key,
+        headers: { 'content-type': 'application/json-patch+json' },
+        body: [
+          { op: 'test', path: '/builds/b3/id', value: 3 },
+          { op: 'add', path: '/builds/p1', value: 1 },
+          { op: 'remove', path: '/builds/b4' },
+          { op: 'move', from: '/builds/b5', path: '/builds/b5moved' },
+        ],
+      });
+    }, 5);
+    await expectInPlace(() => {
+      delete builds.b8;
+      builds.added = { x: 1 };
+      return call('PATCH', p.content, {
+        token: p.key,
+        headers: { 'content-type': 'application/merge-patch+json' },
+        body: { builds: { b8: null, added: { x: 1 } } },
+      });
+    }, 2);
+    // What fails on a member fails as on the whole object, with its operation's index; nothing changes.
+    const unchanged = await versions();
+    const refused = await batch([
+      { op: 'set', path: 'builds.b6.ok', value: 1 },
+      { op: 'increment', path: 'builds.b7.ok' },
+    ]);
+    expect({ status: refused.status, code: refused.body.code, index: refused.body.index }).toEqual({
+      status: 400,
+      code: 'NOT_A_NUMBER',
+      index: 1,
+    });
+    const failed = await batch([
+      { op: 'test', path: 'builds.b9.id', value: 'not it' },
+      { op: 'increment', path: 'runs' },
+    ]);
+    expect({ status: failed.status, code: failed.body.code }).toEqual({ status: 409, code: 'TEST_FAILED' });
+    const notArray = await batch([{ op: 'push', path: 'builds.b6.id', value: 1 }]);
+    expect({ status: notArray.status, code: notArray.body.code, index: notArray.body.index }).toEqual({
+      status: 400,
+      code: 'NOT_AN_ARRAY',
+      index: 0,
+    });
+    expect(await versions()).toEqual(unchanged);
+    expect((await get(p)).body).toEqual({ value: { runs, builds } });
+    // A member that takes its bucket past its budget: the bucket is cut below itself in the same commit.
+    const big = Object.fromEntries(
+      Array.from({ length: 8 }, (_, i) => [`big${i}`, text(Math.ceil(fragmentBytes() / 5))]),
+    );
+    const operations = Object.entries(big).map(([k, value]) => ({ op: 'set', path: `builds.${k}`, value }));
+    const grown = await batch([...operations, { op: 'increment', path: 'runs' }]);
+    expect(grown.status).toBe(200);
+    Object.assign(builds, big);
+    runs++;
+    const after = await versions();
+    for (const key of unchanged.keys()) expect(after.has(key)).toBe(true);
+    expect((await get(p)).body).toEqual({ value: { runs, builds } });
+    await expectSegmentsWithinBudget(p);
+  });
+
+  it('16 batches naming members, beside 16 single writes to the same members, while buckets split: nothing lost', async () => {
+    const base = Object.fromEntries(Array.from({ length: Math.ceil(fragmentBytes() / 8) }, (_, i) => [`k${i}`, 0]));
+    const p = await project({ runs: 0, m: base });
+    const results = await Promise.all(
+      Array.from({ length: 32 }, (_, w) =>
+        w % 2 === 0
+          ? call('POST', `${p.content}/batch`, {
+              token: p.key,
+              body: {
+                operations: [
+                  { op: 'set', path: `m.new${w}`, value: { w, pad: text(60) } },
+                  { op: 'increment', path: `m.k${w % 4}` },
+                  { op: 'increment', path: 'runs' },
+                ],
+              },
+            })
+          : post(p, 'increment', { path: `m.k${w % 4}`, value: 1 }),
+      ),
+    );
+    expect(results.map((r) => r.status)).toEqual(results.map(() => 200));
+    const { runs, m } = (await get(p)).body.value as { runs: number; m: Record<string, unknown> };
+    expect(runs).toBe(16);
+    for (let w = 0; w < 32; w += 2) expect(m[`new${w}`]).toEqual({ w, pad: text(60) });
+    expect([m.k0, m.k1, m.k2, m.k3]).toEqual([8, 8, 8, 8]);
+    await expectSegmentsWithinBudget(p);
   });
 
   it('a content of many scalar members is bucketed at its root; its members change and read as before', async () => {
