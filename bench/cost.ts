@@ -246,6 +246,17 @@ export async function runCost(options: CostOptions): Promise<CostReport> {
       },
     },
     {
+      id: 'batch-member',
+      label: 'batch: set a member of builds + increment (another segment)',
+      run: (rep) =>
+        post('batch', {
+          operations: [
+            { op: 'set', path: `builds.batched${rep}`, value: record(6e6 + rep) },
+            { op: 'increment', path: 'counter' },
+          ],
+        }),
+    },
+    {
       id: 'get-leaf',
       label: 'GET of a leaf',
       run: () => api.call('GET', `${project.content}?path=counter`, { token }),
@@ -271,6 +282,7 @@ export async function runCost(options: CostOptions): Promise<CostReport> {
       // Uncounted: take the records the repetition added off the log again (the ones inserted before the end, last
       // first, then the ones pushed and inserted at the end), so that every repetition runs at the same size.
       for (const index of [...inserted].reverse()) await must('restore', post('delete', { path: `log.${index}` }));
+      await must('restore', post('delete', { path: `builds.batched${rep}` }));
       for (let index = logLength - inserted.length - 1; index >= before; index--) {
         await must('restore', post('delete', { path: `log.${index}` }));
       }

@@ -769,6 +769,11 @@ interface Members {
 
 /** The most chunks a batch rewrites in place (with the top segment, the array's and a rollover's, one transaction). */
 const TAIL_CHUNKS_MAX = 90;
+/**
+ * The most chunks an array rewritten whole may have: one commit deletes them all with the top segment, the array's
+ * and the marker of a change larger than one transaction. Past it, a change below its newest elements is a 413.
+ */
+const WHOLE_ARRAY_CHUNKS_MAX = 97;
 
 /**
  * A chunked array's tail for a batch that reaches below its newest elements, when every path that meets it is an
@@ -791,8 +796,8 @@ async function tailFor(
   // How many elements a chunk holds, guessed from the newest: a rollover moves what is past half the segment's budget,
   // so a chunk holds about half a budget of elements.
   const perChunk = newest.length === 0 ? 8 : Math.floor((fragmentBytes() * newest.length) / (2 * storedSize(newest)));
-  const chunks = await getTail(inc, dir, reach, count, perChunk, TAIL_CHUNKS_MAX);
-  if (!chunks) return undefined;
+  const chunks = await getTail(inc, dir, reach, count, perChunk, TAIL_CHUNKS_MAX, WHOLE_ARRAY_CHUNKS_MAX);
+  if (chunks === 'long') return undefined;
   // Read after the segment: a chunk newer than it means the array changed in between; read again.
   assertSnapshot([segment, ...chunks]);
   for (const [j, chunk] of chunks.entries()) {

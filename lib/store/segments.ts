@@ -221,7 +221,8 @@ export async function getChunks(inc: string, dir: string, from: number, to: numb
 /**
  * The chunks of a chunked array from the one holding logical index `from` to the last below `count`, in order: one
  * Query from the last chunk down, of about as many items as the tail should have at `perChunk` elements a chunk (a
- * guess: another page, twice as long, when it was low). Stops once past `max` chunks (undefined: too long a tail).
+ * guess: another page, twice as long, when it was low). A tail of more than `max` chunks is `'long'` when the whole
+ * array has at most `whole` chunks (one commit can still rewrite it whole), else a 413 at once: read no further.
  */
 export async function getTail(
   inc: string,
@@ -230,7 +231,8 @@ export async function getTail(
   count: number,
   perChunk: number,
   max: number,
-): Promise<Segment[] | undefined> {
+  whole: number,
+): Promise<Segment[] | 'long'> {
   const found: Segment[] = [];
   let start: Record<string, AttributeValue> | undefined;
   let limit = Math.min(max + 1, Math.ceil((count - from) / Math.max(1, perChunk)) + 2);
@@ -253,12 +255,14 @@ export async function getTail(
     for (const item of page.Items ?? []) {
       const chunk = readSegment(item);
       found.push(chunk);
-      if (chunkStart(chunk.key) <= from) return found.reverse();
-      if (found.length > max) return undefined;
+      // Past `max`, read on only to learn whether the whole array is within `whole` chunks.
+      if (found.length > whole) throw changeTooLarge();
+      if (found.length > max ? chunkStart(chunk.key) === 0 : chunkStart(chunk.key) <= from)
+        return found.length > max ? 'long' : found.reverse();
     }
     start = page.LastEvaluatedKey;
-    if (!start) return found.reverse();
-    limit = Math.min(max + 1, limit * 2);
+    if (!start) return found.length > max ? 'long' : found.reverse();
+    limit = Math.min(whole + 1, limit * 2);
   }
 }
 

@@ -727,6 +727,31 @@ describe('a chunked array (an array larger than one segment)', () => {
       body: { path: 'log', index: 0, value: 0 },
     });
     expect({ status: first.status, code: first.body.code }).toEqual({ status: 413, code: 'CHANGE_TOO_LARGE' });
+    // Known from the chunks read from the end: no more of them than one commit could rewrite, and no whole read.
+    const { dynamo } = await import('../../lib/dynamo/client');
+    const { writeContent } = await import('../../lib/store/content');
+    const { insert } = await import('../unit/helpers');
+    const engine = dynamo.send.bind(dynamo) as (command: unknown) => Promise<{ Items?: unknown[] }>;
+    let itemsRead = 0;
+    const spy = jest.spyOn(dynamo, 'send').mockImplementation((async (command: unknown) => {
+      const answer = await engine(command);
+      itemsRead += answer.Items?.length ?? 0;
+      return answer;
+    }) as never);
+    try {
+      const refused = await writeContent({
+        project: { username: p.username, slug: p.slug },
+        principal: { kind: 'user', username: p.username },
+        op: insert('log', 1, 'one'),
+      }).catch((error: unknown) => error);
+      expect(refused).toMatchObject({ statusCode: 413, code: 'CHANGE_TOO_LARGE' });
+    } finally {
+      spy.mockRestore();
+    }
+    // 98 chunks (one more than a whole rewrite may have), and the segments the request reads on its way; before, the
+    // tail's 91 chunks and then every chunk of the array.
+    expect(itemsRead).toBeGreaterThan(98);
+    expect(itemsRead).toBeLessThan(110);
     expect((await get(p)).body).toEqual({ value: { meta, log: model } });
     await expectSegmentsWithinBudget(p);
   });
