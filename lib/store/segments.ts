@@ -262,7 +262,8 @@ export async function getTail(
     }
     start = page.LastEvaluatedKey;
     if (!start) return found.length > max ? 'long' : found.reverse();
-    limit = Math.min(whole + 1, limit * 2);
+    // Never more than one past `whole` in all: that one already says the array is too long.
+    limit = Math.min(whole + 1 - found.length, limit * 2);
   }
 }
 

@@ -750,7 +750,7 @@ describe('a chunked array (an array larger than one segment)', () => {
     }
     // 98 chunks (one more than a whole rewrite may have), and the segments the request reads on its way; before, the
     // tail's 91 chunks and then every chunk of the array.
-    expect(itemsRead).toBeGreaterThan(98);
+    expect(itemsRead).toBeGreaterThanOrEqual(98);
     expect(itemsRead).toBeLessThan(110);
     expect((await get(p)).body).toEqual({ value: { meta, log: model } });
     await expectSegmentsWithinBudget(p);
