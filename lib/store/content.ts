@@ -263,12 +263,15 @@ type Decision =
 
 /**
  * A segment below written in place on its version (a chunked array kept under its key, or one of its chunks), its
- * new pieces. A chunk names its array's segment (`chunkOf`): its `pv` records that segment's new version alone.
+ * new pieces. A chunk names its array's segment (`chunkOf`): its `pv` records that segment's new version alone. A
+ * bucket names its object's segment (`hub`), and records its version alone too: every reader of a bucket's
+ * neighbours reads that segment with them (it holds their stub), and it records theirs, so a mix still shows.
  */
 interface Rewritten {
   segment: Segment;
   pieces: Piece[];
   chunkOf?: string;
+  hub?: string;
 }
 
 /** The If-Match check on the value at `steps` of a segment: its ETag is the segment's, or with stubs, a digest. */
@@ -438,7 +441,9 @@ async function commitPieces(
       ? undefined
       : Object.fromEntries([key, ...arrays.map((r) => r.segment.key)].map((k) => [k, versions.get(k) as number]));
   const partnersOf = (r: Rewritten) =>
-    r.chunkOf === undefined ? partners : { [r.chunkOf]: versions.get(r.chunkOf) as number };
+    r.chunkOf === undefined && r.hub === undefined
+      ? partners
+      : { [r.chunkOf ?? (r.hub as string)]: versions.get(r.chunkOf ?? (r.hub as string)) as number };
   /** The arrays whose chunks this commit rewrites in place: the range of those chunks' starts, in their directory. */
   const tails = new Map<string, TailChunks>();
   for (const r of rewritten) {
@@ -943,7 +948,7 @@ function splitMembers(
       setOwn(into, m, value[m] as Json);
     }
     for (const [key, fragment] of laid)
-      rewritten.push({ segment: buckets.get(key) as Segment, pieces: piecesOf(key, fragment) });
+      rewritten.push({ segment: buckets.get(key) as Segment, pieces: piecesOf(key, fragment), hub: segment.key });
     if (segment.key === top.key) {
       content = segment.fragment;
       continue;
