@@ -85,6 +85,7 @@ import {
   getChunks,
   getSegment,
   getTail,
+  knownBucket,
   olderThanPartners,
   learnBucket,
   learnLocation,
@@ -850,10 +851,13 @@ async function loadForBatch(
           newest && located.consumed === 0 && (segment === top || pathOf.has(segment.key)) && plansOnMembers(ops, at);
         if (opens) members.set(located.bucket, { segment, path: at, stub: located.bucket });
         if (opens || partOf(located.bucket)) {
-          // Into a bucketed object planned on its members: the member's bucket alone (a nested one's, in turn).
-          const bucket = loaded.get(located.key) ?? (await getSegment(inc, located.key));
-          if (!bucket) throw new MissingSegment(located.key);
+          // Into a bucketed object planned on its members: the member's bucket alone (a nested one's, in turn,
+          // straight to the deepest this Lambda knows: a bucket once cut stays cut into the same buckets).
+          const key = knownBucket(inc, located.key, rest[0] as string);
+          const bucket = loaded.get(key) ?? (await getSegment(inc, key));
+          if (!bucket) throw new MissingSegment(key);
           loaded.set(bucket.key, bucket);
+          if (bucket.fragment instanceof Stub) learnBucket(inc, [], bucket.key, bucket.fragment.key);
           segment = bucket;
           continue;
         }
@@ -927,6 +931,7 @@ const bucketsOf = (stub: string, read: Iterable<Segment>) =>
  * commit); the content with the object behind its segment's stub again. Undefined when the result is no object there.
  */
 function splitMembers(
+  inc: string,
   content: Json,
   members: readonly Members[],
   below: readonly Segment[],
@@ -940,9 +945,10 @@ function splitMembers(
     const laid = new Map<string, JsonObject>();
     for (const b of buckets.values()) if (!(b.fragment instanceof Stub)) laid.set(b.key, {});
     for (const m of Object.keys(value)) {
-      let key = bucketOf(stub, m);
+      // Its bucket, through the nested ones read or known.
+      let key = knownBucket(inc, bucketOf(stub, m), m);
       for (let b = buckets.get(key); b?.fragment instanceof Stub; b = buckets.get(key))
-        key = bucketOf(b.fragment.key, m);
+        key = knownBucket(inc, bucketOf(b.fragment.key, m), m);
       const into = laid.get(key);
       if (!into) return undefined;
       setOwn(into, m, value[m] as Json);
@@ -1038,7 +1044,7 @@ async function decideBatch(
   // A tail's stub stands for elements left where they are: not a value the batch drops.
   const dropped = stubsIn(tree).filter((k) => !below.some((s) => s.key === k) && !open.some((n) => n.stub.key === k));
   if (open.length > 0 || members.length > 0) {
-    const decided = decideOnNewest(tree as JsonObject, below, open, members, top, ops, dropped);
+    const decided = decideOnNewest(inc, tree as JsonObject, below, open, members, top, ops, dropped);
     return decided ?? decideBatch(inc, top, ops, ifMatch, false);
   }
   if (ifMatch) {
@@ -1064,6 +1070,7 @@ async function decideBatch(
  * that of everything), an array reached past its newest elements after all, a piece too large.
  */
 function decideOnNewest(
+  inc: string,
   tree: JsonObject,
   below: readonly Segment[],
   open: readonly Newest[],
@@ -1086,7 +1093,7 @@ function decideOnNewest(
   try {
     const split = splitNewest(planned.content, open, top);
     if (!split) return undefined;
-    const objects = splitMembers(split.content, members, below, top);
+    const objects = splitMembers(inc, split.content, members, below, top);
     if (!objects) return undefined;
     const arrays = split.arrays.map((a) => ({ segment: a.segment, pieces: piecesOf(a.segment.key, a.value) }));
     const buckets = objects.rewritten;

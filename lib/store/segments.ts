@@ -332,12 +332,7 @@ export function lookupLocation(
     }
     if (depth >= segments.length) continue;
     const member = segments[depth] as string;
-    let key = bucketOf(found.bucket, member);
-    for (let split = locations.get(splitKey(inc, key)); split && 'bucket' in split; ) {
-      key = bucketOf(split.bucket, member);
-      split = locations.get(splitKey(inc, key));
-    }
-    return { key, depth };
+    return { key: knownBucket(inc, bucketOf(found.bucket, member), member), depth };
   }
   return { key: ROOT_KEY, depth: 0 };
 }
@@ -357,6 +352,16 @@ export function learnLocation(inc: string, prefix: Segments, key: string): void 
  */
 export function learnBucket(inc: string, prefix: Segments, from: string, bucket: string): void {
   remember(isBucketKey(from) ? splitKey(inc, from) : locationKey(inc, prefix), { bucket });
+}
+
+/** The bucket this Lambda knows a bucket was cut into for `member`, deepest first (the bucket itself if none). */
+export function knownBucket(inc: string, bucket: string, member: string): string {
+  let key = bucket;
+  for (let split = locations.get(splitKey(inc, key)); split && 'bucket' in split; ) {
+    key = bucketOf(split.bucket, member);
+    split = locations.get(splitKey(inc, key));
+  }
+  return key;
 }
 
 export function forgetLocations(inc: string): void {
