@@ -20,6 +20,8 @@ export interface WriteEnvelope {
   /** Random per request: becomes the new ETag and fills a token slot. */
   requestToken: string;
   slot: number;
+  /** What the token slot holds: a digest of the token, shorter than it (the token itself when absent). */
+  slotMark?: string;
   /** If-Match: the write applies only while the stored etag is one of these. */
   ifMatch?: readonly string[];
   /** Read-then-write: the version that was read. */
@@ -346,10 +348,11 @@ export function compileEnvelope(state: ExpressionState, envelope: WriteEnvelope)
   // request with a name no expression uses.)
   const bytes = 'growth' in envelope.size && envelope.size.growth === 0 ? undefined : state.name(A.bytes);
   const token = state.value({ S: envelope.requestToken });
+  const mark = envelope.slotMark === undefined ? token : state.value({ S: envelope.slotMark });
   state.conditions.unshift(compileAccess(state, envelope.access));
-  state.sets.push(`${version} = ${version} + ${state.number(1)}`, `${etag} = ${token}`, `${slot} = ${token}`);
+  state.sets.push(`${version} = ${version} + ${state.number(1)}`, `${etag} = ${token}`, `${slot} = ${mark}`);
   // A missing slot compares unequal on every engine, so this also holds before the slot was first used.
-  state.conditions.push(`${slot} <> ${token}`);
+  state.conditions.push(`${slot} <> ${mark}`);
   if (envelope.ifMatch !== undefined) {
     state.conditions.push(`${etag} IN (${envelope.ifMatch.map((e) => state.value({ S: e })).join(', ')})`);
   }

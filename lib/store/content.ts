@@ -301,10 +301,10 @@ async function decide(
   grant: Grant,
   segment: Segment,
   rel: Exclude<ContentOperation, { kind: 'replace' }>,
-  token: string,
+  mark: string,
   slot: number,
 ): Promise<Decision> {
-  if (tokenIn(segment, slot) === token) return { kind: 'applied' };
+  if (tokenIn(segment, slot) === mark) return { kind: 'applied' };
   await assertIfMatch(grant.inc, segment, rel.segments, request.ifMatch);
   const planned = plan(segment.fragment as JsonObject, rel);
   if (planned === undefined) return { kind: 'unchanged', etag: segment.etag };
@@ -373,11 +373,24 @@ export const formatEtag = (etag: string) => `"${etag}"`;
 
 type Envelope = Omit<WriteEnvelope, 'size' | 'access'>;
 
-function writeEnvelope(request: Omit<WriteRequest, 'op'>): { token: string; slot: number; envelope: Envelope } {
+function writeEnvelope(request: Omit<WriteRequest, 'op'>): {
+  token: string;
+  slot: number;
+  mark: string;
+  envelope: Envelope;
+} {
   const token = request.requestToken ?? randomBytes(16).toString('base64url');
-  // The slot follows from the token, so a retry in another invocation checks the slot the first attempt used.
-  const slot = createHash('sha256').update(token).digest()[0]! % TOKEN_SLOTS;
-  return { token, slot, envelope: { requestToken: token, slot, ifMatch: request.ifMatch, guardStubs: true } };
+  // The slot follows from the token, so a retry in another invocation checks the slot the first attempt used; the slot
+  // holds 72 more bits of the token's digest, not the token (32 slots on every segment: 320 bytes less than tokens).
+  const digest = createHash('sha256').update(token).digest();
+  const slot = digest[0]! % TOKEN_SLOTS;
+  const mark = digest.subarray(1, 10).toString('base64url');
+  return {
+    token,
+    slot,
+    mark,
+    envelope: { requestToken: token, slot, slotMark: mark, ifMatch: request.ifMatch, guardStubs: true },
+  };
 }
 
 const epochAccess = (grant: Grant) => grant.proof.check();
@@ -474,7 +487,7 @@ async function commitPieces(
   const update = replacing(top.fragment, version, partners, tails.get(key));
   if (children.length === 0 && orphans.length === 0 && rewritten.length === 0)
     return sendUpdate(grant.inc, key, update);
-  const token = { slot: base.slot, value: base.requestToken };
+  const token = { slot: base.slot, value: base.slotMark ?? base.requestToken };
   return commitRewrite({
     inc: grant.inc,
     epoch: grant.epoch,
@@ -579,7 +592,7 @@ export async function writeContent(request: WriteRequest): Promise<WriteResult> 
   const op = request.op;
   if (op.kind === 'replace') return replaceContent(request, op.content);
   let grant = await grantFor(request.project, request.principal, 'write');
-  const { token, slot, envelope } = writeEnvelope(request);
+  const { token, slot, mark, envelope } = writeEnvelope(request);
   let at: At = lookupLocation(grant.inc, op.segments, op.segments.length - (entersTarget(op) ? 0 : 1));
   let segment: Segment | undefined;
   let fast = true;
@@ -608,7 +621,7 @@ export async function writeContent(request: WriteRequest): Promise<WriteResult> 
     const current = segment as Segment;
     // Our token in any segment on the way: this request's write landed (its answer was lost, and a cut or split
     // since may have moved the path on).
-    if (tokenIn(current, slot) === token) return { etag: formatEtag(token) };
+    if (tokenIn(current, slot) === mark) return { etag: formatEtag(token) };
     const located = locate(current.fragment, rel.segments, entersTarget(op));
     if (located.at === 'stub') {
       const from = at.key;
@@ -648,7 +661,7 @@ export async function writeContent(request: WriteRequest): Promise<WriteResult> 
         return writeWholeArray(request, op, { at, segment: current });
       rel = { ...rel, index: where.position };
     }
-    const decision = await decide(request, grant, current, rel, token, slot);
+    const decision = await decide(request, grant, current, rel, mark, slot);
     if (decision.kind === 'applied') return { etag: formatEtag(token) };
     if (decision.kind === 'unchanged') return { etag: formatEtag(decision.etag) };
     const sent = await carryOut(grant, envelope, current, decision);
@@ -696,7 +709,7 @@ async function writeWholeArray(
 async function replaceContent(request: WriteRequest, content: JsonObject): Promise<WriteResult> {
   if (growthBound(request.op) > MAX_BODY_BYTES * 2) throw contentTooLarge();
   let grant = await grantFor(request.project, request.principal, 'write');
-  const { token, slot, envelope } = writeEnvelope(request);
+  const { token, slot, mark, envelope } = writeEnvelope(request);
   const pieces = piecesOf(ROOT_KEY, content);
   if (pieces.length === 1) {
     // A content that fits one segment, over one that is one segment (its root has no stubs): one UpdateItem.
@@ -710,7 +723,7 @@ async function replaceContent(request: WriteRequest, content: JsonObject): Promi
   for (let attempt = 1; ; attempt++) {
     const all = await querySubtree(grant.inc, ROOT_KEY, !request.ifMatch);
     const root = all.get(ROOT_KEY);
-    if (root && tokenIn(root, slot) === token) return { etag: formatEtag(token) };
+    if (root && tokenIn(root, slot) === mark) return { etag: formatEtag(token) };
     if (request.ifMatch) {
       const etag = etagOf([...all.values()]);
       if (!request.ifMatch.includes(etag)) throw new PreconditionFailed(formatEtag(etag));
@@ -1132,7 +1145,7 @@ export async function writeBatch(
   read?: { at: At; segment: Segment },
 ): Promise<WriteResult> {
   let grant = await grantFor(request.project, request.principal, 'write');
-  const { token, slot, envelope } = writeEnvelope(request);
+  const { token, slot, mark, envelope } = writeEnvelope(request);
   let at: At = read?.at ?? lookupLocation(grant.inc, commonPrefix(request.ops));
   // A batch of one a single write hands on, with the segment it read: planned at once.
   let segment: Segment | undefined = read?.segment;
@@ -1166,7 +1179,7 @@ export async function writeBatch(
       continue;
     }
     const current = segment as Segment;
-    if (tokenIn(current, slot) === token) return { etag: formatEtag(token) };
+    if (tokenIn(current, slot) === mark) return { etag: formatEtag(token) };
     let sent: Sent;
     try {
       const decision = await decideBatch(grant.inc, current, rel, request.ifMatch);

@@ -531,6 +531,19 @@ describe('compileEnvelope', () => {
     expect(state.conditions).toEqual(['#n4 = :v1 AND #n5 = :v2', 'OP', '#n2 <> :v0']);
   });
 
+  it('fills the token slot with the mark when one is given (the etag stays the token), and conditions on the mark', () => {
+    const state = new ExpressionState();
+    compileEnvelope(state, { requestToken: 'token', slotMark: 'mark', slot: 7, access: ACCESS, size: { exact: 1 } });
+    const { ExpressionAttributeNames: names = {}, ExpressionAttributeValues: values = {} } = state.buildUpdate();
+    const value = (placeholder: string) => values[placeholder]?.S;
+    const assigned = Object.fromEntries(
+      state.sets.map((s) => s.split(' = ') as [string, string]).map(([n, v]) => [names[n], value(v)]),
+    );
+    expect([assigned.etag, assigned.rq7]).toEqual(['token', 'mark']);
+    const guard = state.conditions.find((c) => c.includes('<>')) as string;
+    expect(guard.split(' <> ').map((x, i) => (i === 0 ? names[x] : value(x)))).toEqual(['rq7', 'mark']);
+  });
+
   // `If-Match: ,` names no usable tag: like any garbage If-Match it must never match (412). `etag IN ()` is not a
   // valid DynamoDB condition (ValidationException, which the store turns into a 500), so it must not be compiled.
   it.each([[','], [', ,']])('compiles If-Match %j to a valid condition that stays conditional', (header) => {
