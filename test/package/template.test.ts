@@ -16,11 +16,12 @@ import { listZip } from './zip';
 const ROOT = process.cwd();
 const OUT = join(ROOT, '.serverless');
 /**
- * Measured at 174-224 KB per function (18 functions; the bundled AWS SDK is ~3/4 of the startup bundle; lazy modules
- * included, of which Powertools Tracer with the X-Ray SDK is 38 KB zipped and loaded only where tracing is on);
- * ~10 % headroom.
+ * Measured at 126-251 KiB per function (2026-11-24; the content functions are the largest: they carry the segment
+ * store, with the planning of batches on chunked arrays and bucketed objects; the bundled AWS SDK is most of the
+ * startup bundle; lazy modules included, of which Powertools Tracer with the X-Ray SDK is 38 KB zipped and loaded only
+ * where tracing is on); ~10 % headroom over the largest. The cold-start bench measures what the size costs.
  */
-const ZIP_BUDGET_BYTES = 250 * 1024;
+const ZIP_BUDGET_BYTES = 275 * 1024;
 const CORS_ORIGINS = ['https://app.example.com', 'https://admin.example.com'];
 
 type Resource = {
