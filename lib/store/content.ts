@@ -454,10 +454,11 @@ async function commitPieces(
     arrays.length === 0
       ? undefined
       : Object.fromEntries([key, ...arrays.map((r) => r.segment.key)].map((k) => [k, versions.get(k) as number]));
-  const partnersOf = (r: Rewritten) =>
-    r.chunkOf === undefined && r.hub === undefined
-      ? partners
-      : { [r.chunkOf ?? (r.hub as string)]: versions.get(r.chunkOf ?? (r.hub as string)) as number };
+  /** A chunk or a bucket records the one segment it is read with; the others, every one's. */
+  const partnersOf = (r: Rewritten) => {
+    const one = r.chunkOf ?? r.hub;
+    return one === undefined ? partners : { [one]: versions.get(one) as number };
+  };
   /** The arrays whose chunks this commit rewrites in place: the range of those chunks' starts, in their directory. */
   const tails = new Map<string, TailChunks>();
   for (const r of rewritten) {

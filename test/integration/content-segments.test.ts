@@ -42,6 +42,42 @@ async function expectSegmentsWithinBudget(p: Project): Promise<Segment[]> {
   return segments;
 }
 
+/**
+ * Runs `act` while the first Query that `pick` selects is in flight: the Query reads the state before `act`, and its
+ * answer is then built by `answer` from that and the state after (as a read that meets a commit half-way would).
+ */
+async function duringQuery(
+  pick: (input: Record<string, unknown>) => boolean,
+  act: () => Promise<void>,
+  answer: (
+    before: Record<string, { S?: string }>[],
+    after: Record<string, { S?: string }>[],
+  ) => Record<string, { S?: string }>[],
+  run: () => Promise<unknown>,
+): Promise<{ result: unknown; queries: number; met: boolean }> {
+  const { dynamo } = await import('../../lib/dynamo/client');
+  const { QueryCommand } = await import('@aws-sdk/client-dynamodb');
+  type Page = { Items?: Record<string, { S?: string }>[] };
+  const send = dynamo.send.bind(dynamo) as (command: unknown) => Promise<Page>;
+  let queries = 0;
+  let met = false;
+  const spy = jest.spyOn(dynamo, 'send').mockImplementation((async (command: unknown) => {
+    if (!(command instanceof QueryCommand)) return send(command);
+    queries++;
+    if (met || !pick(command.input as unknown as Record<string, unknown>)) return send(command);
+    met = true;
+    const before = await send(command);
+    await act();
+    const after = await send(command);
+    return { ...after, Items: answer(before.Items ?? [], after.Items ?? []) };
+  }) as never);
+  try {
+    return { result: await run(), queries, met };
+  } finally {
+    spy.mockRestore();
+  }
+}
+
 describe('a content larger than one segment', () => {
   const content = wide(12);
 
@@ -783,42 +819,6 @@ describe('a chunked array (an array larger than one segment)', () => {
     await expectSegmentsWithinBudget(p);
   });
 
-  /**
-   * Runs `act` while the first Query that `pick` selects is in flight: the Query reads the state before `act`, and its
-   * answer is then built by `answer` from that and the state after (as a read that meets a commit half-way would).
-   */
-  async function duringQuery(
-    pick: (input: Record<string, unknown>) => boolean,
-    act: () => Promise<void>,
-    answer: (
-      before: Record<string, { S?: string }>[],
-      after: Record<string, { S?: string }>[],
-    ) => Record<string, { S?: string }>[],
-    run: () => Promise<unknown>,
-  ): Promise<{ result: unknown; queries: number; met: boolean }> {
-    const { dynamo } = await import('../../lib/dynamo/client');
-    const { QueryCommand } = await import('@aws-sdk/client-dynamodb');
-    type Page = { Items?: Record<string, { S?: string }>[] };
-    const send = dynamo.send.bind(dynamo) as (command: unknown) => Promise<Page>;
-    let queries = 0;
-    let met = false;
-    const spy = jest.spyOn(dynamo, 'send').mockImplementation((async (command: unknown) => {
-      if (!(command instanceof QueryCommand)) return send(command);
-      queries++;
-      if (met || !pick(command.input as unknown as Record<string, unknown>)) return send(command);
-      met = true;
-      const before = await send(command);
-      await act();
-      const after = await send(command);
-      return { ...after, Items: answer(before.Items ?? [], after.Items ?? []) };
-    }) as never);
-    try {
-      return { result: await run(), queries, met };
-    } finally {
-      spy.mockRestore();
-    }
-  }
-
   it('a write to an old element whose chunk an insert before it shifted, while it wrote, finds its element again', async () => {
     const pad = text(Math.ceil(fragmentBytes() * 0.45));
     const p = await project({});
@@ -1219,49 +1219,44 @@ describe('a bucketed object (more members than one segment holds)', () => {
         /#\d+$/.test(String((s.fragment as { key?: string }).key)),
     );
     expect(holder).toBeDefined();
-    const { dynamo } = await import('../../lib/dynamo/client');
     const { readContent } = await import('../../lib/store/content');
-    const { QueryCommand } = await import('@aws-sdk/client-dynamodb');
-    const engine = dynamo.send.bind(dynamo) as (
-      command: unknown,
-    ) => Promise<{ Items?: Record<string, { S?: string }>[] }>;
-    let queries = 0;
+    const isHolder = (item: Record<string, { S?: string }>) => item.sk?.S === holder?.key;
     let torn = false;
-    const spy = jest.spyOn(dynamo, 'send').mockImplementation((async (command: unknown) => {
-      if (!(command instanceof QueryCommand)) return engine(command);
-      queries++;
-      if (queries > 1) return engine(command);
-      const before = await engine(command);
-      const r = await call('POST', `${p.content}/batch`, {
-        token: p.key,
-        body: {
-          operations: [
-            { op: 'set', path: 'builds.b1.ok', value: 'one' },
-            { op: 'set', path: 'builds.b2.ok', value: 'two' },
-            { op: 'increment', path: 'runs' },
-          ],
-        },
-      });
-      expect(r.status).toBe(200);
-      const after = await engine(command);
-      const isHolder = (item: Record<string, { S?: string }>) => item.sk?.S === holder?.key;
-      const [first, second] = old === 'segment' ? [before, after] : [after, before];
-      const items = [...(first.Items ?? []).filter(isHolder), ...(second.Items ?? []).filter((i) => !isHolder(i))];
-      torn = (second.Items ?? []).some((i) => !isHolder(i));
-      return { ...after, Items: items };
-    }) as never);
-    try {
-      const read = await readContent({
-        project: { username: p.username, slug: p.slug },
-        principal: { kind: 'user', username: p.username },
-        segments: ['builds'],
-      });
-      expect(read.value).toEqual({ ...builds, b1: { ...record(1), ok: 'one' }, b2: { ...record(2), ok: 'two' } });
-      expect(torn).toBe(true);
-      expect(queries).toBe(2);
-    } finally {
-      spy.mockRestore();
-    }
+    const { result, queries, met } = await duringQuery(
+      () => true,
+      async () => {
+        const r = await call('POST', `${p.content}/batch`, {
+          token: p.key,
+          body: {
+            operations: [
+              { op: 'set', path: 'builds.b1.ok', value: 'one' },
+              { op: 'set', path: 'builds.b2.ok', value: 'two' },
+              { op: 'increment', path: 'runs' },
+            ],
+          },
+        });
+        expect(r.status).toBe(200);
+      },
+      (before, after) => {
+        const [first, second] = old === 'segment' ? [before, after] : [after, before];
+        torn = second.some((i) => !isHolder(i));
+        return [...first.filter(isHolder), ...second.filter((i) => !isHolder(i))];
+      },
+      () =>
+        readContent({
+          project: { username: p.username, slug: p.slug },
+          principal: { kind: 'user', username: p.username },
+          segments: ['builds'],
+        }),
+    );
+    expect(met).toBe(true);
+    expect((result as { value: unknown }).value).toEqual({
+      ...builds,
+      b1: { ...record(1), ok: 'one' },
+      b2: { ...record(2), ok: 'two' },
+    });
+    expect(torn).toBe(true);
+    expect(queries).toBe(2);
   });
 
   it('a content of many scalar members is bucketed at its root; its members change and read as before', async () => {
