@@ -80,6 +80,7 @@ import {
   commitRewrite,
   createRoot,
   etagOf,
+  forgetLocation,
   forgetLocations,
   getChunk,
   getChunks,
@@ -149,19 +150,27 @@ function mapWriteError(error: unknown): never {
   throw error;
 }
 
-type Sent = { ok: true } | { ok: false; item?: Record<string, AttributeValue> };
+/** A write's outcome; landed with `returnNew`, the item it left (DynamoDB bills nothing for returning it). */
+type Sent = { ok: true; item?: Record<string, AttributeValue> } | { ok: false; item?: Record<string, AttributeValue> };
 
-async function sendUpdate(inc: string, key: string, request: UpdateRequest, fast = false): Promise<Sent> {
+async function sendUpdate(
+  inc: string,
+  key: string,
+  request: UpdateRequest,
+  fast = false,
+  returnNew = false,
+): Promise<Sent> {
   try {
-    await dynamo.send(
+    const { Attributes } = await dynamo.send(
       new UpdateItemCommand({
         TableName: tableName(),
         Key: segmentItemKey(inc, key),
         ...clearingTransaction(request),
+        ...(returnNew ? { ReturnValues: 'ALL_NEW' as const } : {}),
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
     );
-    return { ok: true };
+    return { ok: true, item: Attributes };
   } catch (error) {
     if (error instanceof ConditionalCheckFailedException) return { ok: false, item: error.Item };
     if (fast && isAssumptionRefused(error)) return { ok: false };
@@ -409,6 +418,7 @@ async function carryOut(
   envelope: Envelope,
   segment: Segment,
   decision: Extract<Decision, { kind: 'write' | 'rewrite' }>,
+  returnNew = false,
 ): Promise<Sent> {
   const base = guardedBase(envelope, grant);
   if (decision.kind === 'write') {
@@ -420,7 +430,7 @@ async function carryOut(
         size: decision.size,
       },
     ) as UpdateRequest;
-    return sendUpdate(grant.inc, segment.key, write);
+    return sendUpdate(grant.inc, segment.key, write, false, returnNew);
   }
   const orphans = [
     ...(decision.carried ?? []).map((s) => ({ key: s.key, version: s.version, carried: true })),
@@ -505,8 +515,16 @@ async function commitPieces(
   });
 }
 
+/** A one-request form that landed; with `returnNew`, the item it left. */
+interface Landed {
+  landed: true;
+  item?: Record<string, AttributeValue>;
+}
+
+const hasLanded = (tried: Landed | Segment | undefined): tried is Landed => tried !== undefined && 'landed' in tried;
+
 /**
- * A write's one-request form, when it has one: 'landed', or the segment to decide on (the one the refusal returned,
+ * A write's one-request form, when it has one: landed, or the segment to decide on (the one the refusal returned,
  * or read). `planOnRefusal`: a 4xx the engine gives the merged form (a batch's sum past its digits) is left to the
  * planned write, which names the operation.
  */
@@ -515,13 +533,14 @@ async function firstTry(
   key: string,
   update: UpdateRequest | undefined,
   planOnRefusal = false,
-): Promise<'landed' | Segment | undefined> {
+  returnNew = false,
+): Promise<Landed | Segment | undefined> {
   if (!update) return getSegment(grant.inc, key);
-  const sent = await sendUpdate(grant.inc, key, update, true).catch((error: unknown): Sent => {
+  const sent = await sendUpdate(grant.inc, key, update, true, returnNew).catch((error: unknown): Sent => {
     if (planOnRefusal && error instanceof HttpError && error.statusCode < 500) return { ok: false };
     throw error;
   });
-  return sent.ok ? 'landed' : segmentAfter(grant, key, sent);
+  return sent.ok ? { landed: true, item: sent.item } : segmentAfter(grant, key, sent);
 }
 
 /** After a refused write: the segment the refusal returned, or read afresh. */
@@ -601,6 +620,8 @@ export async function writeContent(request: WriteRequest): Promise<WriteResult> 
   let arrayAt: At | undefined;
   for (let attempt = 1; ; ) {
     let rel = rebase(op, at);
+    // A delete below the root may leave its segment small enough to fold back into its parent: it asks for what it left.
+    const shrinks = op.kind === 'delete' && at.key !== ROOT_KEY;
     if (fast) {
       fast = false;
       // A write that may grow its segment past the budget cannot be one UpdateItem: it is planned (and cut) at once.
@@ -609,8 +630,11 @@ export async function writeContent(request: WriteRequest): Promise<WriteResult> 
         growth > fragmentBytes()
           ? undefined
           : compileWrite({ op: rel }, { ...envelope, access: epochAccess(grant), size: { growth } });
-      const tried = await firstTry(grant, at.key, update);
-      if (tried === 'landed') return { etag: formatEtag(token) };
+      const tried = await firstTry(grant, at.key, update, false, shrinks);
+      if (hasLanded(tried)) {
+        if (shrinks) await foldIfSmall(grant, envelope, op.segments.slice(0, at.depth), tried.item);
+        return { etag: formatEtag(token) };
+      }
       segment = tried;
     }
     const moved = await settle({ grant, at }, segment);
@@ -665,8 +689,11 @@ export async function writeContent(request: WriteRequest): Promise<WriteResult> 
     const decision = await decide(request, grant, current, rel, mark, slot);
     if (decision.kind === 'applied') return { etag: formatEtag(token) };
     if (decision.kind === 'unchanged') return { etag: formatEtag(decision.etag) };
-    const sent = await carryOut(grant, envelope, current, decision);
-    if (sent.ok) return { etag: formatEtag(token) };
+    const sent = await carryOut(grant, envelope, current, decision, shrinks && decision.kind === 'write');
+    if (sent.ok) {
+      if (shrinks) await foldIfSmall(grant, envelope, op.segments.slice(0, at.depth), sent.item);
+      return { etag: formatEtag(token) };
+    }
     attempt++;
     if (arrayAt) {
       // A chunk's write refused (on its version): an insert or delete may have moved the element, so the array's
@@ -678,6 +705,76 @@ export async function writeContent(request: WriteRequest): Promise<WriteResult> 
     }
     segment = await retrySegment(grant, at.key, sent, attempt);
   }
+}
+
+/**
+ * Per warm Lambda: segments whose parent was too full to fold them into, when, and how small they would have had to
+ * be (not looked at again for a minute unless they are that small now).
+ */
+const foldChecked = new Map<string, { at: number; room: number }>();
+const FOLD_RECHECK_MS = 60_000;
+const FOLD_CHECKED_MAX = 1_000;
+
+/**
+ * After a delete left segment `item` (the root of `path`) under a quarter of the budget: folds it back into the
+ * segment that names it when the two fit in half a budget, or in no more than the parent holds now; one commit, the
+ * parent in place on its version and the small segment deleted on its own (docs/design/storage.md, section 13, step 3,
+ * merges). Housekeeping after a write that landed: a refusal or a fault here is logged, never the client's answer.
+ */
+async function foldIfSmall(
+  grant: Grant,
+  envelope: Envelope,
+  path: Segments,
+  item: Record<string, AttributeValue> | undefined,
+): Promise<void> {
+  if (!item) return;
+  const small = readSegment(item);
+  const { key, fragment } = small;
+  if (key === ROOT_KEY || isChunkKey(key) || isBucketKey(key) || fragment instanceof Stub || chunkStubOf(fragment))
+    return;
+  const size = storedSize(fragment);
+  if (size >= fragmentBytes() / 4) return;
+  const checked = `${grant.inc}\u0000${key}`;
+  const known = foldChecked.get(checked);
+  if (known && Date.now() - known.at < FOLD_RECHECK_MS && size > known.room) return;
+  try {
+    const parent = await parentOf(grant.inc, path, key);
+    if (!parent) return;
+    const merged = assemble(parent.fragment, (k) => (k === key ? fragment : undefined), 'keep');
+    const bytes = storedSize(merged);
+    const limit = Math.max(fragmentBytes() / 2, storedSize(parent.fragment));
+    if (bytes > limit) {
+      if (foldChecked.size >= FOLD_CHECKED_MAX) foldChecked.delete(foldChecked.keys().next().value as string);
+      foldChecked.set(checked, { at: Date.now(), room: size - (bytes - limit) });
+      return;
+    }
+    const pieces = [{ key: parent.key, fragment: merged }];
+    const sent = await commitPieces(grant, guardedBase(envelope, grant), parent.key, parent.version, pieces, [
+      { key, version: small.version },
+    ]);
+    // Where this Lambda knew the small segment to be, it is not: found again from the root.
+    if (sent.ok) forgetLocation(grant.inc, key);
+  } catch (error) {
+    console.error(JSON.stringify({ level: 'WARN', message: 'segment merge failed', key, error: String(error) }));
+  }
+}
+
+/**
+ * The segment that names segment `key` as the value at `path` (walked from the deepest segment this Lambda knows
+ * above it, following stubs as a write does), or undefined when the path leads anywhere else.
+ */
+async function parentOf(inc: string, path: Segments, key: string): Promise<Segment | undefined> {
+  let at = lookupLocation(inc, path, path.length - 1);
+  for (let hops = 0; hops < 8; hops++) {
+    const segment = await getSegment(inc, at.key);
+    if (!segment) return undefined;
+    const located = locate(segment.fragment, path.slice(at.depth), true);
+    if (located.at !== 'stub') return undefined;
+    const depth = at.depth + located.consumed;
+    if (depth === path.length) return located.key === key && located.bucket === undefined ? segment : undefined;
+    at = { key: located.key, depth };
+  }
+  return undefined;
 }
 
 /** A segment read again after a refused or mixed attempt (within the attempts and the deadline), after a backoff. */
@@ -1167,7 +1264,7 @@ export async function writeBatch(
       // operations: planning says which, with its index.
       const update = compileBatchWrite(rel, { ...envelope, access: epochAccess(grant) });
       const tried = await firstTry(grant, at.key, update, true);
-      if (tried === 'landed') return { etag: formatEtag(token) };
+      if (hasLanded(tried)) return { etag: formatEtag(token) };
       segment = tried;
     } else if (segment === undefined) {
       // No one-request try (the operations lie in different segments): the segment they all lie under, read.

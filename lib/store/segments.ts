@@ -364,6 +364,13 @@ export function knownBucket(inc: string, bucket: string, member: string): string
   return key;
 }
 
+/** Forgets where this Lambda knew segment `key` to be (it was folded into its parent). */
+export function forgetLocation(inc: string, key: string): void {
+  for (const [k, location] of [...locations.entries()]) {
+    if (k.startsWith(`${inc}\u0000`) && 'key' in location && location.key === key) locations.delete(k);
+  }
+}
+
 export function forgetLocations(inc: string): void {
   for (const k of [...locations.keys()]) {
     if (k.startsWith(`${inc}\u0000`) || k.startsWith(`${inc}\u0001`)) locations.delete(k);

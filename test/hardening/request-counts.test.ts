@@ -99,6 +99,35 @@ describe('DynamoDB requests per operation, cold and warm', () => {
     expect((await request(`${big.content}?path=s9.n`, { token: key })).body).toEqual({ value: 10 });
   });
 
+  it('a delete that leaves its segment small reads the parent and folds it in: one transaction; under a full parent, one read a minute', async () => {
+    const small = await stack.newProject();
+    const content = {
+      s: { x: 'x'.repeat(1200), y: 'y'.repeat(1200), n: 1 },
+      t: { x: 'x'.repeat(1200), y: 'y'.repeat(1200), n: 1, m: 'm'.repeat(300) },
+      pad: 'p'.repeat(1400),
+    };
+    await request(`${small.content}/update`, { method: 'POST', token: small.owner, body: { content } });
+    const { key } = await stack.newKey(small, ['content:read', 'content:write']);
+    const del = (path: string) => counted(`${small.content}/delete`, { method: 'POST', token: key, body: { path } });
+    expect((await counted(`${small.content}?path=s.n`, { token: key })).status).toBe(200);
+    expect((await counted(`${small.content}?path=t.n`, { token: key })).status).toBe(200);
+    // Still over a quarter of the budget: one UpdateItem.
+    expect(await del('s.x')).toEqual({ status: 200, requests: { UpdateItem: 1 } });
+    // Under it: the root read, and `s` folded into it with the root's update and its own delete.
+    expect(await del('s.y')).toEqual({ status: 200, requests: { UpdateItem: 1, GetItem: 1, TransactWriteItems: 1 } });
+    expect(await counted(`${small.content}/increment`, { method: 'POST', token: key, body: { path: 's.n' } })).toEqual({
+      status: 200,
+      requests: { UpdateItem: 1 },
+    });
+    // `t` would take the root past what it holds now (and half a budget): read once, then left for a minute.
+    expect(await del('t.x')).toEqual({ status: 200, requests: { UpdateItem: 1 } });
+    expect(await del('t.y')).toEqual({ status: 200, requests: { UpdateItem: 1, GetItem: 1 } });
+    expect(await del('t.n')).toEqual({ status: 200, requests: { UpdateItem: 1 } });
+    expect((await request(small.content, { token: key })).body).toEqual({
+      value: { s: { n: 2 }, t: { m: 'm'.repeat(300) }, pad: 'p'.repeat(1400) },
+    });
+  });
+
   it('a chunked array and a bucketed object of any size: a push or a new member is one UpdateItem, a leaf read one or two reads', async () => {
     // About 60 KB of log and 40 KB of builds: the log is chunked, the builds bucketed (storage step 4).
     const log = Array.from({ length: 600 }, (_, i) => ({ i, note: 'n'.repeat(80) }));

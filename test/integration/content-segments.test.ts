@@ -239,6 +239,102 @@ describe('a content larger than one segment', () => {
     expect(await segmentsOf(p)).toHaveLength(1);
   });
 
+  describe('merges: a segment a delete leaves under a quarter of the budget folds back into its parent', () => {
+    /** Six sections of more than half a budget each: one segment each, named by a root of stubs. */
+    const halves = () => wide(6, 4, Math.floor(fragmentBytes() * 0.14));
+    const emptied = (value: Record<string, unknown>, sections: number[]) => {
+      const expected = structuredClone(value) as Record<string, Record<string, unknown>>;
+      for (const s of sections) expected[`s${s}`] = { n: s };
+      return expected;
+    };
+    /** The value a segment holds for a section: a stub while it is a segment of its own, the section once folded. */
+    const heldAt = (segments: Segment[], section: string) =>
+      (
+        segments.find((s) => {
+          const f = s.fragment as Record<string, unknown>;
+          return f !== null && typeof f === 'object' && !Array.isArray(f) && section in f;
+        })?.fragment as Record<string, unknown> | undefined
+      )?.[section];
+
+    it('sections emptied member by member are folded back, one segment each, the same JSON; they take writes there', async () => {
+      const value = halves();
+      const p = await project(value);
+      const before = await expectSegmentsWithinBudget(p);
+      // Each section is a segment of its own, named by a stub in the root.
+      for (const s of [3, 4, 5]) expect(heldAt(before, `s${s}`)).toHaveProperty('key');
+      for (const s of [3, 4, 5]) for (let f = 0; f < 4; f++) await ok(p, 'delete', { path: `s${s}.f${f}` });
+      const expected = emptied(value, [3, 4, 5]);
+      expect((await get(p)).body).toEqual({ value: expected });
+      const after = await expectSegmentsWithinBudget(p);
+      expect(after).toHaveLength(before.length - 3);
+      // Now held inline where their stubs were.
+      for (const s of [3, 4, 5]) expect(heldAt(after, `s${s}`)).toEqual({ n: s });
+      await ok(p, 'increment', { path: 's4.n', value: 10 });
+      await ok(p, 'set', { path: 's5.again', value: 'yes' });
+      expect((await get(p, 's4')).body).toEqual({ value: { n: 14 } });
+      expect((await get(p, 's5')).body).toEqual({ value: { n: 5, again: 'yes' } });
+      await expectSegmentsWithinBudget(p);
+    });
+
+    it('a section that keeps a segment of its own below is folded with its stub; what is below stays where it is', async () => {
+      const B = fragmentBytes();
+      const inner = { a: text(Math.ceil(B * 0.4)), b: text(Math.ceil(B * 0.4)) };
+      const value = { outer: { inner, pad: text(Math.ceil(B * 0.3)), n: 1 }, other: text(Math.ceil(B * 0.3)) };
+      const p = await project(value);
+      const before = await expectSegmentsWithinBudget(p);
+      expect(before.length).toBeGreaterThanOrEqual(3);
+      await ok(p, 'delete', { path: 'outer.pad' });
+      expect((await get(p)).body).toEqual({ value: { outer: { inner, n: 1 }, other: value.other } });
+      const after = await expectSegmentsWithinBudget(p);
+      expect(after).toHaveLength(before.length - 1);
+      await ok(p, 'set', { path: 'outer.inner.a', value: 'short' });
+      expect((await get(p, 'outer')).body).toEqual({ value: { inner: { ...inner, a: 'short' }, n: 1 } });
+      await expectSegmentsWithinBudget(p);
+    });
+
+    it('a parent too full to take the section keeps it a segment; the JSON is the same', async () => {
+      const B = fragmentBytes();
+      const value = { s: { x: text(Math.ceil(B * 0.4)), y: 1 }, pad: text(Math.ceil(B * 0.45)) };
+      const p = await project(value);
+      const before = await expectSegmentsWithinBudget(p);
+      await ok(p, 'delete', { path: 's.x' });
+      expect((await get(p)).body).toEqual({ value: { s: { y: 1 }, pad: value.pad } });
+      expect(await expectSegmentsWithinBudget(p)).toHaveLength(before.length);
+    });
+
+    it('deletes that fold sections back race increments, sets and deletes of the same sections and the root: each lands once', async () => {
+      const value = halves();
+      const p = await project(value);
+      const before = await segmentsOf(p);
+      const deletes = [1, 2, 3, 4, 5].flatMap((s) => [0, 1, 2, 3].map((f) => `s${s}.f${f}`));
+      const increments = Array.from({ length: 20 }, (_, i) => `s${1 + (i % 5)}.n`);
+      const sets = Array.from({ length: 8 }, (_, i) => `s${1 + (i % 5)}.w${i}`);
+      const replies = await Promise.all([
+        ...deletes.map((path) => post(p, 'delete', { path })),
+        ...increments.map((path) => post(p, 'increment', { path })),
+        ...sets.map((path, i) => post(p, 'set', { path, value: i })),
+        ...[0, 1].map((i) => post(p, 'set', { path: `top${i}`, value: i })),
+      ]);
+      expect(replies.map((r) => r.status)).toEqual(replies.map(() => 200));
+      const expected = emptied(value, [1, 2, 3, 4, 5]);
+      for (const path of increments) (expected[path.split('.')[0] as string] as { n: number }).n += 1;
+      for (const [i, path] of sets.entries())
+        (expected[path.split('.')[0] as string] as Record<string, number>)[`w${i}`] = i;
+      Object.assign(expected, { top0: 0, top1: 1 });
+      expect((await get(p)).body).toEqual({ value: expected });
+      await expectSegmentsWithinBudget(p);
+      // Sections a racing write kept from folding fold at their next delete: all five are back in their parent.
+      for (const s of [1, 2, 3, 4, 5]) {
+        await ok(p, 'set', { path: `s${s}.z`, value: 0 });
+        await ok(p, 'delete', { path: `s${s}.z` });
+      }
+      expect((await get(p)).body).toEqual({ value: expected });
+      const folded = await expectSegmentsWithinBudget(p);
+      expect(folded).toHaveLength(before.length - 5);
+      for (const s of [1, 2, 3, 4, 5]) expect(heldAt(folded, `s${s}`)).toEqual(expected[`s${s}`]);
+    });
+  });
+
   it('a writer that learnt where a subtree was still lands its write after the subtree was replaced', async () => {
     const p = await project(content);
     await ok(p, 'set', { path: 's2.f0', value: 'first' });

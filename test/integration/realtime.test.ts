@@ -3,6 +3,8 @@
 // `since`, revocation, bad frames, limits and 100 connections.
 import { type Project, call, content, newKey, newProject, post } from '../support/api';
 import { Client, applyChanges } from '../support/realtime';
+import { segmentsOf } from '../support/segments';
+import { fragmentBytes } from '../../lib/config/env';
 
 const name = (p: Project) => `${p.username}/${p.slug}`;
 const clients: Client[] = [];
@@ -242,6 +244,31 @@ describe('realtime: what a subscription receives', () => {
     await post(p, 'set', { path: 'a', value: 1 });
     await post(p, 'delete', { path: 'missing' });
     await c.quiet();
+  });
+
+  it('a delete that folds its segment back into its parent (storage merges) sends the deletion alone', async () => {
+    const p = await newProject();
+    const B = fragmentBytes();
+    const section = { x: 'x'.repeat(Math.ceil(B * 0.4)), y: 'y'.repeat(Math.ceil(B * 0.4)), n: 1 };
+    const pad = 'p'.repeat(Math.ceil(B * 0.2));
+    await post(p, 'update', { content: { s: section, t: section, pad } });
+    const before = (await segmentsOf(p)).length;
+    const whole = await open();
+    const { id } = await whole.subscribe({ project: name(p), token: p.key });
+    const inside = await open();
+    const below = await inside.subscribe({ project: name(p), token: p.key, path: 's' });
+    await post(p, 'delete', { path: 's.x' });
+    await post(p, 'delete', { path: 's.y' });
+    await post(p, 'increment', { path: 's.n' });
+    for (const c of [whole, inside]) {
+      const sub = c === whole ? id : below.id;
+      expect(await c.next()).toMatchObject({ id: sub, changes: [{ path: 's.x', deleted: true }] });
+      expect(await c.next()).toMatchObject({ id: sub, changes: [{ path: 's.y', deleted: true }] });
+      expect(await c.next()).toMatchObject({ id: sub, changes: [{ path: 's.n', value: 2 }] });
+      await c.quiet();
+    }
+    expect(await content(p)).toEqual({ s: { n: 2 }, t: section, pad });
+    expect(await segmentsOf(p)).toHaveLength(before - 1);
   });
 
   it('one connection holds several subscriptions, each with its own id; unsubscribe ends one', async () => {
