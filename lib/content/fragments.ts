@@ -35,10 +35,21 @@ export const chunkDir = (key: string) => key.slice(0, key.lastIndexOf('~') + 1);
 /** How many elements a chunk stub stands for. */
 export const chunkCount = (key: string) => Number(key.slice(key.lastIndexOf('~') + 1));
 
-/** The index of a chunk's first element, from its key. */
-export const chunkStart = (key: string) => Number(key.slice(key.lastIndexOf('~') + 1, -1));
+/**
+ * Chunk keys hold their first element's index subtracted from the largest one, so they sort from the last chunk to
+ * the first: right after the array's segment's own key, nothing else being below it, come its last chunks. One
+ * `Query` from that key reads the segment and the tail an insert or delete rewrites (docs/design/storage.md, §13).
+ */
+const LAST_START = 10 ** CHUNK_START_DIGITS - 1;
 
-export const chunkKey = (dir: string, start: number) => `${dir}${String(start).padStart(CHUNK_START_DIGITS, '0')}/`;
+/** The index of a chunk's first element, from its key. */
+export const chunkStart = (key: string) => LAST_START - Number(key.slice(key.lastIndexOf('~') + 1, -1));
+
+export const chunkKey = (dir: string, start: number) =>
+  `${dir}${String(LAST_START - start).padStart(CHUNK_START_DIGITS, '0')}/`;
+
+/** Chunk keys in the order of their elements (their keys sort the other way). */
+export const byChunkStart = (a: string, b: string) => chunkStart(a) - chunkStart(b);
 
 /*
  * Bucketed objects (docs/design/storage.md, section 13, step 4). An object that cannot be cut small enough (too many
@@ -111,7 +122,9 @@ export function fragmentsOf(segments: Iterable<{ key: string; fragment: Json }>)
     const dir = chunkDir(key);
     // The chunks below the stub's count: one read later than the array's segment may also see a chunk made since.
     const count = chunkCount(key);
-    const chunks = [...byKey.keys()].filter((k) => k.startsWith(dir) && isChunkKey(k) && chunkStart(k) < count).sort();
+    const chunks = [...byKey.keys()]
+      .filter((k) => k.startsWith(dir) && isChunkKey(k) && chunkStart(k) < count)
+      .sort(byChunkStart);
     const elements: Json[] = [];
     for (const k of chunks) {
       if (chunkStart(k) !== elements.length) return undefined;

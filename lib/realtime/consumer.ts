@@ -10,6 +10,7 @@ import {
   ROOT_KEY,
   assemble,
   chunkCount,
+  byChunkStart,
   chunkStart,
   chunkStubOf,
   fragmentsOf,
@@ -181,7 +182,9 @@ function chunkedChanges(
   const to = chunkCount((chunkStubOf(after) as Stub).key);
   if (to < from) return undefined;
   const moved: Json[] = [];
-  for (const key of [...keys].filter((k) => isChunkKey(k) && chunkStart(k) >= from && chunkStart(k) < to).sort()) {
+  for (const key of [...keys]
+    .filter((k) => isChunkKey(k) && chunkStart(k) >= from && chunkStart(k) < to)
+    .sort(byChunkStart)) {
     if (chunkStart(key) !== from + moved.length) return undefined;
     moved.push(...((written(key) as Json[] | undefined) ?? []));
   }

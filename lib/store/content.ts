@@ -86,6 +86,9 @@ import {
   getChunks,
   getSegment,
   getTail,
+  getWithTail,
+  knownChunked,
+  learnChunked,
   knownBucket,
   olderThanPartners,
   learnBucket,
@@ -99,7 +102,7 @@ import {
   tokenIn,
 } from './segments';
 import { BadRequest, Conflict, HttpError, PayloadTooLarge, PreconditionFailed } from '../config/errors';
-import type { Segments } from '../paths';
+import { type Segments, asIndex } from '../paths';
 import { AccessProof, type Need, type Principal, readEpoch } from '../auth/access';
 import type { ProjectRef } from '../schema/items';
 
@@ -618,11 +621,18 @@ export async function writeContent(request: WriteRequest): Promise<WriteResult> 
   let fast = true;
   /** In a chunk: where the array's segment is (the element is looked for there again if the chunk changes). */
   let arrayAt: At | undefined;
+  /** A chunked array's last chunks, read with its segment for an insert or delete among them. */
+  let tail: Segment[] | undefined;
   for (let attempt = 1; ; ) {
     let rel = rebase(op, at);
     // A delete below the root may leave its segment small enough to fold back into its parent: it asks for what it left.
     const shrinks = op.kind === 'delete' && at.key !== ROOT_KEY;
-    if (fast) {
+    const shifting = fast ? chunksToShift(grant.inc, at, rel) : undefined;
+    if (shifting !== undefined) {
+      // An insert or delete among a known chunked array's chunks: its segment and the tail, one Query, then the commit.
+      fast = false;
+      ({ segment, chunks: tail } = await getWithTail(grant.inc, at.key, shifting));
+    } else if (fast) {
       fast = false;
       // A write that may grow its segment past the budget cannot be one UpdateItem: it is planned (and cut) at once.
       const growth = growthBound(rel);
@@ -641,9 +651,11 @@ export async function writeContent(request: WriteRequest): Promise<WriteResult> 
     if (moved) {
       ({ grant, at } = moved);
       fast = true;
+      tail = undefined;
       continue;
     }
     const current = segment as Segment;
+    noteChunked(grant.inc, at, current);
     // Our token in any segment on the way: this request's write landed (its answer was lost, and a cut or split
     // since may have moved the path on).
     if (tokenIn(current, slot) === mark) return { etag: formatEtag(token) };
@@ -658,7 +670,7 @@ export async function writeContent(request: WriteRequest): Promise<WriteResult> 
     if (located.at === 'chunk') {
       // An element in a chunk: changed there, unless the change moves the elements after it (the whole array).
       if (op.kind === 'delete' && rel.segments.length === 1)
-        return writeWholeArray(request, op, { at, segment: current });
+        return writeWholeArray(request, op, { at, segment: current, tail });
       const chunk = await getChunk(grant.inc, located.dir, located.index);
       if (chunk && olderThanPartners([current, chunk]) !== undefined) {
         // An insert or delete before the element moved it since the array's segment was read: read it again.
@@ -683,7 +695,7 @@ export async function writeContent(request: WriteRequest): Promise<WriteResult> 
       const where = chunkedIndex(current.fragment as Json[], rel.index);
       const length = (current.fragment as Json[]).length;
       if (!('position' in where) || where.position < 0 || where.position > length)
-        return writeWholeArray(request, op, { at, segment: current });
+        return writeWholeArray(request, op, { at, segment: current, tail });
       rel = { ...rel, index: where.position };
     }
     const decision = await decide(request, grant, current, rel, mark, slot);
@@ -777,6 +789,30 @@ async function parentOf(inc: string, path: Segments, key: string): Promise<Segme
   return undefined;
 }
 
+/** A chunked array's segment met (not one of its chunks): remembered for inserts and deletes among its chunks. */
+function noteChunked(inc: string, at: At, segment: Segment): void {
+  const stub = at.first === undefined ? chunkStubOf(segment.fragment) : undefined;
+  if (stub) learnChunked(inc, segment.key, chunkCount(stub.key), perChunkOf((segment.fragment as Json[]).slice(1)));
+}
+
+/**
+ * An insert or delete among the chunks of a chunked array this Lambda has met, whose segment is `at`: how many items
+ * to read from its key (the segment, then its chunks from the last down to the index, with room for some growth).
+ */
+function chunksToShift(inc: string, at: At, rel: Exclude<ContentOperation, { kind: 'replace' }>): number | undefined {
+  if (at.first !== undefined) return undefined;
+  const known = knownChunked(inc, at.key);
+  if (!known) return undefined;
+  const index =
+    rel.kind === 'insert' && rel.segments.length === 0
+      ? rel.index
+      : rel.kind === 'delete' && rel.segments.length === 1
+        ? asIndex(rel.segments[0] as string)
+        : undefined;
+  if (index === undefined || index < 0 || index >= known.count) return undefined;
+  return Math.min(TAIL_CHUNKS_MAX + 1, Math.ceil((known.count - index) / known.perChunk) + 3);
+}
+
 /** A segment read again after a refused or mixed attempt (within the attempts and the deadline), after a backoff. */
 async function rereadAfter(grant: Grant, key: string, attempt: number): Promise<Segment | undefined> {
   assertAttemptsLeft(attempt);
@@ -792,7 +828,7 @@ async function rereadAfter(grant: Grant, key: string, attempt: number): Promise<
 async function writeWholeArray(
   request: WriteRequest,
   op: Exclude<ContentOperation, { kind: 'replace' }>,
-  read: { at: At; segment: Segment },
+  read: { at: At; segment: Segment; tail?: readonly Segment[] },
 ) {
   try {
     return await writeBatch({ ...request, ops: [op] }, read);
@@ -893,6 +929,30 @@ const TAIL_CHUNKS_MAX = 90;
 const WHOLE_ARRAY_CHUNKS_MAX = 97;
 
 /**
+ * How many elements a chunk holds, guessed from the newest: a rollover moves what is past half the segment's budget,
+ * so a chunk holds about half a budget of elements.
+ */
+const perChunkOf = (newest: readonly Json[]) =>
+  newest.length === 0
+    ? 8
+    : Math.max(1, Math.floor((fragmentBytes() * newest.length) / (2 * storedSize(newest as Json[]))));
+
+/**
+ * The tail from the chunks read with the array's segment (`getWithTail`, last first): in order, from the one holding
+ * `from` to the last below `count`, when they reach that far (and no further than one transaction rewrites).
+ */
+function tailIn(read: readonly Segment[] | undefined, dir: string, from: number, count: number): Segment[] | undefined {
+  const tail: Segment[] = [];
+  for (const chunk of read ?? []) {
+    // One a rollover made after the segment was read is not the array's yet.
+    if (!chunk.key.startsWith(dir) || chunkStart(chunk.key) >= count) continue;
+    tail.push(chunk);
+    if (chunkStart(chunk.key) <= from) return tail.length > TAIL_CHUNKS_MAX ? undefined : tail.reverse();
+  }
+  return undefined;
+}
+
+/**
  * A chunked array's tail for a batch that reaches below its newest elements, when every path that meets it is an
  * element index, an insert or a push (docs/design/storage.md, section 13, step 4): the chunks from the one holding the
  * lowest index reached to the last, read. Undefined when the batch reads the array whole, or the tail is too long.
@@ -903,6 +963,7 @@ async function tailFor(
   stub: Stub,
   ops: readonly BatchOperation[],
   path: Segments,
+  prefetched?: readonly Segment[],
 ): Promise<Newest | undefined> {
   const count = chunkCount(stub.key);
   const newest = (segment.fragment as Json[]).slice(1);
@@ -910,10 +971,9 @@ async function tailFor(
   const reach = lowestReach(ops, path, count + own);
   if (reach === undefined || reach >= count) return undefined;
   const dir = chunkDir(stub.key);
-  // How many elements a chunk holds, guessed from the newest: a rollover moves what is past half the segment's budget,
-  // so a chunk holds about half a budget of elements.
-  const perChunk = newest.length === 0 ? 8 : Math.floor((fragmentBytes() * newest.length) / (2 * storedSize(newest)));
-  const chunks = await getTail(inc, dir, reach, count, perChunk, TAIL_CHUNKS_MAX, WHOLE_ARRAY_CHUNKS_MAX);
+  const chunks =
+    tailIn(prefetched, dir, reach, count) ??
+    (await getTail(inc, dir, reach, count, perChunkOf(newest), TAIL_CHUNKS_MAX, WHOLE_ARRAY_CHUNKS_MAX));
   if (chunks === 'long') return undefined;
   // Read after the segment: a chunk newer than it means the array changed in between; read again.
   assertSnapshot([segment, ...chunks]);
@@ -940,6 +1000,7 @@ async function loadForBatch(
   top: Segment,
   ops: readonly BatchOperation[],
   newest = false,
+  tail?: readonly Segment[],
 ): Promise<{ tree: Json; below: Segment[]; newest: Newest[]; members: Members[] }> {
   const loaded = new Map<string, Segment>();
   /** Bucketed objects planned on the buckets of the members named, by their bucket stub. */
@@ -1000,9 +1061,12 @@ async function loadForBatch(
       open.push({ segment, path, stub });
       continue;
     }
-    const tail = newest && path !== undefined ? await tailFor(inc, segment, stub, ops, path) : undefined;
-    if (tail) {
-      open.push(tail);
+    const planned =
+      newest && path !== undefined
+        ? await tailFor(inc, segment, stub, ops, path, segment === top ? tail : undefined)
+        : undefined;
+    if (planned) {
+      open.push(planned);
       continue;
     }
     // Planned on whole: every chunk of it read (its subtree).
@@ -1150,8 +1214,9 @@ async function decideBatch(
   ops: readonly BatchOperation[],
   ifMatch: readonly string[] | undefined,
   newest = !ifMatch,
+  tail?: readonly Segment[],
 ): Promise<BatchDecision> {
-  const { tree, below, newest: open, members } = await loadForBatch(inc, top, ops, newest);
+  const { tree, below, newest: open, members } = await loadForBatch(inc, top, ops, newest, tail);
   // A tail's stub stands for elements left where they are: not a value the batch drops.
   const dropped = stubsIn(tree).filter((k) => !below.some((s) => s.key === k) && !open.some((n) => n.stub.key === k));
   if (open.length > 0 || members.length > 0) {
@@ -1240,13 +1305,15 @@ function decideOnNewest(
  */
 export async function writeBatch(
   request: BatchWriteRequest,
-  read?: { at: At; segment: Segment },
+  read?: { at: At; segment: Segment; tail?: readonly Segment[] },
 ): Promise<WriteResult> {
   let grant = await grantFor(request.project, request.principal, 'write');
   const { token, slot, mark, envelope } = writeEnvelope(request);
   let at: At = read?.at ?? lookupLocation(grant.inc, commonPrefix(request.ops));
   // A batch of one a single write hands on, with the segment it read: planned at once.
   let segment: Segment | undefined = read?.segment;
+  /** Chunks read with that segment (a chunked array's last ones): for the first plan only. */
+  let tail = read?.tail;
   // One UpdateItem can only change one segment: when this Lambda already knows the operations lie in different ones,
   // it does not try.
   let fast =
@@ -1280,7 +1347,8 @@ export async function writeBatch(
     if (tokenIn(current, slot) === mark) return { etag: formatEtag(token) };
     let sent: Sent;
     try {
-      const decision = await decideBatch(grant.inc, current, rel, request.ifMatch);
+      const decision = await decideBatch(grant.inc, current, rel, request.ifMatch, undefined, tail);
+      tail = undefined;
       if (decision.kind === 'unchanged') return { etag: formatEtag(decision.etag) };
       sent = await carryOut(grant, envelope, current, decision);
     } catch (error) {
@@ -1405,6 +1473,7 @@ export async function readContent(request: ReadRequest): Promise<{ value: Json; 
       grant = await reverified(grant, segment);
       continue;
     }
+    noteChunked(grant.inc, at, segment);
     let rel = segments.slice(at.depth);
     if (at.first !== undefined) rel[0] = at.first;
     const located = locate(segment.fragment, rel, true);

@@ -174,18 +174,20 @@ async function queryPrefix(
   return found;
 }
 
-/** The chunk of a chunked array (chunk directory `dir`) that holds logical index `index`: one Query, one item. */
+/**
+ * The chunk of a chunked array (chunk directory `dir`) that holds logical index `index`: one Query, one item (chunk
+ * keys sort from the last chunk to the first, so the first key from `index`'s on is the largest start not above it).
+ */
 export async function getChunk(inc: string, dir: string, index: number): Promise<Segment | undefined> {
   const { Items } = await dynamo.send(
     new QueryCommand({
       TableName: tableName(),
-      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :dir AND :at',
+      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :at AND :first',
       ExpressionAttributeValues: {
         ':pk': { S: contentPk(inc) },
-        ':dir': { S: dir },
         ':at': { S: chunkKey(dir, index) },
+        ':first': { S: chunkKey(dir, 0) },
       },
-      ScanIndexForward: false,
       Limit: 1,
       ConsistentRead: true,
     }),
@@ -199,14 +201,18 @@ export async function getChunks(inc: string, dir: string, from: number, to: numb
   const first = await getChunk(inc, dir, from);
   if (!first) return [];
   const rest: Segment[] = [];
-  const last = chunkKey(dir, to - 1);
   let start: Record<string, AttributeValue> | undefined;
-  while (first.key < last) {
+  while (chunkStart(first.key) < to - 1) {
+    // From the chunk holding `to - 1` down to the one after `first` (keys sort from the last chunk to the first).
     const page = await dynamo.send(
       new QueryCommand({
         TableName: tableName(),
-        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :first AND :last',
-        ExpressionAttributeValues: { ':pk': { S: contentPk(inc) }, ':first': { S: first.key }, ':last': { S: last } },
+        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :last AND :first',
+        ExpressionAttributeValues: {
+          ':pk': { S: contentPk(inc) },
+          ':last': { S: chunkKey(dir, to - 1) },
+          ':first': { S: first.key },
+        },
         ConsistentRead: true,
         ExclusiveStartKey: start,
       }),
@@ -215,7 +221,30 @@ export async function getChunks(inc: string, dir: string, from: number, to: numb
     start = page.LastEvaluatedKey;
     if (!start) break;
   }
-  return [first, ...rest];
+  return [first, ...rest.reverse()];
+}
+
+/**
+ * A chunked array's segment and its last chunks in one Query (docs/design/storage.md, section 13, step 4): chunk keys
+ * sort from the last chunk to the first right after the segment's own key, nothing else being below it, so the first
+ * `limit` items from that key are the segment and its last `limit - 1` chunks, last first. No segment: it is gone.
+ */
+export async function getWithTail(
+  inc: string,
+  key: string,
+  limit: number,
+): Promise<{ segment?: Segment; chunks: Segment[] }> {
+  const { Items } = await dynamo.send(
+    new QueryCommand({
+      TableName: tableName(),
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :key)',
+      ExpressionAttributeValues: { ':pk': { S: contentPk(inc) }, ':key': { S: key } },
+      Limit: limit,
+      ConsistentRead: true,
+    }),
+  );
+  const read = (Items ?? []).map(readSegment);
+  return { segment: read[0]?.key === key ? read[0] : undefined, chunks: read.filter((s) => isChunkKey(s.key)) };
 }
 
 /**
@@ -240,13 +269,13 @@ export async function getTail(
     const page = await dynamo.send(
       new QueryCommand({
         TableName: tableName(),
-        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :dir AND :last',
+        // From the last chunk below `count` down (keys sort from the last chunk to the first).
+        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :last AND :first',
         ExpressionAttributeValues: {
           ':pk': { S: contentPk(inc) },
-          ':dir': { S: dir },
           ':last': { S: chunkKey(dir, count - 1) },
+          ':first': { S: chunkKey(dir, 0) },
         },
-        ScanIndexForward: false,
         Limit: limit,
         ConsistentRead: true,
         ExclusiveStartKey: start,
@@ -370,6 +399,19 @@ export function forgetLocation(inc: string, key: string): void {
     if (k.startsWith(`${inc}\u0000`) && 'key' in location && location.key === key) locations.delete(k);
   }
 }
+
+/**
+ * Per warm Lambda: the chunked arrays met (by segment key), with how many elements their chunks held and about how
+ * many a chunk holds, so an insert or delete among their chunks reads the segment and the tail in one Query.
+ */
+const chunkedArrays = new Map<string, { count: number; perChunk: number }>();
+
+export function learnChunked(inc: string, key: string, count: number, perChunk: number): void {
+  if (chunkedArrays.size >= LOCATIONS_MAX) chunkedArrays.delete(chunkedArrays.keys().next().value as string);
+  chunkedArrays.set(`${inc}\u0000${key}`, { count, perChunk });
+}
+
+export const knownChunked = (inc: string, key: string) => chunkedArrays.get(`${inc}\u0000${key}`);
 
 export function forgetLocations(inc: string): void {
   for (const k of [...locations.keys()]) {

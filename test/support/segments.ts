@@ -2,6 +2,7 @@
 import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import {
   ROOT_KEY,
+  byChunkStart,
   chunkCount,
   isBucketStubKey,
   chunkDir,
@@ -49,7 +50,9 @@ export async function strays(p: {
     }
     if (isChunkStubKey(key)) {
       // A chunk stub stands for chunks that hold exactly its count of elements, from index 0, without gaps.
-      const chunks = [...segments.keys()].filter((k) => k.startsWith(chunkDir(key)) && isChunkKey(k)).sort();
+      const chunks = [...segments.keys()]
+        .filter((k) => k.startsWith(chunkDir(key)) && isChunkKey(k))
+        .sort(byChunkStart);
       let length = 0;
       for (const k of chunks) {
         if (chunkStart(k) !== length) dangling.push(k);
