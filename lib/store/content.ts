@@ -439,7 +439,16 @@ async function carryOut(
     ...(decision.carried ?? []).map((s) => ({ key: s.key, version: s.version, carried: true })),
     ...(await subtreesOf(grant.inc, decision.dropped)),
   ];
-  return commitPieces(grant, base, segment.key, decision.version, decision.pieces, orphans, decision.rewritten);
+  return commitPieces(
+    grant,
+    base,
+    segment.key,
+    decision.version,
+    decision.pieces,
+    orphans,
+    decision.rewritten,
+    returnNew,
+  );
 }
 
 /**
@@ -454,6 +463,7 @@ async function commitPieces(
   pieces: readonly Piece[],
   orphans: Rewrite['orphans'],
   rewritten: readonly Rewritten[] = [],
+  returnNew = false,
 ): Promise<Sent> {
   const [top, ...children] = pieces as [Piece, ...Piece[]];
   // Several segments changed in place: each records the versions all of them will have (readers' torn-read check);
@@ -500,7 +510,7 @@ async function commitPieces(
     ) as UpdateRequest;
   const update = replacing(top.fragment, version, partners, tails.get(key));
   if (children.length === 0 && orphans.length === 0 && rewritten.length === 0)
-    return sendUpdate(grant.inc, key, update);
+    return sendUpdate(grant.inc, key, update, false, returnNew);
   const token = { slot: base.slot, value: base.slotMark ?? base.requestToken };
   return commitRewrite({
     inc: grant.inc,
@@ -701,7 +711,7 @@ export async function writeContent(request: WriteRequest): Promise<WriteResult> 
     const decision = await decide(request, grant, current, rel, mark, slot);
     if (decision.kind === 'applied') return { etag: formatEtag(token) };
     if (decision.kind === 'unchanged') return { etag: formatEtag(decision.etag) };
-    const sent = await carryOut(grant, envelope, current, decision, shrinks && decision.kind === 'write');
+    const sent = await carryOut(grant, envelope, current, decision, shrinks);
     if (sent.ok) {
       if (shrinks) await foldIfSmall(grant, envelope, op.segments.slice(0, at.depth), sent.item);
       return { etag: formatEtag(token) };
@@ -1316,6 +1326,9 @@ export async function writeBatch(
   let tail = read?.tail;
   // One UpdateItem can only change one segment: when this Lambda already knows the operations lie in different ones,
   // it does not try.
+  /** A batch that may remove something below the root may leave its segment small enough to fold into its parent. */
+  const removes = request.ops.some((op) => op.kind === 'delete' || op.kind === 'patch' || op.kind === 'merge');
+  const shrinks = (where: At) => removes && where.key !== ROOT_KEY;
   let fast =
     !read &&
     request.ops.every((op) => {
@@ -1330,8 +1343,11 @@ export async function writeBatch(
       // What the engine refuses of a merged write (a result beyond its digits or range) belongs to one of its
       // operations: planning says which, with its index.
       const update = compileBatchWrite(rel, { ...envelope, access: epochAccess(grant) });
-      const tried = await firstTry(grant, at.key, update, true);
-      if (hasLanded(tried)) return { etag: formatEtag(token) };
+      const tried = await firstTry(grant, at.key, update, true, shrinks(at));
+      if (hasLanded(tried)) {
+        if (shrinks(at)) await foldIfSmall(grant, envelope, commonPrefix(request.ops).slice(0, at.depth), tried.item);
+        return { etag: formatEtag(token) };
+      }
       segment = tried;
     } else if (segment === undefined) {
       // No one-request try (the operations lie in different segments): the segment they all lie under, read.
@@ -1350,12 +1366,15 @@ export async function writeBatch(
       const decision = await decideBatch(grant.inc, current, rel, request.ifMatch, undefined, tail);
       tail = undefined;
       if (decision.kind === 'unchanged') return { etag: formatEtag(decision.etag) };
-      sent = await carryOut(grant, envelope, current, decision);
+      sent = await carryOut(grant, envelope, current, decision, shrinks(at));
     } catch (error) {
       if (!(error instanceof MissingSegment)) throw error;
       sent = { ok: false };
     }
-    if (sent.ok) return { etag: formatEtag(token) };
+    if (sent.ok) {
+      if (shrinks(at)) await foldIfSmall(grant, envelope, commonPrefix(request.ops).slice(0, at.depth), sent.item);
+      return { etag: formatEtag(token) };
+    }
     attempt++;
     segment = await retrySegment(grant, at.key, sent, attempt);
   }

@@ -83,3 +83,73 @@ describe('injected faults in batches over several segments: all or nothing, neve
     );
   }, 120_000);
 });
+
+describe('injected faults around a delete that folds its segment back into its parent (storage merges)', () => {
+  let stack: Stack;
+
+  beforeAll(async () => {
+    stack = await startStack();
+  }, 60_000);
+
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  it("the parent's read refused, the fold's commit refused or its answer lost: every delete answers 200, the content is exact", async () => {
+    // Eight sections of more than half a budget each: one segment each, named by a root of stubs.
+    const content = Object.fromEntries(
+      Array.from({ length: 8 }, (_, s) => [
+        `s${s}`,
+        { n: s, ...Object.fromEntries(Array.from({ length: 4 }, (_, f) => [`f${f}`, 'x'.repeat(400)])) },
+      ]),
+    );
+    const p = await stack.newProject();
+    expect((await request(`${p.content}/update`, { method: 'POST', token: p.key, body: { content } })).status).toBe(
+      200,
+    );
+    let n = 0;
+    const faulted = { reads: 0, commits: 0 };
+    const fault = (r: ProxyRequest): Fault | undefined => {
+      if (!r.body.toString('utf8').includes('"S":"C#')) return undefined;
+      n++;
+      if (r.operation === 'GetItem' && n % 3 === 0) {
+        faulted.reads++;
+        return { when: 'before', kind: 'internal' };
+      }
+      if (r.operation === 'TransactWriteItems') {
+        faulted.commits++;
+        return n % 2 ? { when: 'after', kind: 'reset' } : { when: 'before', kind: 'throttle' };
+      }
+      return undefined;
+    };
+    stack.proxy.setFaults(fault);
+    const statuses: number[] = [];
+    try {
+      for (let s = 0; s < 8; s++) {
+        for (let f = 0; f < 4; f++) {
+          const r = await request(`${p.content}/delete`, {
+            method: 'POST',
+            token: p.key,
+            body: { path: `s${s}.f${f}` },
+          });
+          statuses.push(r.status);
+        }
+      }
+    } finally {
+      stack.proxy.setFaults(undefined);
+    }
+    // A fold is housekeeping after the delete landed: whatever it met, the delete's answer is its own.
+    expect(statuses).toEqual(statuses.map(() => 200));
+    expect(faulted.commits).toBeGreaterThan(0);
+    const expected = Object.fromEntries(Array.from({ length: 8 }, (_, s) => [`s${s}`, { n: s }]));
+    expect((await request(p.content, { token: p.key })).body).toEqual({ value: expected });
+    // What a fault kept from folding folds at a later delete; every section takes writes wherever it now is.
+    for (let s = 0; s < 8; s++) {
+      const r = await request(`${p.content}/increment`, { method: 'POST', token: p.key, body: { path: `s${s}.n` } });
+      expect(r.status).toBe(200);
+    }
+    const incremented = Object.fromEntries(Array.from({ length: 8 }, (_, s) => [`s${s}`, { n: s + 1 }]));
+    expect((await request(p.content, { token: p.key })).body).toEqual({ value: incremented });
+    console.log(`fold faults: ${faulted.reads} parent reads and ${faulted.commits} fold commits faulted`);
+  }, 120_000);
+});

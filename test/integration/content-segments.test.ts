@@ -292,6 +292,44 @@ describe('a content larger than one segment', () => {
       await expectSegmentsWithinBudget(p);
     });
 
+    it.each([
+      ['a batch of deletes', 'batch'],
+      ['a JSON Patch remove', 'json-patch'],
+      ['a merge patch null', 'merge-patch'],
+    ])('%s that leaves a section small folds it back too', async (_, how) => {
+      const value = halves();
+      const p = await project(value);
+      const before = await expectSegmentsWithinBudget(p);
+      for (const s of [2, 3]) {
+        // Where the section is, learnt: the batch goes to its segment alone (one UpdateItem there, not a re-cut).
+        expect((await get(p, `s${s}.n`)).body).toEqual({ value: s });
+        const fields = ['f0', 'f1', 'f2', 'f3'];
+        const r =
+          how === 'batch'
+            ? await call('POST', `${p.content}/batch`, {
+                token: p.key,
+                body: { operations: fields.map((f) => ({ op: 'delete', path: `s${s}.${f}` })) },
+              })
+            : await call('PATCH', p.content, {
+                token: p.key,
+                rawBody: JSON.stringify(
+                  how === 'json-patch'
+                    ? fields.map((f) => ({ op: 'remove', path: `/s${s}/${f}` }))
+                    : { [`s${s}`]: Object.fromEntries(fields.map((f) => [f, null])) },
+                ),
+                headers: {
+                  'content-type': how === 'json-patch' ? 'application/json-patch+json' : 'application/merge-patch+json',
+                },
+              });
+        expect(r.status).toBe(200);
+      }
+      const expected = emptied(value, [2, 3]);
+      expect((await get(p)).body).toEqual({ value: expected });
+      const after = await expectSegmentsWithinBudget(p);
+      expect(after).toHaveLength(before.length - 2);
+      for (const s of [2, 3]) expect(heldAt(after, `s${s}`)).toEqual({ n: s });
+    });
+
     it('a parent too full to take the section keeps it a segment; the JSON is the same', async () => {
       const B = fragmentBytes();
       const value = { s: { x: text(Math.ceil(B * 0.4)), y: 1 }, pad: text(Math.ceil(B * 0.45)) };
