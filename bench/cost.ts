@@ -261,9 +261,11 @@ export async function runCost(options: CostOptions): Promise<CostReport> {
       id: 'delete-fold',
       label: 'delete that leaves a section small: folded back into its parent',
       run: async () => {
-        // Uncounted: a section of three strings of about 0.31 budget each, cut to a segment of its own, then two of
-        // them deleted (it stays over a quarter of the budget). The counted delete of the third leaves it small.
+        // Uncounted: a string of a fifth of a budget in the root, then a section of three strings of about 0.31
+        // budget each, which takes the root past its budget: the section is cut to a segment of its own. Two of its
+        // strings deleted, it stays over a quarter of the budget; the counted delete of the third leaves it small.
         const part = 'f'.repeat(Math.floor(fragmentBytes() * 0.31));
+        await must('fold setup', post('set', { path: 'foldpad', value: 'p'.repeat(Math.floor(fragmentBytes() / 5)) }));
         await must('fold setup', post('set', { path: 'fold', value: { a: part, b: part, c: part, n: 1 } }));
         await must('fold setup', post('delete', { path: 'fold.a' }));
         await must('fold setup', post('delete', { path: 'fold.b' }));
@@ -299,6 +301,7 @@ export async function runCost(options: CostOptions): Promise<CostReport> {
       for (const index of [...inserted].reverse()) await must('restore', post('delete', { path: `log.${index}` }));
       await must('restore', post('delete', { path: `builds.batched${rep}` }));
       await must('restore', post('delete', { path: 'fold' }));
+      await must('restore', post('delete', { path: 'foldpad' }));
       for (let index = logLength - inserted.length - 1; index >= before; index--) {
         await must('restore', post('delete', { path: `log.${index}` }));
       }

@@ -948,18 +948,23 @@ const perChunkOf = (newest: readonly Json[]) =>
     : Math.max(1, Math.floor((fragmentBytes() * newest.length) / (2 * storedSize(newest as Json[]))));
 
 /**
- * The tail from the chunks read with the array's segment (`getWithTail`, last first): in order, from the one holding
- * `from` to the last below `count`, when they reach that far (and no further than one transaction rewrites).
+ * The chunks read with the array's segment (`getWithTail`, last first) that belong to its tail: its chunks below
+ * `count`, from the last down to the one holding `from` at most. `reached`: they go that far.
  */
-function tailIn(read: readonly Segment[] | undefined, dir: string, from: number, count: number): Segment[] | undefined {
-  const tail: Segment[] = [];
+function tailIn(
+  read: readonly Segment[] | undefined,
+  dir: string,
+  from: number,
+  count: number,
+): { chunks: Segment[]; reached: boolean } {
+  const chunks: Segment[] = [];
   for (const chunk of read ?? []) {
     // One a rollover made after the segment was read is not the array's yet.
     if (!chunk.key.startsWith(dir) || chunkStart(chunk.key) >= count) continue;
-    tail.push(chunk);
-    if (chunkStart(chunk.key) <= from) return tail.length > TAIL_CHUNKS_MAX ? undefined : tail.reverse();
+    chunks.push(chunk);
+    if (chunkStart(chunk.key) <= from) return { chunks, reached: true };
   }
-  return undefined;
+  return { chunks, reached: false };
 }
 
 /**
@@ -981,9 +986,12 @@ async function tailFor(
   const reach = lowestReach(ops, path, count + own);
   if (reach === undefined || reach >= count) return undefined;
   const dir = chunkDir(stub.key);
+  // What was read with the segment, and as much more as the tail needs (read on after it, never again).
+  const read = tailIn(prefetched, dir, reach, count);
   const chunks =
-    tailIn(prefetched, dir, reach, count) ??
-    (await getTail(inc, dir, reach, count, perChunkOf(newest), TAIL_CHUNKS_MAX, WHOLE_ARRAY_CHUNKS_MAX));
+    read.reached && read.chunks.length <= TAIL_CHUNKS_MAX
+      ? read.chunks.reverse()
+      : await getTail(inc, dir, reach, count, perChunkOf(newest), TAIL_CHUNKS_MAX, WHOLE_ARRAY_CHUNKS_MAX, read.chunks);
   if (chunks === 'long') return undefined;
   // Read after the segment: a chunk newer than it means the array changed in between; read again.
   assertSnapshot([segment, ...chunks]);

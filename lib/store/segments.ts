@@ -261,10 +261,17 @@ export async function getTail(
   perChunk: number,
   max: number,
   whole: number,
+  read: readonly Segment[] = [],
 ): Promise<Segment[] | 'long'> {
-  const found: Segment[] = [];
-  let start: Record<string, AttributeValue> | undefined;
-  let limit = Math.min(max + 1, Math.ceil((count - from) / Math.max(1, perChunk)) + 2);
+  // Chunks already read from the last down (with the array's segment): read on after them.
+  const found: Segment[] = [...read];
+  const last = found[found.length - 1];
+  let start: Record<string, AttributeValue> | undefined = last ? segmentItemKey(inc, last.key) : undefined;
+  const left = (last ? chunkStart(last.key) : count) - from;
+  let limit =
+    found.length > max
+      ? whole + 1 - found.length
+      : Math.min(max + 1 - found.length, Math.ceil(left / Math.max(1, perChunk)) + 2);
   for (;;) {
     const page = await dynamo.send(
       new QueryCommand({
