@@ -820,7 +820,8 @@ function chunksToShift(inc: string, at: At, rel: Exclude<ContentOperation, { kin
         ? asIndex(rel.segments[0] as string)
         : undefined;
   if (index === undefined || index < 0 || index >= known.count) return undefined;
-  return Math.min(TAIL_CHUNKS_MAX + 1, Math.ceil((known.count - index) / known.perChunk) + 3);
+  // At most the segment and one chunk more than a tail may have: enough to know a longer one is one.
+  return Math.min(TAIL_CHUNKS_MAX + 2, Math.ceil((known.count - index) / known.perChunk) + 3);
 }
 
 /** A segment read again after a refused or mixed attempt (within the attempts and the deadline), after a backoff. */

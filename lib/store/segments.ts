@@ -298,8 +298,9 @@ export async function getTail(
     }
     start = page.LastEvaluatedKey;
     if (!start) return found.length > max ? 'long' : found.reverse();
-    // Never more than one past `whole` in all: that one already says the array is too long.
-    limit = Math.min(whole + 1 - found.length, limit * 2);
+    // Never more than one past `whole` in all: that one already says the array is too long. Past `max`, the rest of
+    // that at once.
+    limit = found.length > max ? whole + 1 - found.length : Math.min(whole + 1 - found.length, limit * 2);
   }
 }
 
