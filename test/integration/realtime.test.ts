@@ -31,7 +31,9 @@ function mirrorOf(path: string[], snapshot: any): Record<string, any> {
 /** Changes in path order: changes to different members of one object come in the engine's map order. */
 const byPath = (changes: Array<{ path: string }>) => [...changes].sort((a, b) => (a.path < b.path ? -1 : 1));
 
-const at = (value: any, path: string[]) => path.reduce((v, k) => (v === undefined ? v : v[k]), value);
+/** The value at a path, or undefined when the path runs through anything but an object or array (null, a scalar). */
+const at = (value: any, path: string[]) =>
+  path.reduce((v, k) => (v !== null && typeof v === 'object' ? v[k] : undefined), value);
 
 describe('realtime: snapshot, then every committed change in order', () => {
   const writes: Array<[string, (p: Project) => Promise<{ status: number }>]> = [
