@@ -8,6 +8,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { documents, dynamo } from '../dynamo/client';
+import { setBounded } from '../config/bounded';
 import { tableName } from '../config/env';
 import { Forbidden, NotFound, Unauthorized } from '../config/errors';
 import { fromAttribute } from '../dynamo/attributes';
@@ -61,8 +62,12 @@ async function lookupSession(tokenHash: string): Promise<string> {
   );
   const session = Item as SessionRecord | undefined;
   if (!session || session.ttl <= now) throw new Unauthorized();
-  if (sessions.size >= SESSION_CACHE_SIZE) sessions.delete(sessions.keys().next().value as string);
-  sessions.set(tokenHash, { username: session.u, until: Math.min(session.ttl, now + SESSION_CACHE_SECONDS) });
+  setBounded(
+    sessions,
+    tokenHash,
+    { username: session.u, until: Math.min(session.ttl, now + SESSION_CACHE_SECONDS) },
+    SESSION_CACHE_SIZE,
+  );
   return session.u;
 }
 
@@ -242,8 +247,7 @@ export async function grantFor(
   const decided = await decide(project, principal, need, read, now);
   const head = read.head as Record<string, AttributeValue>;
   const grant: Grant = { ...decided, inc: incarnationOf(head), ge: grantEpochOf(head), verifiedAt: now };
-  if (grants.size >= GRANT_CACHE_SIZE) grants.delete(grants.keys().next().value as string);
-  grants.set(id, grant);
+  setBounded(grants, id, grant, GRANT_CACHE_SIZE);
   return { ...grant, fresh: true };
 }
 

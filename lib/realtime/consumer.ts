@@ -4,6 +4,7 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { AccessProof } from '../auth/access';
+import { setBounded } from '../config/bounded';
 import { HttpError } from '../config/errors';
 import {
   MissingSegment,
@@ -115,8 +116,7 @@ const pathKey = (inc: string, key: string) => `${inc} ${key}`;
 
 function learnStubs(inc: string, base: Segments, fragment: Json): void {
   for (const [child, rel] of stubPaths(fragment)) {
-    if (paths.size >= PATHS_MAX) paths.delete(paths.keys().next().value as string);
-    paths.set(pathKey(inc, child), [...base, ...rel]);
+    setBounded(paths, pathKey(inc, child), [...base, ...rel], PATHS_MAX);
   }
 }
 

@@ -2,6 +2,7 @@
 import { type AttributeValue, ConditionalCheckFailedException, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import Big from 'big.js';
 import { createHash, randomBytes } from 'node:crypto';
+import { setBounded } from '../config/bounded';
 import { fragmentBytes, tableName } from '../config/env';
 import { MAX_BODY_BYTES, MAX_CONTENT_BYTES, MAX_WRITE_ATTEMPTS } from '../config/limits';
 import {
@@ -766,8 +767,7 @@ async function foldIfSmall(
     const bytes = storedSize(merged);
     const limit = Math.max(fragmentBytes() / 2, storedSize(parent.fragment));
     if (bytes > limit) {
-      if (foldChecked.size >= FOLD_CHECKED_MAX) foldChecked.delete(foldChecked.keys().next().value as string);
-      foldChecked.set(checked, { at: Date.now(), room: size - (bytes - limit) });
+      setBounded(foldChecked, checked, { at: Date.now(), room: size - (bytes - limit) }, FOLD_CHECKED_MAX);
       return;
     }
     const pieces = [{ key: parent.key, fragment: merged }];
@@ -799,10 +799,15 @@ async function parentOf(inc: string, path: Segments, key: string): Promise<Segme
   return undefined;
 }
 
-/** A chunked array's segment met (not one of its chunks): remembered for inserts and deletes among its chunks. */
+/**
+ * A chunked array's segment met (not one of its chunks): remembered for inserts and deletes among its chunks. Its
+ * chunk size is measured again only when its count moved (a rollover, an insert or delete among its chunks), not on
+ * every read of it.
+ */
 function noteChunked(inc: string, at: At, segment: Segment): void {
   const stub = at.first === undefined ? chunkStubOf(segment.fragment) : undefined;
-  if (stub) learnChunked(inc, segment.key, chunkCount(stub.key), perChunkOf((segment.fragment as Json[]).slice(1)));
+  if (!stub || knownChunked(inc, segment.key)?.count === chunkCount(stub.key)) return;
+  learnChunked(inc, segment.key, chunkCount(stub.key), perChunkOf((segment.fragment as Json[]).slice(1)));
 }
 
 /**
@@ -1328,7 +1333,8 @@ export async function writeBatch(
 ): Promise<WriteResult> {
   let grant = await grantFor(request.project, request.principal, 'write');
   const { token, slot, mark, envelope } = writeEnvelope(request);
-  let at: At = read?.at ?? lookupLocation(grant.inc, commonPrefix(request.ops));
+  const prefix = commonPrefix(request.ops);
+  let at: At = read?.at ?? lookupLocation(grant.inc, prefix);
   // A batch of one a single write hands on, with the segment it read: planned at once.
   let segment: Segment | undefined = read?.segment;
   /** Chunks read with that segment (a chunked array's last ones): for the first plan only. */
@@ -1354,7 +1360,7 @@ export async function writeBatch(
       const update = compileBatchWrite(rel, { ...envelope, access: epochAccess(grant) });
       const tried = await firstTry(grant, at.key, update, true, shrinks(at));
       if (hasLanded(tried)) {
-        if (shrinks(at)) await foldIfSmall(grant, envelope, commonPrefix(request.ops).slice(0, at.depth), tried.item);
+        if (shrinks(at)) await foldIfSmall(grant, envelope, prefix.slice(0, at.depth), tried.item);
         return { etag: formatEtag(token) };
       }
       segment = tried;
@@ -1381,7 +1387,7 @@ export async function writeBatch(
       sent = { ok: false };
     }
     if (sent.ok) {
-      if (shrinks(at)) await foldIfSmall(grant, envelope, commonPrefix(request.ops).slice(0, at.depth), sent.item);
+      if (shrinks(at)) await foldIfSmall(grant, envelope, prefix.slice(0, at.depth), sent.item);
       return { etag: formatEtag(token) };
     }
     attempt++;

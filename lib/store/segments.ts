@@ -11,6 +11,7 @@ import {
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { setBounded } from '../config/bounded';
 import { tableName } from '../config/env';
 import { PayloadTooLarge } from '../config/errors';
 import {
@@ -322,8 +323,7 @@ export async function projectOfIncarnation(inc: string): Promise<string | undefi
   );
   const name = Item?.[A.project]?.S;
   if (name !== undefined) {
-    if (projectNames.size >= 10_000) projectNames.delete(projectNames.keys().next().value as string);
-    projectNames.set(inc, name);
+    setBounded(projectNames, inc, name, 10_000);
   }
   return name;
 }
@@ -375,8 +375,7 @@ export function lookupLocation(
 }
 
 function remember(key: string, location: Location): void {
-  if (locations.size >= LOCATIONS_MAX) locations.delete(locations.keys().next().value as string);
-  locations.set(key, location);
+  setBounded(locations, key, location, LOCATIONS_MAX);
 }
 
 export function learnLocation(inc: string, prefix: Segments, key: string): void {
@@ -415,8 +414,7 @@ export function forgetLocation(inc: string, key: string): void {
 const chunkedArrays = new Map<string, { count: number; perChunk: number }>();
 
 export function learnChunked(inc: string, key: string, count: number, perChunk: number): void {
-  if (chunkedArrays.size >= LOCATIONS_MAX) chunkedArrays.delete(chunkedArrays.keys().next().value as string);
-  chunkedArrays.set(`${inc}\u0000${key}`, { count, perChunk });
+  setBounded(chunkedArrays, `${inc}\u0000${key}`, { count, perChunk }, LOCATIONS_MAX);
 }
 
 export const knownChunked = (inc: string, key: string) => chunkedArrays.get(`${inc}\u0000${key}`);

@@ -1,11 +1,21 @@
 // Faults between the requests of a batch over several segments (issue 15, storage step 3): the segments it reads, the
 // transaction that commits it, and answers lost after the engine applied it. Whatever happens, a batch is all or
-// nothing: its two increments and its push land together or not at all, and never twice.
+// nothing: its two increments and its push land together or not at all, and never twice. And around a delete that
+// folds its segment back into its parent: whatever the fold meets, the delete answers for itself.
 import type { Fault, ProxyRequest } from '../support/dynamo-proxy';
 import { type Stack, type StackProject, request, startStack } from '../support/hardening-stack';
 
+let stack: Stack;
+
+beforeAll(async () => {
+  stack = await startStack();
+}, 60_000);
+
+afterAll(async () => {
+  await stack?.stop();
+});
+
 describe('injected faults in batches over several segments: all or nothing, never twice', () => {
-  let stack: Stack;
   let p: StackProject;
   // About 15 KB: each section moves to a segment of its own.
   const content = Object.fromEntries(
@@ -16,15 +26,10 @@ describe('injected faults in batches over several segments: all or nothing, neve
   );
 
   beforeAll(async () => {
-    stack = await startStack();
     p = await stack.newProject();
     const r = await request(`${p.content}/update`, { method: 'POST', token: p.key, body: { content } });
     expect(r.status).toBe(200);
   }, 60_000);
-
-  afterAll(async () => {
-    await stack?.stop();
-  });
 
   it('reads refused, commits lost after they applied, throttling: every batch applied once or not at all', async () => {
     // Where the sections are is learnt first, so each batch reads its segments and commits one transaction.
@@ -85,16 +90,6 @@ describe('injected faults in batches over several segments: all or nothing, neve
 });
 
 describe('injected faults around a delete that folds its segment back into its parent (storage merges)', () => {
-  let stack: Stack;
-
-  beforeAll(async () => {
-    stack = await startStack();
-  }, 60_000);
-
-  afterAll(async () => {
-    await stack?.stop();
-  });
-
   it("the parent's read refused, the fold's commit refused or its answer lost: every delete answers 200, the content is exact", async () => {
     // Eight sections of more than half a budget each: one segment each, named by a root of stubs.
     const content = Object.fromEntries(
