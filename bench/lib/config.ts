@@ -34,7 +34,7 @@ export const params = {
   /** Part 3: concurrent clients. */
   clients: int('BENCH_CLIENTS', 32),
   /** Part 3: operations per client per scenario. */
-  contentionOps: int('BENCH_CONTENTION_OPS', 10),
+  contentionOps: int('BENCH_CONTENTION_OPS', 30),
   /** Part 4: measured fresh processes per bundle (after one warm-up each). */
   coldRuns: int('BENCH_COLDSTART_RUNS', 15),
   /** Part 4: extra, profiled cold starts of the floor, set and get (attribution only; 0 skips). */
