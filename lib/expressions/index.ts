@@ -37,6 +37,11 @@ export interface WriteEnvelope {
   /** Segments: a chunked array's segment whose chunks the commit rewrites in place records which (A.tailChunks). */
   tailChunks?: TailChunks;
   /**
+   * Segments: an insert into a chunked array's segment (its root) whose index is already its position after this chunk
+   * stub: the write holds while the stub is still its index 0 (the chunks hold the same count of elements).
+   */
+  chunkStub?: string;
+  /**
    * The content-size estimate: `growth` adds a bound and checks the budget (fast path; nothing for a bound of 0); `exact` resets it (writes
    * guarded by the version); `added` adds what a guarded read-then-write grows it by, already checked in memory.
    */
@@ -167,11 +172,21 @@ function compileFastPush(state: ExpressionState, steps: Step[], value: Attribute
   requireParent(state, steps);
 }
 
-function compileFastInsert(state: ExpressionState, steps: Step[], value: AttributeValue, index: number): boolean {
+function compileFastInsert(
+  state: ExpressionState,
+  steps: Step[],
+  value: AttributeValue,
+  index: number,
+  chunkStub: string | undefined,
+): boolean {
   const target = state.path(steps);
   // A segment's root array may be chunked (docs/design/storage.md, step 4): its index 0 is then a chunk stub standing
-  // for its oldest elements, and neither form below means the index asked for; the planned write places it.
-  if (steps.length === 0) state.conditions.push(`NOT attribute_type(${target}[0], ${state.value({ S: 'B' })})`);
+  // for its oldest elements, and neither form below means the index asked for; the planned write places it. Unless
+  // the index is already a position after the stub the writer knows, and the write holds only while that is there.
+  if (steps.length === 0 && chunkStub !== undefined) {
+    if (index < 1) return false;
+    state.conditions.push(`${state.path([0])} = ${state.value({ B: Buffer.from(chunkStub, 'utf8') })}`);
+  } else if (steps.length === 0) state.conditions.push(`NOT attribute_type(${target}[0], ${state.value({ S: 'B' })})`);
   if (index === 0) {
     state.sets.push(
       `${target} = list_append(${state.value({ L: [value] })}, if_not_exists(${target}, ${state.value({ L: [] })}))`,
@@ -245,7 +260,7 @@ export const isAssumptionRefused = (error: unknown): boolean =>
   /document path|incorrect data type/i.test(error.message);
 
 /** Compiles an operation without reading the content; false when it cannot be done that way. */
-export function compileFastOperation(state: ExpressionState, op: ContentOperation): boolean {
+export function compileFastOperation(state: ExpressionState, op: ContentOperation, chunkStub?: string): boolean {
   if (op.kind === 'replace') {
     state.sets.push(`${state.name(A.content)} = ${state.value(toAttribute(op.content))}`);
     return true;
@@ -261,7 +276,7 @@ export function compileFastOperation(state: ExpressionState, op: ContentOperatio
       compileFastPush(state, steps, toAttribute(op.value));
       return true;
     case 'insert':
-      return compileFastInsert(state, steps, toAttribute(op.value), op.index);
+      return compileFastInsert(state, steps, toAttribute(op.value), op.index, chunkStub);
     case 'add':
       compileFastAdd(state, steps, op.amount);
       return true;
@@ -433,7 +448,7 @@ export function compileWrite(
 ): UpdateRequest | undefined {
   const state = new ExpressionState();
   if ('op' in change) {
-    if (!compileFastOperation(state, change.op)) return undefined;
+    if (!compileFastOperation(state, change.op, envelope.chunkStub)) return undefined;
     if (envelope.guardStubs) compileStubGuards(state, [change.op]);
   } else {
     compileAction(state, change.action);

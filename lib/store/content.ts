@@ -510,23 +510,36 @@ async function commitPieces(
       },
     ) as UpdateRequest;
   const update = replacing(top.fragment, version, partners, tails.get(key));
+  // What this Lambda knows of a chunked array it rewrote (its chunk stub after a shift among its chunks, a rollover):
+  // kept current, so its next insert after the chunks is one request.
+  const landed = <T extends { ok: boolean }>(sent: T): T => {
+    if (sent.ok)
+      for (const [k, fragment] of [
+        [key, top.fragment] as const,
+        ...rewritten.map((r) => [r.segment.key, r.pieces[0]?.fragment] as const),
+      ])
+        if (!isChunkKey(k)) noteChunked(grant.inc, k, fragment);
+    return sent;
+  };
   if (children.length === 0 && orphans.length === 0 && rewritten.length === 0)
-    return sendUpdate(grant.inc, key, update, false, returnNew);
+    return landed(await sendUpdate(grant.inc, key, update, false, returnNew));
   const token = { slot: base.slot, value: base.slotMark ?? base.requestToken };
-  return commitRewrite({
-    inc: grant.inc,
-    epoch: grant.epoch,
-    parent: { key, update, tail: tails.has(key) },
-    rewritten: rewritten.map((r) => ({
-      key: r.segment.key,
-      update: replacing((r.pieces[0] as Piece).fragment, r.segment.version, partnersOf(r), tails.get(r.segment.key)),
-      tail: tails.has(r.segment.key),
-      partner: r.chunkOf === undefined,
-    })),
-    children: [...children, ...rewritten.flatMap((r) => r.pieces.slice(1))],
-    orphans,
-    token,
-  });
+  return landed(
+    await commitRewrite({
+      inc: grant.inc,
+      epoch: grant.epoch,
+      parent: { key, update, tail: tails.has(key) },
+      rewritten: rewritten.map((r) => ({
+        key: r.segment.key,
+        update: replacing((r.pieces[0] as Piece).fragment, r.segment.version, partnersOf(r), tails.get(r.segment.key)),
+        tail: tails.has(r.segment.key),
+        partner: r.chunkOf === undefined,
+      })),
+      children: [...children, ...rewritten.flatMap((r) => r.pieces.slice(1))],
+      orphans,
+      token,
+    }),
+  );
 }
 
 /** A one-request form that landed; with `returnNew`, the item it left. */
@@ -647,10 +660,14 @@ export async function writeContent(request: WriteRequest): Promise<WriteResult> 
       fast = false;
       // A write that may grow its segment past the budget cannot be one UpdateItem: it is planned (and cut) at once.
       const growth = growthBound(rel);
+      const after = afterChunkStub(grant.inc, at, rel);
       const update =
         growth > fragmentBytes()
           ? undefined
-          : compileWrite({ op: rel }, { ...envelope, access: epochAccess(grant), size: { growth } });
+          : compileWrite(
+              { op: after?.op ?? rel },
+              { ...envelope, access: epochAccess(grant), size: { growth }, chunkStub: after?.stub },
+            );
       const tried = await firstTry(grant, at.key, update, false, shrinks);
       if (hasLanded(tried)) {
         if (shrinks) await foldIfSmall(grant, envelope, op.segments.slice(0, at.depth), tried.item);
@@ -666,7 +683,7 @@ export async function writeContent(request: WriteRequest): Promise<WriteResult> 
       continue;
     }
     const current = segment as Segment;
-    noteChunked(grant.inc, at, current);
+    if (at.first === undefined) noteChunked(grant.inc, current.key, current.fragment);
     // Our token in any segment on the way: this request's write landed (its answer was lost, and a cut or split
     // since may have moved the path on).
     if (tokenIn(current, slot) === mark) return { etag: formatEtag(token) };
@@ -804,10 +821,10 @@ async function parentOf(inc: string, path: Segments, key: string): Promise<Segme
  * chunk size is measured again only when its count moved (a rollover, an insert or delete among its chunks), not on
  * every read of it.
  */
-function noteChunked(inc: string, at: At, segment: Segment): void {
-  const stub = at.first === undefined ? chunkStubOf(segment.fragment) : undefined;
-  if (!stub || knownChunked(inc, segment.key)?.count === chunkCount(stub.key)) return;
-  learnChunked(inc, segment.key, chunkCount(stub.key), perChunkOf((segment.fragment as Json[]).slice(1)));
+function noteChunked(inc: string, key: string, fragment: Json | undefined): void {
+  const stub = chunkStubOf(fragment);
+  if (!stub || knownChunked(inc, key)?.stub === stub.key) return;
+  learnChunked(inc, key, stub.key, perChunkOf((fragment as Json[]).slice(1)));
 }
 
 /**
@@ -827,6 +844,22 @@ function chunksToShift(inc: string, at: At, rel: Exclude<ContentOperation, { kin
   if (index === undefined || index < 0 || index >= known.count) return undefined;
   // At most the segment and one chunk more than a tail may have: enough to know a longer one is one.
   return Math.min(TAIL_CHUNKS_MAX + 2, Math.ceil((known.count - index) / known.perChunk) + 3);
+}
+
+/**
+ * An insert after the chunks of a chunked array this Lambda has met (at its end, say): its index as a position after
+ * the array's chunk stub, written in one UpdateItem while that stub is still there (a rollover or an insert or delete
+ * among the chunks since changes it, and the write reads).
+ */
+function afterChunkStub(
+  inc: string,
+  at: At,
+  rel: Exclude<ContentOperation, { kind: 'replace' }>,
+): { op: ContentOperation; stub: string } | undefined {
+  if (at.first !== undefined || rel.kind !== 'insert' || rel.segments.length > 0) return undefined;
+  const known = knownChunked(inc, at.key);
+  if (!known || rel.index < known.count) return undefined;
+  return { op: { ...rel, index: rel.index - known.count + 1 }, stub: known.stub };
 }
 
 /** A segment read again after a refused or mixed attempt (within the attempts and the deadline), after a backoff. */
@@ -1507,7 +1540,7 @@ export async function readContent(request: ReadRequest): Promise<{ value: Json; 
       grant = await reverified(grant, segment);
       continue;
     }
-    noteChunked(grant.inc, at, segment);
+    if (at.first === undefined) noteChunked(grant.inc, segment.key, segment.fragment);
     let rel = segments.slice(at.depth);
     if (at.first !== undefined) rel[0] = at.first;
     const located = locate(segment.fragment, rel, true);

@@ -182,6 +182,16 @@ describe('DynamoDB requests per operation, cold and warm', () => {
       const set = { method: 'POST', token: key, body: { path: 'log.500.i', value: 500 } } as const;
       expect(await counted(`${big.content}/set`, set)).toEqual({ status: 200, requests: { UpdateItem: 2, Query: 1 } });
     }
+    // An insert after the chunks (at the end, whatever the index): one UpdateItem, like a push, held by the chunk
+    // stub this Lambda knows (the shifts above changed it, and the Lambda learnt the new one from its own commit).
+    for (let i = 0; i < 2; i++) {
+      const insert = {
+        method: 'POST',
+        token: key,
+        body: { path: 'log', index: 605 + i, value: { i: 605 + i } },
+      } as const;
+      expect(await counted(`${big.content}/insert`, insert)).toEqual({ status: 200, requests: { UpdateItem: 1 } });
+    }
     // The bucketed object: learnt once, then a member is computed to its bucket.
     expect((await counted(`${big.content}?path=builds.b1`, { token: key })).status).toBe(200);
     for (let i = 0; i < 3; i++) {
@@ -209,7 +219,8 @@ describe('DynamoDB requests per operation, cold and warm', () => {
     }
     const read = await request(`${big.content}`, { token: key });
     expect(read.body.value.builds.batched1).toEqual({ i: 1 });
-    expect((read.body.value.log as unknown[]).length).toBe(605);
+    expect((read.body.value.log as unknown[]).length).toBe(607);
+    expect((read.body.value.log as unknown[]).slice(-3)).toEqual([{ i: 604 }, { i: 605 }, { i: 606 }]);
     expect(read.body.value.runs).toBe(4);
     expect(read.body.value.builds.new2).toEqual({ i: 2 });
     expect(read.body.value.builds.b2).toEqual({ i: 7, ok: true });

@@ -939,6 +939,46 @@ describe('a chunked array (an array larger than one segment)', () => {
     await expectSegmentsWithinBudget(p);
   });
 
+  it('inserts after its chunks (at the end, by index) land where they name, across rollovers, alone and racing pushes', async () => {
+    const { p, model } = await pushed(Math.ceil((fragmentBytes() * 4) / 90));
+    // The process meets the array (its last element read), then inserts at the end as it grows past rollovers, where
+    // the chunk stub it knows is replaced, and around inserts among the chunks, which replace it too.
+    expect((await get(p, 'log.-1.i')).body.value).toBe(model.length - 1);
+    for (let k = 0; k < 60; k++) {
+      const value = { k, note: text(60, 'e') };
+      expect((await send(p, 'insert', { path: 'log', index: model.length, value })).status).toBe(200);
+      model.push(value);
+      if (k % 20 === 10) {
+        expect((await send(p, 'insert', { path: 'log', index: 2, value: { k } })).status).toBe(200);
+        model.splice(2, 0, { k });
+      }
+    }
+    // Past the end is still the model's 400; before the newest elements, the same insert lands in the chunks.
+    expect((await send(p, 'insert', { path: 'log', index: model.length + 1, value: 1 })).status).toBe(400);
+    expect((await get(p, 'log')).body.value).toEqual(model);
+    // Racing: inserts at the length they all read, and pushes; each lands once, the elements before untouched.
+    const before = model.length;
+    const results = await Promise.all(
+      Array.from({ length: 24 }, (_, w) =>
+        send(p, w % 2 === 0 ? 'insert' : 'push', {
+          path: 'log',
+          index: w % 2 === 0 ? before : undefined,
+          value: { w },
+        }),
+      ),
+    );
+    for (const [w, r] of results.entries()) expect({ w, status: r.status }).toEqual({ w, status: 200 });
+    const log = (await get(p, 'log')).body.value as Record<string, unknown>[];
+    expect(log.slice(0, before)).toEqual(model);
+    expect(
+      log
+        .slice(before)
+        .map((e) => e.w)
+        .sort((a, b) => (a as number) - (b as number)),
+    ).toEqual(Array.from({ length: 24 }, (_, w) => w));
+    await expectSegmentsWithinBudget(p);
+  });
+
   it('inserts and deletes in its chunks, pushes and writes to an old element, 24 at once: each lands once, in place', async () => {
     const { p, model } = await pushed(Math.ceil((fragmentBytes() * 6) / 90));
     const old = 3;

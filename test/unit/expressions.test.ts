@@ -6,6 +6,7 @@ import { type Json, type JsonNumber, type JsonObject, isStorableNumber, storedSi
 import { type Action, type ContentOperation, applyAction, plan } from '../../lib/content/model';
 import {
   type AccessCheck,
+  type UpdateRequest,
   type WriteEnvelope,
   ExpressionState,
   assumeSteps,
@@ -863,6 +864,29 @@ describe('compileWrite', () => {
     );
     expect(request?.UpdateExpression).toBe(update);
     expect(request?.ConditionExpression).toBe(condition);
+  });
+
+  // A segment's root array whose index 0 is a chunk stub: an insert at an index known to be after the stub is the
+  // fast append, held by the stub itself (a rollover or a shift among the chunks replaces it); without the stub known,
+  // the chunk stub makes the write refuse; before the stub there is no such write.
+  it('an insert into a chunked array after the chunk stub it knows: append while that stub is index 0', () => {
+    const op = { kind: 'insert', segments: [], index: 4, value: 'x' } as const;
+    const known = compileWrite({ op }, { ...envelope(op), chunkStub: 'a~12' }) as UpdateRequest;
+    const names = known.ExpressionAttributeNames as Record<string, string>;
+    const values = known.ExpressionAttributeValues as Record<string, AttributeValue>;
+    const conditions = (known.ConditionExpression as string).split(' AND ');
+    const onStub = conditions.find((c) => c.startsWith('#n0[0] = ')) as string;
+    expect(names['#n0']).toBe('content');
+    expect(Buffer.from(values[onStub.split(' = ')[1] as string]?.B as Uint8Array).toString()).toBe('a~12');
+    expect(conditions.some((c) => c.startsWith('size(#n0) = ') && values[c.split(' = ')[1] as string]?.N === '4')).toBe(
+      true,
+    );
+    expect(known.ConditionExpression).not.toContain('attribute_type');
+    expect(known.UpdateExpression).toContain('#n0 = list_append(#n0, ');
+    const unknown = compileWrite({ op }, envelope(op)) as UpdateRequest;
+    expect(unknown.ConditionExpression).toContain('NOT attribute_type(#n0[0], ');
+    const front = { ...op, index: 0 };
+    expect(compileWrite({ op: front }, { ...envelope(front), chunkStub: 'a~12' })).toBeUndefined();
   });
 });
 
