@@ -37,8 +37,9 @@ export interface WriteEnvelope {
   /** Segments: a chunked array's segment whose chunks the commit rewrites in place records which (A.tailChunks). */
   tailChunks?: TailChunks;
   /**
-   * Segments: an insert into a chunked array's segment (its root) whose index is already its position after this chunk
-   * stub: the write holds while the stub is still its index 0 (the chunks hold the same count of elements).
+   * Segments: a write to a chunked array's segment (its root) whose first step (or root insert's index) is already a
+   * position after this chunk stub: the write holds while the stub is still its index 0 (the chunks hold the same
+   * count of elements, so every position still names the element it named).
    */
   chunkStub?: string;
   /**
@@ -129,10 +130,10 @@ export class ExpressionState {
  * non-negative integer is taken as a list index, which the condition then verifies. Negative indexes need the
  * list's length, so they return undefined (read first).
  */
-export function assumeSteps(segments: Segments): Step[] | undefined {
+export function assumeSteps(segments: Segments, firstIsIndex = false): Step[] | undefined {
   const steps: Step[] = [];
   for (const [i, segment] of segments.entries()) {
-    const index = i === 0 ? undefined : asIndex(segment);
+    const index = i === 0 && !firstIsIndex ? undefined : asIndex(segment);
     if (index === undefined) steps.push(segment);
     else if (index < 0) return undefined;
     else steps.push(index);
@@ -182,11 +183,9 @@ function compileFastInsert(
   const target = state.path(steps);
   // A segment's root array may be chunked (docs/design/storage.md, step 4): its index 0 is then a chunk stub standing
   // for its oldest elements, and neither form below means the index asked for; the planned write places it. Unless
-  // the index is already a position after the stub the writer knows, and the write holds only while that is there.
-  if (steps.length === 0 && chunkStub !== undefined) {
-    if (index < 1) return false;
-    state.conditions.push(`${state.path([0])} = ${state.value({ B: Buffer.from(chunkStub, 'utf8') })}`);
-  } else if (steps.length === 0) state.conditions.push(`NOT attribute_type(${target}[0], ${state.value({ S: 'B' })})`);
+  // the index is already a position after the stub the writer knows (compileFastOperation holds the write to it).
+  if (steps.length === 0 && chunkStub === undefined)
+    state.conditions.push(`NOT attribute_type(${target}[0], ${state.value({ S: 'B' })})`);
   if (index === 0) {
     state.sets.push(
       `${target} = list_append(${state.value({ L: [value] })}, if_not_exists(${target}, ${state.value({ L: [] })}))`,
@@ -265,8 +264,16 @@ export function compileFastOperation(state: ExpressionState, op: ContentOperatio
     state.sets.push(`${state.name(A.content)} = ${state.value(toAttribute(op.content))}`);
     return true;
   }
-  const steps = assumeSteps(op.segments);
+  const steps = assumeSteps(op.segments, chunkStub !== undefined);
   if (steps === undefined || (op.kind === 'insert' && op.index < 0)) return false;
+  if (chunkStub !== undefined) {
+    // A chunked array's segment (its root): the path's first step, or the root insert's index, is a position after
+    // its chunk stub, which maps the client's index to it while that stub is its index 0 (the stub's key holds the
+    // count of elements in its chunks; a rollover or a shift among the chunks replaces it).
+    const position = steps.length === 0 ? (op.kind === 'insert' ? op.index : 0) : steps[0];
+    if (typeof position !== 'number' || position < 1) return false;
+    state.conditions.push(`${state.path([0])} = ${state.value({ B: Buffer.from(chunkStub, 'utf8') })}`);
+  }
   indexAssumptions(state, steps);
   switch (op.kind) {
     case 'set':

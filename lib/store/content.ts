@@ -652,6 +652,21 @@ export async function writeContent(request: WriteRequest): Promise<WriteResult> 
     // A delete below the root may leave its segment small enough to fold back into its parent: it asks for what it left.
     const shrinks = op.kind === 'delete' && at.key !== ROOT_KEY;
     const shifting = fast ? chunksToShift(grant.inc, at, rel) : undefined;
+    const inChunks = fast && shifting === undefined ? chunkedElement(grant.inc, at, rel) : undefined;
+    if (inChunks) {
+      // An element in the chunks of a chunked array this Lambda has met: its chunk found by one Query and written on
+      // its version, without the refused try on the array's segment. A chunk's range of indexes never changes in
+      // place (only its elements move, and its version with them), so the chunk's key says where the element is.
+      const chunk = await getChunk(grant.inc, inChunks.dir, inChunks.index);
+      const position = chunk ? inChunks.index - chunkStart(chunk.key) : -1;
+      if (chunk && position < (chunk.fragment as Json[]).length) {
+        fast = false;
+        arrayAt = at;
+        at = { key: chunk.key, depth: at.depth, first: String(position) };
+        segment = chunk;
+        continue;
+      }
+    }
     if (shifting !== undefined) {
       // An insert or delete among a known chunked array's chunks: its segment and the tail, one Query, then the commit.
       fast = false;
@@ -847,19 +862,42 @@ function chunksToShift(inc: string, at: At, rel: Exclude<ContentOperation, { kin
 }
 
 /**
- * An insert after the chunks of a chunked array this Lambda has met (at its end, say): its index as a position after
- * the array's chunk stub, written in one UpdateItem while that stub is still there (a rollover or an insert or delete
- * among the chunks since changes it, and the write reads).
+ * A write after the chunks of a chunked array this Lambda has met (an insert at its end, a change to one of its newest
+ * elements by index): that index as a position after the array's chunk stub, written in one UpdateItem while that
+ * stub is still there (a rollover or an insert or delete among the chunks since changes it, and the write reads).
  */
 function afterChunkStub(
   inc: string,
   at: At,
   rel: Exclude<ContentOperation, { kind: 'replace' }>,
 ): { op: ContentOperation; stub: string } | undefined {
-  if (at.first !== undefined || rel.kind !== 'insert' || rel.segments.length > 0) return undefined;
+  if (at.first !== undefined) return undefined;
   const known = knownChunked(inc, at.key);
-  if (!known || rel.index < known.count) return undefined;
-  return { op: { ...rel, index: rel.index - known.count + 1 }, stub: known.stub };
+  if (!known) return undefined;
+  const into = rel.kind === 'insert' && rel.segments.length === 0;
+  const index = into ? rel.index : rel.segments.length > 0 ? asIndex(rel.segments[0] as string) : undefined;
+  if (index === undefined || index < known.count) return undefined;
+  const position = index - known.count + 1;
+  const op = into ? { ...rel, index: position } : { ...rel, segments: [String(position), ...rel.segments.slice(1)] };
+  return { op, stub: known.stub };
+}
+
+/**
+ * A write below an element in the chunks of a chunked array this Lambda has met (`set log.5.status`, `set log.5`):
+ * the chunk directory and the element's index. Not a delete of the element or an insert into the array (those shift
+ * the elements after it).
+ */
+function chunkedElement(
+  inc: string,
+  at: At,
+  rel: Exclude<ContentOperation, { kind: 'replace' }>,
+): { dir: string; index: number } | undefined {
+  if (at.first !== undefined || rel.segments.length === 0) return undefined;
+  if (rel.kind === 'delete' && rel.segments.length === 1) return undefined;
+  const known = knownChunked(inc, at.key);
+  const index = asIndex(rel.segments[0] as string);
+  if (!known || index === undefined || index < 0 || index >= known.count) return undefined;
+  return { dir: chunkDir(known.stub), index };
 }
 
 /** A segment read again after a refused or mixed attempt (within the attempts and the deadline), after a backoff. */

@@ -939,7 +939,7 @@ describe('a chunked array (an array larger than one segment)', () => {
     await expectSegmentsWithinBudget(p);
   });
 
-  it('inserts after its chunks (at the end, by index) land where they name, across rollovers, alone and racing pushes', async () => {
+  it('inserts after its chunks (at the end, by index) and writes to its newest elements by index land where they name, across rollovers, alone and racing pushes', async () => {
     const { p, model } = await pushed(Math.ceil((fragmentBytes() * 4) / 90));
     // The process meets the array (its last element read), then inserts at the end as it grows past rollovers, where
     // the chunk stub it knows is replaced, and around inserts among the chunks, which replace it too.
@@ -953,18 +953,36 @@ describe('a chunked array (an array larger than one segment)', () => {
         model.splice(2, 0, { k });
       }
     }
+    // Writes to its newest elements by index (after the chunks): set, increment and delete land on the element named.
+    for (let k = 0; k < 12; k++) {
+      const last = model.length - 1;
+      expect((await send(p, 'increment', { path: `log.${last}.k`, value: 2 })).status).toBe(200);
+      (model[last] as { k?: number }).k = ((model[last] as { k?: number }).k ?? 0) + 2;
+      expect((await send(p, 'set', { path: `log.${last - 1}.tag`, value: `t${k}` })).status).toBe(200);
+      (model[last - 1] as { tag?: string }).tag = `t${k}`;
+      if (k % 3 === 0) {
+        expect((await send(p, 'delete', { path: `log.${last - 2}` })).status).toBe(200);
+        model.splice(last - 2, 1);
+      }
+      await ok(p, 'push', { path: 'log', value: entry(k) });
+      model.push(entry(k));
+    }
     // Past the end is still the model's 400; before the newest elements, the same insert lands in the chunks.
     expect((await send(p, 'insert', { path: 'log', index: model.length + 1, value: 1 })).status).toBe(400);
     expect((await get(p, 'log')).body.value).toEqual(model);
-    // Racing: inserts at the length they all read, and pushes; each lands once, the elements before untouched.
+    // Racing: inserts at the length they all read, pushes, and increments of the last element before them by its
+    // index (which neither shifts); each lands once, the elements before untouched.
     const before = model.length;
+    (model[before - 1] as { hits?: number }).hits = 8;
     const results = await Promise.all(
-      Array.from({ length: 24 }, (_, w) =>
-        send(p, w % 2 === 0 ? 'insert' : 'push', {
-          path: 'log',
-          index: w % 2 === 0 ? before : undefined,
-          value: { w },
-        }),
+      Array.from({ length: 32 }, (_, w) =>
+        w % 4 === 3
+          ? send(p, 'increment', { path: `log.${before - 1}.hits` })
+          : send(p, w % 2 === 0 ? 'insert' : 'push', {
+              path: 'log',
+              index: w % 2 === 0 ? before : undefined,
+              value: { w },
+            }),
       ),
     );
     for (const [w, r] of results.entries()) expect({ w, status: r.status }).toEqual({ w, status: 200 });
@@ -975,7 +993,7 @@ describe('a chunked array (an array larger than one segment)', () => {
         .slice(before)
         .map((e) => e.w)
         .sort((a, b) => (a as number) - (b as number)),
-    ).toEqual(Array.from({ length: 24 }, (_, w) => w));
+    ).toEqual(Array.from({ length: 32 }, (_, w) => w).filter((w) => w % 4 !== 3));
     await expectSegmentsWithinBudget(p);
   });
 

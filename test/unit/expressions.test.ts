@@ -888,6 +888,24 @@ describe('compileWrite', () => {
     const front = { ...op, index: 0 };
     expect(compileWrite({ op: front }, { ...envelope(front), chunkStub: 'a~12' })).toBeUndefined();
   });
+
+  // The same for a write to one of the newest elements: the path's first step is a position after the stub.
+  it('a write to a chunked array element after the chunk stub it knows: the first step an index, held by the stub', () => {
+    const op = set('3.x', 1);
+    const known = compileWrite({ op }, { ...envelope(op), chunkStub: 'a~12' }) as UpdateRequest;
+    const values = known.ExpressionAttributeValues as Record<string, AttributeValue>;
+    const conditions = (known.ConditionExpression as string).split(' AND ');
+    const onStub = conditions.find((c) => c.startsWith('#n0[0] = ')) as string;
+    expect(Buffer.from(values[onStub.split(' = ')[1] as string]?.B as Uint8Array).toString()).toBe('a~12');
+    expect(known.UpdateExpression).toMatch(/^SET #n0\[3\]\.#n1 = /);
+    // Without the stub the first step is a key (an array segment refuses the path, and the write reads).
+    expect((compileWrite({ op }, envelope(op)) as UpdateRequest).UpdateExpression).toMatch(/^SET #n0\.#n1\.#n2 = /);
+    // Position 0 is the stub itself, a negative one needs the length: neither has a one-request form.
+    for (const path of ['0.x', '-1.x']) {
+      const other = set(path, 1);
+      expect(compileWrite({ op: other }, { ...envelope(other), chunkStub: 'a~12' })).toBeUndefined();
+    }
+  });
 });
 
 describe('compileRead', () => {
