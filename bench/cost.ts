@@ -199,6 +199,16 @@ export async function runCost(options: CostOptions): Promise<CostReport> {
     },
     { id: 'delete', label: 'delete of a leaf', run: () => post('delete', { path: 'meta.leaf' }) },
     {
+      id: 'set-newest',
+      label: 'set in the newest record of `log`, by index',
+      run: (rep) => post('set', { path: `log.${logLength - 1}.status`, value: `s${rep}` }),
+    },
+    {
+      id: 'set-old',
+      label: 'set in an old record of `log` (in its chunks), by index',
+      run: (rep) => post('set', { path: `log.${Math.floor(logLength / 3)}.status`, value: `s${rep}` }),
+    },
+    {
       id: 'insert-end',
       label: 'insert at the end',
       run: async (rep) => {

@@ -88,6 +88,7 @@ import {
   getSegment,
   getTail,
   getWithTail,
+  forgetChunked,
   knownChunked,
   learnChunked,
   knownBucket,
@@ -652,21 +653,6 @@ export async function writeContent(request: WriteRequest): Promise<WriteResult> 
     // A delete below the root may leave its segment small enough to fold back into its parent: it asks for what it left.
     const shrinks = op.kind === 'delete' && at.key !== ROOT_KEY;
     const shifting = fast ? chunksToShift(grant.inc, at, rel) : undefined;
-    const inChunks = fast && shifting === undefined ? chunkedElement(grant.inc, at, rel) : undefined;
-    if (inChunks) {
-      // An element in the chunks of a chunked array this Lambda has met: its chunk found by one Query and written on
-      // its version, without the refused try on the array's segment. A chunk's range of indexes never changes in
-      // place (only its elements move, and its version with them), so the chunk's key says where the element is.
-      const chunk = await getChunk(grant.inc, inChunks.dir, inChunks.index);
-      const position = chunk ? inChunks.index - chunkStart(chunk.key) : -1;
-      if (chunk && position < (chunk.fragment as Json[]).length) {
-        fast = false;
-        arrayAt = at;
-        at = { key: chunk.key, depth: at.depth, first: String(position) };
-        segment = chunk;
-        continue;
-      }
-    }
     if (shifting !== undefined) {
       // An insert or delete among a known chunked array's chunks: its segment and the tail, one Query, then the commit.
       fast = false;
@@ -675,7 +661,7 @@ export async function writeContent(request: WriteRequest): Promise<WriteResult> 
       fast = false;
       // A write that may grow its segment past the budget cannot be one UpdateItem: it is planned (and cut) at once.
       const growth = growthBound(rel);
-      const after = afterChunkStub(grant.inc, at, rel);
+      const after = afterChunkStub(grant.inc, at, rel, request.ifMatch);
       const update =
         growth > fragmentBytes()
           ? undefined
@@ -838,7 +824,8 @@ async function parentOf(inc: string, path: Segments, key: string): Promise<Segme
  */
 function noteChunked(inc: string, key: string, fragment: Json | undefined): void {
   const stub = chunkStubOf(fragment);
-  if (!stub || knownChunked(inc, key)?.stub === stub.key) return;
+  if (!stub) return forgetChunked(inc, key);
+  if (knownChunked(inc, key)?.stub === stub.key) return;
   learnChunked(inc, key, stub.key, perChunkOf((fragment as Json[]).slice(1)));
 }
 
@@ -870,8 +857,9 @@ function afterChunkStub(
   inc: string,
   at: At,
   rel: Exclude<ContentOperation, { kind: 'replace' }>,
+  ifMatch: readonly string[] | undefined,
 ): { op: ContentOperation; stub: string } | undefined {
-  if (at.first !== undefined) return undefined;
+  if (at.first !== undefined || ifMatch) return undefined;
   const known = knownChunked(inc, at.key);
   if (!known) return undefined;
   const into = rel.kind === 'insert' && rel.segments.length === 0;
@@ -880,24 +868,6 @@ function afterChunkStub(
   const position = index - known.count + 1;
   const op = into ? { ...rel, index: position } : { ...rel, segments: [String(position), ...rel.segments.slice(1)] };
   return { op, stub: known.stub };
-}
-
-/**
- * A write below an element in the chunks of a chunked array this Lambda has met (`set log.5.status`, `set log.5`):
- * the chunk directory and the element's index. Not a delete of the element or an insert into the array (those shift
- * the elements after it).
- */
-function chunkedElement(
-  inc: string,
-  at: At,
-  rel: Exclude<ContentOperation, { kind: 'replace' }>,
-): { dir: string; index: number } | undefined {
-  if (at.first !== undefined || rel.segments.length === 0) return undefined;
-  if (rel.kind === 'delete' && rel.segments.length === 1) return undefined;
-  const known = knownChunked(inc, at.key);
-  const index = asIndex(rel.segments[0] as string);
-  if (!known || index === undefined || index < 0 || index >= known.count) return undefined;
-  return { dir: chunkDir(known.stub), index };
 }
 
 /** A segment read again after a refused or mixed attempt (within the attempts and the deadline), after a backoff. */

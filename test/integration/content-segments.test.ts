@@ -967,6 +967,18 @@ describe('a chunked array (an array larger than one segment)', () => {
       await ok(p, 'push', { path: 'log', value: entry(k) });
       model.push(entry(k));
     }
+    // If-Match on the array is the whole array's ETag: one a push answered (its segment's) no longer matches once an
+    // old element changed in a chunk, and the insert is refused with the current one.
+    const afterPush = await send(p, 'push', { path: 'log', value: { tagged: true } });
+    model.push({ tagged: true });
+    await ok(p, 'set', { path: 'log.3.seen', value: true });
+    (model[3] as { seen?: boolean }).seen = true;
+    const stale = await call('POST', `${p.content}/insert`, {
+      token: p.key,
+      body: { path: 'log', index: model.length, value: 0 },
+      headers: { 'if-match': afterPush.headers.get('etag') as string },
+    });
+    expectError(stale, 412, 'PRECONDITION_FAILED');
     // Past the end is still the model's 400; before the newest elements, the same insert lands in the chunks.
     expect((await send(p, 'insert', { path: 'log', index: model.length + 1, value: 1 })).status).toBe(400);
     expect((await get(p, 'log')).body.value).toEqual(model);
