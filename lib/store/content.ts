@@ -824,7 +824,10 @@ async function parentOf(inc: string, path: Segments, key: string): Promise<Segme
  */
 function noteChunked(inc: string, key: string, fragment: Json | undefined): void {
   const stub = chunkStubOf(fragment);
-  if (!stub) return forgetChunked(inc, key);
+  if (!stub) {
+    forgetChunked(inc, key);
+    return;
+  }
   if (knownChunked(inc, key)?.stub === stub.key) return;
   learnChunked(inc, key, stub.key, perChunkOf((fragment as Json[]).slice(1)));
 }

@@ -421,7 +421,9 @@ export function learnChunked(inc: string, key: string, stub: string, perChunk: n
 export const knownChunked = (inc: string, key: string) => chunkedArrays.get(`${inc}\u0000${key}`);
 
 /** A segment that is no chunked array (any more): nothing remembered of it. */
-export const forgetChunked = (inc: string, key: string) => void chunkedArrays.delete(`${inc}\u0000${key}`);
+export function forgetChunked(inc: string, key: string): void {
+  chunkedArrays.delete(`${inc}\u0000${key}`);
+}
 
 export function forgetLocations(inc: string): void {
   for (const k of [...locations.keys()]) {
