@@ -1,12 +1,8 @@
 // Access: who the caller is, and what a credential may do in a project: verified against the project's head and the
 // credential's grant item with one request, then cached per warm container and proven by each write's condition.
-import {
-  type AttributeValue,
-  BatchGetItemCommand,
-  type BatchGetItemCommandOutput,
-  GetItemCommand,
-} from '@aws-sdk/client-dynamodb';
+import { type AttributeValue, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { batchGetConsistent } from '../dynamo/batch-get';
 import { documents, dynamo } from '../dynamo/client';
 import { setBounded } from '../config/bounded';
 import { tableName } from '../config/env';
@@ -120,26 +116,7 @@ export async function readHeadAndGrant(
   const sk = principal.kind === 'key' ? keyGrantSk(principal.keyId) : memberGrantSk(principal.username);
   const attributes = [...new Set([...ACCESS_ATTRIBUTES, ...GRANT_ATTRIBUTES, ...headAttributes])];
   const names = Object.fromEntries(attributes.map((name, i) => [`#a${i}`, name]));
-  let keys: Record<string, AttributeValue>[] | undefined = [itemKeyAttributes(pk), itemKeyAttributes(pk, sk)];
-  const items: Record<string, AttributeValue>[] = [];
-  for (let attempt = 0; keys && keys.length > 0; attempt++) {
-    if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * 2 ** attempt));
-    if (attempt >= 6) throw new Error('BatchGetItem left keys unprocessed six times');
-    const { Responses, UnprocessedKeys }: BatchGetItemCommandOutput = await dynamo.send(
-      new BatchGetItemCommand({
-        RequestItems: {
-          [tableName()]: {
-            Keys: keys,
-            ConsistentRead: true,
-            ProjectionExpression: Object.keys(names).join(', '),
-            ExpressionAttributeNames: names,
-          },
-        },
-      }),
-    );
-    items.push(...(Responses?.[tableName()] ?? []));
-    keys = UnprocessedKeys?.[tableName()]?.Keys;
-  }
+  const items = await batchGetConsistent([itemKeyAttributes(pk), itemKeyAttributes(pk, sk)], names);
   const head = items.find((item) => item.sk?.S === HEAD_SK);
   const grant = items.find((item) => item.sk?.S === sk);
   const live = head !== undefined && grant !== undefined && grant[A.incarnation]?.S === incarnationOf(head);

@@ -89,6 +89,8 @@ import {
   getTail,
   getWithTail,
   forgetChunked,
+  getSegmentAndChunk,
+  knownChunkKey,
   knownChunked,
   learnChunked,
   knownBucket,
@@ -648,15 +650,23 @@ export async function writeContent(request: WriteRequest): Promise<WriteResult> 
   let arrayAt: At | undefined;
   /** A chunked array's last chunks, read with its segment for an insert or delete among them. */
   let tail: Segment[] | undefined;
+  /** A chunk read with its array's segment for a write to an old element (the chunk this Lambda knows holds it). */
+  let prefetched: Segment | undefined;
   for (let attempt = 1; ; ) {
     let rel = rebase(op, at);
     // A delete below the root may leave its segment small enough to fold back into its parent: it asks for what it left.
     const shrinks = op.kind === 'delete' && at.key !== ROOT_KEY;
     const shifting = fast ? chunksToShift(grant.inc, at, rel) : undefined;
+    const chunkKnown = fast && shifting === undefined ? chunkOfElement(grant.inc, at, rel) : undefined;
     if (shifting !== undefined) {
       // An insert or delete among a known chunked array's chunks: its segment and the tail, one Query, then the commit.
       fast = false;
       ({ segment, chunks: tail } = await getWithTail(grant.inc, at.key, shifting));
+    } else if (chunkKnown !== undefined) {
+      // A write to an old element whose chunk this Lambda has met: that chunk read with the array's segment (one
+      // BatchGetItem) instead of the one-request try the segment would refuse; the segment is checked as ever.
+      fast = false;
+      ({ segment, chunk: prefetched } = await getSegmentAndChunk(grant.inc, at.key, chunkKnown));
     } else if (fast) {
       fast = false;
       // A write that may grow its segment past the budget cannot be one UpdateItem: it is planned (and cut) at once.
@@ -700,7 +710,9 @@ export async function writeContent(request: WriteRequest): Promise<WriteResult> 
       // An element in a chunk: changed there, unless the change moves the elements after it (the whole array).
       if (op.kind === 'delete' && rel.segments.length === 1)
         return writeWholeArray(request, op, { at, segment: current, tail });
-      const chunk = await getChunk(grant.inc, located.dir, located.index);
+      const held = prefetched && holdsIndex(prefetched, located.dir, located.index) ? prefetched : undefined;
+      prefetched = undefined;
+      const chunk = held ?? (await getChunk(grant.inc, located.dir, located.index));
       if (chunk && olderThanPartners([current, chunk]) !== undefined) {
         // An insert or delete before the element moved it since the array's segment was read: read it again.
         attempt++;
@@ -872,6 +884,25 @@ function afterChunkStub(
   const op = into ? { ...rel, index: position } : { ...rel, segments: [String(position), ...rel.segments.slice(1)] };
   return { op, stub: known.stub };
 }
+
+/**
+ * A write below an old element of a chunked array this Lambda has met (`set log.5.status`; not a delete of the
+ * element, which shifts the ones after it): the key of the chunk it knows may hold the element.
+ */
+function chunkOfElement(inc: string, at: At, rel: Exclude<ContentOperation, { kind: 'replace' }>): string | undefined {
+  if (at.first !== undefined || rel.segments.length === 0) return undefined;
+  if (rel.kind === 'delete' && rel.segments.length === 1) return undefined;
+  const known = knownChunked(inc, at.key);
+  const index = asIndex(rel.segments[0] as string);
+  if (!known || index === undefined || index < 0 || index >= known.count) return undefined;
+  return knownChunkKey(inc, chunkDir(known.stub), index);
+}
+
+/** Whether a chunk (of directory `dir`) holds logical index `index`: its range, from its key, and its length. */
+const holdsIndex = (chunk: Segment, dir: string, index: number) =>
+  chunk.key.startsWith(dir) &&
+  chunkStart(chunk.key) <= index &&
+  index < chunkStart(chunk.key) + (chunk.fragment as Json[]).length;
 
 /** A segment read again after a refused or mixed attempt (within the attempts and the deadline), after a backoff. */
 async function rereadAfter(grant: Grant, key: string, attempt: number): Promise<Segment | undefined> {

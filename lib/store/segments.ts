@@ -19,6 +19,7 @@ import {
   ROOT_KEY,
   bucketOf,
   chunkCount,
+  chunkDir,
   chunkKey,
   chunkStart,
   isChunkKey,
@@ -31,6 +32,7 @@ import {
 } from '../content/fragments';
 import { type Json, storedSize } from '../content/json';
 import { fromAttribute, toAttribute } from '../dynamo/attributes';
+import { batchGetConsistent } from '../dynamo/batch-get';
 import { batchWriteAll } from '../dynamo/batch-write';
 import { dynamo } from '../dynamo/client';
 import type { UpdateRequest } from '../expressions';
@@ -195,7 +197,48 @@ export async function getChunk(inc: string, dir: string, index: number): Promise
     }),
   );
   const item = Items?.[0];
-  return item ? readSegment(item) : undefined;
+  if (!item) return undefined;
+  const chunk = readSegment(item);
+  learnChunkRange(inc, chunk);
+  return chunk;
+}
+
+/**
+ * Per warm Lambda: the chunks met, per chunk directory, as the ranges of indexes they held. A chunk keeps its key, and
+ * so its start, for as long as it exists, and its length except for the last chunk's end (docs/design/storage.md,
+ * section 13, step 4); the range is only a guess of where to read, checked on the chunk read.
+ */
+const chunkRanges = new Map<string, { start: number; end: number }[]>();
+const CHUNK_DIRECTORIES_MAX = 1_000;
+const CHUNK_RANGES_MAX = 256;
+
+function learnChunkRange(inc: string, chunk: Segment): void {
+  const id = `${inc}\u0000${chunkDir(chunk.key)}`;
+  const start = chunkStart(chunk.key);
+  const end = start + (Array.isArray(chunk.fragment) ? chunk.fragment.length : 0);
+  const ranges = (chunkRanges.get(id) ?? []).filter((r) => r.start !== start);
+  setBounded(chunkRanges, id, [...ranges.slice(1 - CHUNK_RANGES_MAX), { start, end }], CHUNK_DIRECTORIES_MAX);
+}
+
+/** The key of the chunk this Lambda has met holding `index`, as far as it knows. */
+export function knownChunkKey(inc: string, dir: string, index: number): string | undefined {
+  const range = chunkRanges.get(`${inc}\u0000${dir}`)?.find((r) => r.start <= index && index < r.end);
+  return range === undefined ? undefined : chunkKey(dir, range.start);
+}
+
+/**
+ * A chunked array's segment and one of its chunks in one strongly consistent BatchGetItem (two items read about
+ * together, not a snapshot: the reader checks the pair as it checks a segment read before its chunk).
+ */
+export async function getSegmentAndChunk(
+  inc: string,
+  key: string,
+  chunk: string,
+): Promise<{ segment?: Segment; chunk?: Segment }> {
+  const items = (await batchGetConsistent([segmentItemKey(inc, key), segmentItemKey(inc, chunk)])).map(readSegment);
+  const found = items.find((s) => s.key === chunk);
+  if (found) learnChunkRange(inc, found);
+  return { segment: items.find((s) => s.key === key), chunk: found };
 }
 
 /** The chunks of a chunked array holding logical indexes `from` to `to` (exclusive), in order: at most two Queries. */

@@ -979,6 +979,21 @@ describe('a chunked array (an array larger than one segment)', () => {
       headers: { 'if-match': afterPush.headers.get('etag') as string },
     });
     expectError(stale, 412, 'PRECONDITION_FAILED');
+    // Writes to an old element (in the chunks), the second one with its chunk read beside the array's segment; then
+    // the array replaced by another long one: a write to an old index lands in the new array, not in a chunk of the
+    // old one that this process still knows.
+    for (let k = 0; k < 3; k++) {
+      expect((await send(p, 'increment', { path: 'log.4.old' })).status).toBe(200);
+      const old = model[4] as { old?: number };
+      old.old = (old.old ?? 0) + 1;
+    }
+    expect((await get(p, 'log')).body.value).toEqual(model);
+    const replaced = model.map((e, i) => ({ r: i, note: (e as { note?: string }).note ?? 'r' }));
+    expect((await send(p, 'set', { path: 'log', value: replaced })).status).toBe(200);
+    expect((await send(p, 'set', { path: 'log.4.old', value: 'new' })).status).toBe(200);
+    (replaced[4] as { old?: string }).old = 'new';
+    expect((await get(p, 'log')).body.value).toEqual(replaced);
+    model.splice(0, model.length, ...replaced);
     // Past the end is still the model's 400; before the newest elements, the same insert lands in the chunks.
     expect((await send(p, 'insert', { path: 'log', index: model.length + 1, value: 1 })).status).toBe(400);
     expect((await get(p, 'log')).body.value).toEqual(model);
