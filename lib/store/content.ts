@@ -657,6 +657,8 @@ export async function writeContent(request: WriteRequest): Promise<WriteResult> 
     // A delete below the root may leave its segment small enough to fold back into its parent: it asks for what it left.
     const shrinks = op.kind === 'delete' && at.key !== ROOT_KEY;
     const shifting = fast ? chunksToShift(grant.inc, at, rel) : undefined;
+    // A chunk read beside a segment pairs with that read only: never carried into a later iteration.
+    prefetched = undefined;
     const chunkKnown = fast && shifting === undefined ? chunkOfElement(grant.inc, at, rel) : undefined;
     if (shifting !== undefined) {
       // An insert or delete among a known chunked array's chunks: its segment and the tail, one Query, then the commit.
@@ -711,7 +713,6 @@ export async function writeContent(request: WriteRequest): Promise<WriteResult> 
       if (op.kind === 'delete' && rel.segments.length === 1)
         return writeWholeArray(request, op, { at, segment: current, tail });
       const held = prefetched && holdsIndex(prefetched, located.dir, located.index) ? prefetched : undefined;
-      prefetched = undefined;
       const chunk = held ?? (await getChunk(grant.inc, located.dir, located.index));
       if (chunk && olderThanPartners([current, chunk]) !== undefined) {
         // An insert or delete before the element moved it since the array's segment was read: read it again.

@@ -220,6 +220,18 @@ function learnChunkRange(inc: string, chunk: Segment): void {
   setBounded(chunkRanges, id, [...ranges.slice(1 - CHUNK_RANGES_MAX), { start, end }], CHUNK_DIRECTORIES_MAX);
 }
 
+/** A chunk found gone: its range is no guess any more. */
+function forgetChunkRange(inc: string, key: string): void {
+  const id = `${inc}\u0000${chunkDir(key)}`;
+  const start = chunkStart(key);
+  const ranges = chunkRanges.get(id);
+  if (ranges)
+    chunkRanges.set(
+      id,
+      ranges.filter((r) => r.start !== start),
+    );
+}
+
 /** The key of the chunk this Lambda has met holding `index`, as far as it knows. */
 export function knownChunkKey(inc: string, dir: string, index: number): string | undefined {
   const range = chunkRanges.get(`${inc}\u0000${dir}`)?.find((r) => r.start <= index && index < r.end);
@@ -238,6 +250,7 @@ export async function getSegmentAndChunk(
   const items = (await batchGetConsistent([segmentItemKey(inc, key), segmentItemKey(inc, chunk)])).map(readSegment);
   const found = items.find((s) => s.key === chunk);
   if (found) learnChunkRange(inc, found);
+  else forgetChunkRange(inc, chunk);
   return { segment: items.find((s) => s.key === key), chunk: found };
 }
 
