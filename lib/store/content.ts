@@ -656,10 +656,15 @@ export async function writeContent(request: WriteRequest): Promise<WriteResult> 
     let rel = rebase(op, at);
     // A delete below the root may leave its segment small enough to fold back into its parent: it asks for what it left.
     const shrinks = op.kind === 'delete' && at.key !== ROOT_KEY;
-    const shifting = fast ? chunksToShift(grant.inc, at, rel) : undefined;
+    // A chunked array this Lambda knows: an insert or delete among its chunks reads its tail with it; a write to an old
+    // element reads the chunk it knows with it; a write after the chunks is one UpdateItem held by the chunk stub.
+    const chunked = fast ? chunkedWrite(grant.inc, at, rel) : undefined;
+    const among = chunked !== undefined && chunked.index < chunked.count;
+    const shifting = among && chunked.shifts ? tailToRead(chunked) : undefined;
     // A chunk read beside a segment pairs with that read only: never carried into a later iteration.
     prefetched = undefined;
-    const chunkKnown = fast && shifting === undefined ? chunkOfElement(grant.inc, at, rel) : undefined;
+    const chunkKnown =
+      among && !chunked.shifts ? knownChunkKey(grant.inc, chunkDir(chunked.stub), chunked.index) : undefined;
     if (shifting !== undefined) {
       // An insert or delete among a known chunked array's chunks: its segment and the tail, one Query, then the commit.
       fast = false;
@@ -673,7 +678,7 @@ export async function writeContent(request: WriteRequest): Promise<WriteResult> 
       fast = false;
       // A write that may grow its segment past the budget cannot be one UpdateItem: it is planned (and cut) at once.
       const growth = growthBound(rel);
-      const after = afterChunkStub(grant.inc, at, rel, request.ifMatch);
+      const after = chunked && !among && !request.ifMatch ? afterChunkStub(rel, chunked) : undefined;
       const update =
         growth > fragmentBytes()
           ? undefined
@@ -846,62 +851,49 @@ function noteChunked(inc: string, key: string, fragment: Json | undefined): void
 }
 
 /**
- * An insert or delete among the chunks of a chunked array this Lambda has met, whose segment is `at`: how many items
- * to read from its key (the segment, then its chunks from the last down to the index, with room for some growth).
+ * A write at a chunked array's segment this Lambda has met, by the index its path starts with (or a root insert's):
+ * `shifts` when it moves the elements after it (an insert into the array, a delete of an element); `count` the
+ * elements the array's chunks hold by the chunk stub it knows. Undefined for any other write.
  */
-function chunksToShift(inc: string, at: At, rel: Exclude<ContentOperation, { kind: 'replace' }>): number | undefined {
-  if (at.first !== undefined) return undefined;
-  const known = knownChunked(inc, at.key);
-  if (!known) return undefined;
-  const index =
-    rel.kind === 'insert' && rel.segments.length === 0
-      ? rel.index
-      : rel.kind === 'delete' && rel.segments.length === 1
-        ? asIndex(rel.segments[0] as string)
-        : undefined;
-  if (index === undefined || index < 0 || index >= known.count) return undefined;
-  // At most the segment and one chunk more than a tail may have: enough to know a longer one is one.
-  return Math.min(TAIL_CHUNKS_MAX + 2, Math.ceil((known.count - index) / known.perChunk) + 3);
-}
-
-/**
- * A write after the chunks of a chunked array this Lambda has met (an insert at its end, a change to one of its newest
- * elements by index): that index as a position after the array's chunk stub, written in one UpdateItem while that
- * stub is still there (a rollover or an insert or delete among the chunks since changes it, and the write reads).
- */
-function afterChunkStub(
+function chunkedWrite(
   inc: string,
   at: At,
   rel: Exclude<ContentOperation, { kind: 'replace' }>,
-  ifMatch: readonly string[] | undefined,
-): { op: ContentOperation; stub: string } | undefined {
-  if (at.first !== undefined || ifMatch) return undefined;
+): { stub: string; perChunk: number; count: number; index: number; into: boolean; shifts: boolean } | undefined {
+  if (at.first !== undefined) return undefined;
   const known = knownChunked(inc, at.key);
   if (!known) return undefined;
   const into = rel.kind === 'insert' && rel.segments.length === 0;
   const index = into ? rel.index : rel.segments.length > 0 ? asIndex(rel.segments[0] as string) : undefined;
-  if (index === undefined || index < known.count) return undefined;
-  const position = index - known.count + 1;
-  const op = into ? { ...rel, index: position } : { ...rel, segments: [String(position), ...rel.segments.slice(1)] };
-  return { op, stub: known.stub };
+  if (index === undefined || index < 0) return undefined;
+  const shifts = into || (rel.kind === 'delete' && rel.segments.length === 1);
+  return { ...known, count: chunkCount(known.stub), index, into, shifts };
 }
 
 /**
- * A write below an old element of a chunked array this Lambda has met (`set log.5.status`; not a delete of the
- * element, which shifts the ones after it): the key of the chunk it knows may hold the element.
+ * An insert or delete among the chunks: how many items to read from the array segment's key (the segment, then its
+ * chunks from the last down to the index, with room for some growth; at most one chunk more than a tail may have).
  */
-function chunkOfElement(inc: string, at: At, rel: Exclude<ContentOperation, { kind: 'replace' }>): string | undefined {
-  if (at.first !== undefined || rel.segments.length === 0) return undefined;
-  if (rel.kind === 'delete' && rel.segments.length === 1) return undefined;
-  const known = knownChunked(inc, at.key);
-  const index = asIndex(rel.segments[0] as string);
-  if (!known || index === undefined || index < 0 || index >= known.count) return undefined;
-  return knownChunkKey(inc, chunkDir(known.stub), index);
+const tailToRead = (w: { count: number; perChunk: number; index: number }) =>
+  Math.min(TAIL_CHUNKS_MAX + 2, Math.ceil((w.count - w.index) / w.perChunk) + 3);
+
+/**
+ * A write after the chunks (an insert at the end, a change to one of the newest elements): the index as a position
+ * after the chunk stub, written in one UpdateItem held by that stub (a rollover or an insert or delete among the
+ * chunks since replaces it, and the write reads).
+ */
+function afterChunkStub(
+  rel: Exclude<ContentOperation, { kind: 'replace' }>,
+  w: { stub: string; count: number; index: number; into: boolean },
+): { op: ContentOperation; stub: string } {
+  const position = w.index - w.count + 1;
+  const op = w.into ? { ...rel, index: position } : { ...rel, segments: [String(position), ...rel.segments.slice(1)] };
+  return { op, stub: w.stub };
 }
 
 /** Whether a chunk (of directory `dir`) holds logical index `index`: its range, from its key, and its length. */
 const holdsIndex = (chunk: Segment, dir: string, index: number) =>
-  chunk.key.startsWith(dir) &&
+  chunkDir(chunk.key) === dir &&
   chunkStart(chunk.key) <= index &&
   index < chunkStart(chunk.key) + (chunk.fragment as Json[]).length;
 

@@ -18,7 +18,6 @@ import {
   MissingSegment,
   ROOT_KEY,
   bucketOf,
-  chunkCount,
   chunkDir,
   chunkKey,
   chunkStart,
@@ -468,10 +467,10 @@ export function forgetLocation(inc: string, key: string): void {
  * Per warm Lambda: the chunked arrays met (by segment key), with how many elements their chunks held and about how
  * many a chunk holds, so an insert or delete among their chunks reads the segment and the tail in one Query.
  */
-const chunkedArrays = new Map<string, { stub: string; count: number; perChunk: number }>();
+const chunkedArrays = new Map<string, { stub: string; perChunk: number }>();
 
 export function learnChunked(inc: string, key: string, stub: string, perChunk: number): void {
-  setBounded(chunkedArrays, `${inc}\u0000${key}`, { stub, count: chunkCount(stub), perChunk }, LOCATIONS_MAX);
+  setBounded(chunkedArrays, `${inc}\u0000${key}`, { stub, perChunk }, LOCATIONS_MAX);
 }
 
 export const knownChunked = (inc: string, key: string) => chunkedArrays.get(`${inc}\u0000${key}`);
