@@ -3,8 +3,27 @@
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { MAX_CONTENT_BYTES, MAX_RESPONSE_BYTES } from '../../lib/config/limits';
-import { findDeadLinks, headingAnchor } from '../../scripts/check-links';
+import { parse } from 'yaml';
+import {
+  DEFAULT_SLICE_LIMIT,
+  MAX_BODY_BYTES,
+  MAX_CONTAINER_DEPTH,
+  MAX_CONTENT_BYTES,
+  MAX_DEPTH,
+  MAX_EXPIRES_IN_SECONDS,
+  MAX_KEY_LENGTH,
+  MAX_KEYS_PER_PROJECT,
+  MAX_MEMBERS_PER_PROJECT,
+  MAX_PATH_LENGTH,
+  MAX_RESPONSE_BYTES,
+  MAX_SLICE_LIMIT,
+  MAX_WEBHOOK_URL_LENGTH,
+  MAX_WEBHOOKS_PER_PROJECT,
+  MAX_WRITE_ATTEMPTS,
+} from '../../lib/config/limits';
+import { MAX_PATCH_OPERATIONS } from '../../lib/http/patch';
+import { MAX_BATCH_OPERATIONS } from '../../lib/http/schemas';
+import { docFiles, findDeadLinks, headingAnchor } from '../../scripts/check-links';
 import { ERROR_CODES } from '../../lib/config/error-codes';
 import { buildOpenApiDocument } from '../../lib/openapi/document';
 import { INIT_JS } from '../../lib/openapi/docs-site';
@@ -75,5 +94,87 @@ describe('every relative link and anchor in README.md and docs/**/*.md resolves 
     expect(headingAnchor('Versions, If-Match and Idempotency-Key')).toBe('versions-if-match-and-idempotency-key');
     expect(headingAnchor('Identity provider (OIDC) sessions')).toBe('identity-provider-oidc-sessions');
     expect(headingAnchor("API Gateway's own answers (deployed only)")).toBe('api-gateways-own-answers-deployed-only');
+  });
+});
+
+describe('the README is one page a newcomer reads', () => {
+  const readme = readFileSync(join(__dirname, '..', '..', 'README.md'), 'utf8');
+
+  it('gives the two commands exactly, in under 250 lines', () => {
+    expect(readme).toContain('npm ci && npm start');
+    expect(readme).toContain('npm ci && npm test');
+    expect(readme.split('\n').length).toBeLessThan(250);
+  });
+
+  it('never tells anyone to run a package this project does not publish (npx by a bare name, the @content-api scope)', () => {
+    const root = join(__dirname, '..', '..');
+    for (const file of docFiles(root)) {
+      const text = readFileSync(join(root, file), 'utf8');
+      expect({ file, hits: text.match(/npx\s+(--yes\s+|-y\s+)?(-p\s+)?@?content-api\S*/g) }).toEqual({
+        file,
+        hits: null,
+      });
+    }
+  });
+});
+
+describe('figures the docs state come from the code', () => {
+  const root = join(__dirname, '..', '..');
+  const read = (file: string) => readFileSync(join(root, file), 'utf8');
+
+  it('counts the functions of serverless.yml as docs/deploy.md does', () => {
+    const functions = Object.values(
+      (parse(read('serverless.yml')) as { functions: Record<string, { events?: Record<string, unknown>[] }> })
+        .functions,
+    );
+    const http = functions.filter((f) => (f.events ?? []).some((e) => 'httpApi' in e)).length;
+    expect(read('docs/deploy.md')).toContain(`${functions.length} functions, one per HTTP route (${http})`);
+  });
+
+  it('gives the runtime, memory, timeouts and throttling of serverless.yml as docs/deploy.md does', () => {
+    type Params = { throttlingRateLimit: number; throttlingBurstLimit: number };
+    const config = parse(read('serverless.yml')) as {
+      params: { default: Params; prod: Params };
+      provider: { runtime: string; memorySize: number; timeout: number };
+      functions: { sweep: { timeout: number } };
+    };
+    const deploy = read('docs/deploy.md').replace(/\s+/g, ' ');
+    const { provider, params } = config;
+    const nodeMajor = provider.runtime.replace(/^nodejs(\d+)\.x$/, '$1');
+    expect(deploy).toContain(
+      `Node.js ${nodeMajor} (\`${provider.runtime}\`), arm64, ${provider.memorySize} MB, ${provider.timeout} s`,
+    );
+    expect(deploy).toContain(`every 15 minutes (${config.functions.sweep.timeout} s)`);
+    expect(deploy).toContain(
+      `${params.default.throttlingRateLimit} requests per second with bursts of ${params.default.throttlingBurstLimit} by default, ${params.prod.throttlingRateLimit} and ${params.prod.throttlingBurstLimit} in \`prod\``,
+    );
+  });
+
+  it('states the limits of docs/limits.md as lib/config/limits.ts and the request schemas enforce them', () => {
+    const rows = new Map(
+      read('docs/limits.md')
+        .split('\n')
+        .filter((line) => line.startsWith('| ') && !line.startsWith('| What'))
+        .map((line) => [line.split('|')[1]?.trim() ?? '', line] as const),
+    );
+    const row = (name: string) => rows.get(name) ?? `no row "${name}"`;
+    const thousands = (n: number) => n.toLocaleString('en-US');
+    expect(row('Request body')).toContain(`${MAX_BODY_BYTES / 1024} KiB`);
+    expect(row('Content per project')).toContain(`at most ${MAX_CONTENT_BYTES / 1024} KiB`);
+    expect(row('One GET')).toContain(`${MAX_RESPONSE_BYTES / 1024 / 1024} MiB`);
+    expect(row('One array slice')).toContain(
+      `1 to ${thousands(MAX_SLICE_LIMIT)} elements (default ${DEFAULT_SLICE_LIMIT})`,
+    );
+    expect(row('Nesting')).toContain(`${MAX_DEPTH} levels`);
+    expect(row('Nesting')).toContain(`${MAX_CONTAINER_DEPTH} path segments`);
+    expect(row('Path')).toContain(`${MAX_PATH_LENGTH} characters; a segment or object key at most ${MAX_KEY_LENGTH}`);
+    expect(row('Operations per batch')).toContain(`1 to ${MAX_BATCH_OPERATIONS}`);
+    expect(row('Operations per batch')).toContain(`0 to ${MAX_PATCH_OPERATIONS}`);
+    expect(row('API keys per project, members per project, webhooks per project')).toContain(
+      `${MAX_KEYS_PER_PROJECT}, ${MAX_MEMBERS_PER_PROJECT}, ${MAX_WEBHOOKS_PER_PROJECT}`,
+    );
+    expect(row('Webhook URL')).toContain(`${MAX_WEBHOOK_URL_LENGTH} characters`);
+    expect(row('Lifetime of an API key or session')).toContain(`(${MAX_EXPIRES_IN_SECONDS} s)`);
+    expect(row('Concurrent writers')).toContain(`retry up to ${MAX_WRITE_ATTEMPTS} times`);
   });
 });
