@@ -1,4 +1,4 @@
-// Dead-link check for the docs: every relative link and #anchor in README.md and docs/**/*.md must resolve to a file
+// Dead-link check for the docs: every relative link and #anchor in README.md, CHANGELOG.md and docs/**/*.md must resolve to a file
 // of the repository and, for a Markdown target, to a heading of it (GitHub's anchor rules). External links are not
 // fetched. Run by test/unit/docs.test.ts; alone: `npx tsx scripts/check-links.ts` (exit 1 and a list when broken).
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
@@ -12,9 +12,9 @@ export interface DeadLink {
   reason: string;
 }
 
-/** The Markdown files whose links are checked: README.md and everything under docs/, relative to `root`. */
+/** The Markdown files whose links are checked: README.md, CHANGELOG.md and everything under docs/, relative to `root`. */
 export function docFiles(root: string): string[] {
-  const found = ['README.md'];
+  const found = ['README.md', 'CHANGELOG.md'].filter((name) => existsSync(join(root, name)));
   const walk = (dir: string) => {
     for (const name of readdirSync(join(root, dir)).sort()) {
       const path = join(dir, name);
