@@ -23,6 +23,9 @@ import {
 } from '../../lib/config/limits';
 import { MAX_PATCH_OPERATIONS } from '../../lib/http/patch';
 import { MAX_BATCH_OPERATIONS } from '../../lib/http/schemas';
+import { MAX_MESSAGE_BYTES } from '../../lib/realtime/messages';
+import { MAX_CLIENT_MESSAGE_BYTES } from '../../lib/realtime/protocol';
+import { MAX_DELIVERY_BODY_BYTES } from '../../lib/webhooks/deliveries';
 import { docFiles, findDeadLinks, headingAnchor } from '../../scripts/check-links';
 import { ERROR_CODES } from '../../lib/config/error-codes';
 import { buildOpenApiDocument } from '../../lib/openapi/document';
@@ -176,5 +179,27 @@ describe('figures the docs state come from the code', () => {
     expect(row('Webhook URL')).toContain(`${MAX_WEBHOOK_URL_LENGTH} characters`);
     expect(row('Lifetime of an API key or session')).toContain(`(${MAX_EXPIRES_IN_SECONDS} s)`);
     expect(row('Concurrent writers')).toContain(`retry up to ${MAX_WRITE_ATTEMPTS} times`);
+  });
+
+  it('states the byte limits the other pages repeat as the code enforces them', () => {
+    const kib = (bytes: number) => bytes / 1024;
+    const all = docFiles(root)
+      .map((file) => read(file).replace(/\s+/g, ' '))
+      .join('\n');
+    const bodyFigures = [
+      ...all.matchAll(/(?:bod(?:y|ies) over|body limit is the same|and) (\d+) KiB(?: body limit|: 413| that)/g),
+    ];
+    expect(bodyFigures.length).toBeGreaterThanOrEqual(3);
+    for (const m of bodyFigures) expect(`${m[0]}`).toContain(`${kib(MAX_BODY_BYTES)} KiB`);
+    const errors = read('docs/errors.md').replace(/\s+/g, ' ');
+    expect(errors).toContain(`outgrow the ${kib(MAX_CONTENT_BYTES)} KiB one segment holds`);
+    expect(errors).toContain(`a GET of more than ${MAX_RESPONSE_BYTES / 1024 / 1024} MiB`);
+    expect(errors).toContain(`a realtime frame over ${kib(MAX_CLIENT_MESSAGE_BYTES)} KiB`);
+    expect(read('docs/realtime.md')).toContain(`A client's frame is at most ${kib(MAX_CLIENT_MESSAGE_BYTES)} KiB`);
+    expect(read('docs/realtime.md')).toContain(`over ${kib(MAX_MESSAGE_BYTES)} KB`);
+    expect(read('docs/realtime-guide.md').replace(/\s+/g, ' ')).toContain(
+      `one over ${kib(MAX_CLIENT_MESSAGE_BYTES)} KiB \`MESSAGE_TOO_LARGE\``,
+    );
+    expect(read('docs/webhooks.md').replace(/\s+/g, ' ')).toContain(`would exceed ${kib(MAX_DELIVERY_BODY_BYTES)} KiB`);
   });
 });
