@@ -1,6 +1,6 @@
 // The docs say only what the code does: the reference page's texts against the limits and swagger-ui settings they
 // describe, every relative link and anchor resolving, and the counts and limits the pages state against their source.
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
@@ -117,6 +117,33 @@ describe('the README is one page a newcomer reads', () => {
         file,
         hits: null,
       });
+    }
+  });
+});
+
+describe('docs/ is an index and short pages', () => {
+  const root = join(__dirname, '..', '..');
+  const pages = readdirSync(join(root, 'docs')).filter((name) => name.endsWith('.md') && name !== 'README.md');
+
+  it('links every page from the index, docs/README.md', () => {
+    const index = readFileSync(join(root, 'docs', 'README.md'), 'utf8');
+    for (const page of pages) expect({ page, linked: index.includes(`](${page})`) }).toEqual({ page, linked: true });
+  });
+
+  it('keeps every page under 150 lines', () => {
+    for (const page of pages) {
+      const lines = readFileSync(join(root, 'docs', page), 'utf8').split('\n').length;
+      expect({ page, short: lines < 150 }).toEqual({ page, short: true });
+    }
+  });
+
+  it('gives every page with more than one section a table of contents linking each section', () => {
+    for (const page of pages) {
+      const text = readFileSync(join(root, 'docs', page), 'utf8').replace(/```[\s\S]*?```/g, '');
+      const sections = [...text.matchAll(/^## (.+)$/gm)].map((m) => headingAnchor(m[1] as string));
+      if (sections.length < 2) continue;
+      const missing = sections.filter((anchor) => !text.includes(`](#${anchor})`));
+      expect({ page, missing }).toEqual({ page, missing: [] });
     }
   });
 });
