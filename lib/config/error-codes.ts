@@ -7,6 +7,7 @@ import {
   MAX_DEPTH,
   MAX_EXPIRES_IN_SECONDS,
   MAX_KEY_LENGTH,
+  MAX_RESPONSE_BYTES,
   MAX_SLICE_LIMIT,
 } from './limits';
 
@@ -267,9 +268,9 @@ export const ERROR_CODES = {
     message: 'a realtime message must be at most 16384 bytes',
   },
   CONTENT_TOO_LARGE: {
-    when: 'An array, or an object whose members are all scalars, would grow beyond what one segment holds',
+    when: 'A value that stays whole (a string, an array element, an array directly in an array) would outgrow one segment',
     status: 413,
-    message: `the content would exceed ${MAX_CONTENT_BYTES} bytes; nothing was changed`,
+    message: `a value that stays whole would exceed ${MAX_CONTENT_BYTES} bytes; nothing was changed`,
   },
   CHANGE_TOO_LARGE: {
     when: 'A batch or patch would rewrite more segments at once than one DynamoDB transaction holds (99)',
@@ -277,9 +278,9 @@ export const ERROR_CODES = {
     message: 'the change reads and rewrites more than 99 segments at once; change smaller parts, one request each',
   },
   RESPONSE_TOO_LARGE: {
-    when: 'The value at the path is larger than one response carries (4 MiB as DynamoDB counts bytes)',
+    when: 'The value at the path is larger than one response carries (as DynamoDB counts bytes)',
     status: 413,
-    message: 'the value is larger than 4194304 bytes; read the parts below it one by one',
+    message: `the value is larger than ${MAX_RESPONSE_BYTES} bytes; read the parts below it one by one`,
   },
   UNSUPPORTED_MEDIA_TYPE: {
     when: 'Content-Type is not JSON (on PATCH: not application/json-patch+json or application/merge-patch+json)',

@@ -22,11 +22,16 @@ export const MAX_NUMBER_MAGNITUDE = 1e126;
 export const MIN_NUMBER_MAGNITUDE = 1e-130;
 /** Attempts for read-then-write paths racing other writers before giving up with 409. */
 export const MAX_WRITE_ATTEMPTS = 60;
-/** Largest content, in DynamoDB's bytes; the rest of the 400 KB item is left for keys, members and bookkeeping. */
+/**
+ * Largest value that stays whole in one segment (a string, an array element, an array directly in an array), in
+ * DynamoDB's bytes; the rest of the 400 KB item is left for keys and bookkeeping. Content as a whole has no limit.
+ */
 export const MAX_CONTENT_BYTES = 350 * 1024;
-/** API keys one project may hold (they live in the project item). */
+/** Largest value one GET returns, in DynamoDB's bytes: a Lambda's response holds 6 MB, JSON text a little more. */
+export const MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
+/** API keys one project may hold (grant items, counted in the project's head). */
 export const MAX_KEYS_PER_PROJECT = 100;
-/** Members one project may have (they live in the project item). */
+/** Members one project may have (grant items, counted in the project's head). */
 export const MAX_MEMBERS_PER_PROJECT = 200;
 /** Webhooks one project may have (counted in the head's `nw`). */
 export const MAX_WEBHOOKS_PER_PROJECT = 10;

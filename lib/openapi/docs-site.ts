@@ -17,7 +17,8 @@ const DIST_FILES = new Map<string, string>([
 ]);
 
 // No `url` query (queryConfigEnabled stays off) and no validator badge: the page never loads another origin's spec.
-const INIT_JS = `// Starts swagger-ui on this server's own document; the key entered under Authorize stays in localStorage.
+/** The reference page's swagger-ui settings (init.js); the document's description must match them. */
+export const INIT_JS = `// Starts swagger-ui on this server's own document; the key entered under Authorize stays in localStorage.
 window.addEventListener('load', function () {
   window.ui = SwaggerUIBundle({
     url: '/openapi.json',

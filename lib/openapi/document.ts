@@ -1,5 +1,5 @@
 // OpenAPI document: a pure function of the route table and the request schemas the ajv validators are built from.
-import { MAX_BODY_BYTES, MAX_CONTENT_BYTES, MAX_DEPTH, MAX_PATH_LENGTH } from '../config/limits';
+import { MAX_BODY_BYTES, MAX_CONTENT_BYTES, MAX_DEPTH, MAX_PATH_LENGTH, MAX_RESPONSE_BYTES } from '../config/limits';
 import { ERROR_CODES, type ErrorCode, STATUS_DESCRIPTIONS } from '../config/error-codes';
 import { PATH_PARAMETERS, ROUTES, type RouteDoc, TAGS } from './routes';
 
@@ -24,7 +24,7 @@ const DESCRIPTION = `A JSON content tree per project, read and changed through d
 the configured identity provider) or an API key (\`capi_...\`, permissions \`content:read\` and/or \`content:write\`).
 Content routes take either; managing projects, keys and members needs a session. Locally, \`npm start\` prints a demo
 project and its API key (\`npm run -s admin -- session create @demo\` makes a session): press **Authorize**, paste it,
-then **Try it out** on any operation.
+fill in an operation's fields and press **Execute** (every operation is editable at once).
 
 **Paths.** Segments are separated by \`.\`; \`\\.\` is a literal dot and \`\\\\\` a literal backslash. An integer segment
 (\`0\`, \`-1\`) addresses an array element (negative counts from the end) and is an ordinary key on an object.
@@ -41,12 +41,14 @@ with the same body when the function fails without answering (crash, timeout); 5
 Unavailable"}\` when the integration times out; 413 \`{"message":"Request Entity Too Large"}\` for a body over API
 Gateway's 10 MB. Clients should treat a 429, 500, 502 or 503 without \`code\` as retryable.
 
-**Concurrency.** Every write bumps the content's version, sent back as \`ETag\`. A mutation with \`If-Match\` that no
-longer matches is a 412 and changes nothing. Retrying a mutation with the same \`Idempotency-Key\` returns the first
+**Concurrency.** Every write gives the value it changed a new version, sent back as \`ETag\`; a \`GET\` answers the
+version of the value it returns. A mutation with \`If-Match\` that no longer matches is a 412 and changes nothing. Retrying a mutation with the same \`Idempotency-Key\` returns the first
 answer and applies it once.
 
-**Limits.** Request body ${MAX_BODY_BYTES} bytes; content ${MAX_CONTENT_BYTES} bytes (DynamoDB's size); ${MAX_DEPTH}
-levels of nesting counting the root; paths of ${MAX_PATH_LENGTH} characters.`;
+**Limits.** Request body ${MAX_BODY_BYTES} bytes. Content has no size limit of its own (it is stored in segments); a
+value that stays whole (a string, an array element, an array directly in an array) holds at most ${MAX_CONTENT_BYTES}
+bytes as DynamoDB counts them; one \`GET\` answers at most ${MAX_RESPONSE_BYTES} bytes. ${MAX_DEPTH} levels of nesting
+counting the root; paths of ${MAX_PATH_LENGTH} characters.`;
 
 /** The fields that are set: the document must read the same in memory as after a JSON round trip. */
 const defined = (fields: Json): Json => Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
@@ -91,7 +93,7 @@ const pathParameterNames = (path: string) => [...path.matchAll(/\{([^}]+)\}/g)].
 
 /**
  * An optional parameter shows its example in the description, never as `example`: swagger-ui pre-fills the value with
- * it and sends it, so Try it out would send `If-Match: "3f2a9c"` (a 412) or one fixed Idempotency-Key (a 422).
+ * it and sends it, so an Execute would send `If-Match: "3f2a9c"` (a 412) or one fixed Idempotency-Key (a 422).
  */
 function optionalParameterDoc(description: string, example: unknown): { description: string; example?: undefined } {
   return { description: example === undefined ? description : `${description} Example: \`${String(example)}\`.` };
@@ -181,7 +183,7 @@ function components(routes: readonly RouteDoc[]): Json {
     in: 'header',
     required: false,
     ...optionalParameterDoc(
-      'Apply only if the content is still at this version (an `ETag` from an earlier response); else 412. `*` or absent: always.',
+      'Apply only if the value at the path is still at this version (an `ETag` from a GET of that path, or of the whole content for `update`); else 412. `*` or absent: always.',
       '"3f2a9c"',
     ),
     schema: { type: 'string' },
@@ -218,7 +220,8 @@ function components(routes: readonly RouteDoc[]): Json {
     parameters,
     headers: {
       ETag: {
-        description: 'The version of the content after the request (strong entity tag).',
+        description:
+          "The version of the value read or written (strong entity tag): a GET answers the value's own, a mutation the new version of what it wrote.",
         schema: { type: 'string' },
         example: '"3f2a9c"',
       },

@@ -4,7 +4,7 @@ import Big from 'big.js';
 import { createHash, randomBytes } from 'node:crypto';
 import { setBounded } from '../config/bounded';
 import { fragmentBytes, tableName } from '../config/env';
-import { MAX_BODY_BYTES, MAX_CONTENT_BYTES, MAX_WRITE_ATTEMPTS } from '../config/limits';
+import { MAX_BODY_BYTES, MAX_CONTENT_BYTES, MAX_RESPONSE_BYTES, MAX_WRITE_ATTEMPTS } from '../config/limits';
 import {
   type BatchOperation,
   intoNewest,
@@ -128,7 +128,10 @@ export interface WriteResult {
 }
 
 const contentTooLarge = () =>
-  new PayloadTooLarge('CONTENT_TOO_LARGE', `the content would exceed ${MAX_CONTENT_BYTES} bytes; nothing was changed`);
+  new PayloadTooLarge(
+    'CONTENT_TOO_LARGE',
+    `a value that stays whole would exceed ${MAX_CONTENT_BYTES} bytes; nothing was changed`,
+  );
 
 /** DynamoDB refused a write for the item's size (past 400 KB). */
 const isItemTooLarge = (error: unknown) =>
@@ -1524,8 +1527,8 @@ async function readView(
   return { value: viewOf(held, view), etag: formatEtag(segment.etag) };
 }
 
-/** Largest value a GET returns, in DynamoDB's bytes: a Lambda's response holds 6 MB, JSON text a little more. */
-const MAX_READ_BYTES = 4 * 1024 * 1024;
+/** Largest value a GET returns (lib/config/limits.ts). */
+const MAX_READ_BYTES = MAX_RESPONSE_BYTES;
 
 const readTooLarge = () =>
   new PayloadTooLarge(
