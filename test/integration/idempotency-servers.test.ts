@@ -199,6 +199,21 @@ describe('an Idempotency-Key retry on another server after a lost answer applies
       expected: { q: { list: [1, 'once'] }, r: 'r'.repeat(80) },
     },
     {
+      // A long array is chunked: pushes after the lost one roll the array's newest elements (ours among them) into a
+      // new chunk, which carries only the rolling write's mark.
+      name: 'push onto a chunked array, rolled over into a chunk since',
+      initial: { log: Array.from({ length: 60 }, (_, i) => i) },
+      route: 'push',
+      body: { path: 'log', value: 'once' },
+      between: async (project) => {
+        for (let i = 0; i < 40; i++) await ok(send(A(), project, 'push', { path: 'log', value: `p${i}` }));
+      },
+      reads: 'log',
+      expected: {
+        log: [...Array.from({ length: 60 }, (_, i) => i), 'once', ...Array.from({ length: 40 }, (_, i) => `p${i}`)],
+      },
+    },
+    {
       // 300 other writes to the same segment: the retry's request-token slot (one of 32) is taken by another.
       name: 'push after 300 other writes to its segment',
       initial: { q: { list: [1], n: 0 } },
