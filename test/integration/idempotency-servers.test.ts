@@ -1,7 +1,7 @@
 // An Idempotency-Key retry across API processes (issue 27, data integrity 1): three servers over one engine, each with
 // its own warm memory of where paths live. Server B's write lands but its answer is lost (the client sees a 503: the
 // engine applied it, every answer after that is lost, so B cannot tell); the content then moves (a cut, a fold back
-// into the parent) or many other writes take the segment's request-token slots; server C, which has met the new
+// into the parent, a chunk rollover) or many other writes take the segment's request-token slots; server C, which has met the new
 // layout, gets the client's retry with the same key. The write must be there exactly once.
 import { type DynamoProxy, type ProxyRequest, startDynamoProxy } from '../support/dynamo-proxy';
 import type { Project } from '../support/api';
