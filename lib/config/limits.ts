@@ -43,3 +43,5 @@ export const MAX_EXPIRES_IN_SECONDS = 10 * 365 * 24 * 3600;
 export const DEFAULT_SLICE_LIMIT = 100;
 /** Most elements one array slice returns (`limit`). */
 export const MAX_SLICE_LIMIT = 1000;
+/** How long a request named by an Idempotency-Key is remembered (its Powertools record and its own record), in seconds. */
+export const IDEMPOTENCY_TTL_SECONDS = 24 * 3600;

@@ -11,6 +11,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import type { Context } from 'aws-lambda';
 import { tableName } from '../config/env';
+import { IDEMPOTENCY_TTL_SECONDS } from '../config/limits';
 import { hashSecret } from '../auth/credentials';
 import { dynamo } from '../dynamo/client';
 import { countIdempotentReplay } from './metrics';
@@ -18,7 +19,6 @@ import { itemKeyAttributes } from '../schema/items';
 import type { Reply } from './edge';
 import { BadRequest, Conflict, HttpError } from '../config/errors';
 
-export const IDEMPOTENCY_TTL_SECONDS = 24 * 3600;
 const KEY = /^[\x21-\x7e]{1,255}$/;
 
 export function parseIdempotencyKey(value: string | undefined): string | undefined {

@@ -1,5 +1,11 @@
 // Content store: sends compiled operations to DynamoDB (one UpdateItem on the fast path) and handles the slow paths.
-import { type AttributeValue, ConditionalCheckFailedException, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import {
+  type AttributeValue,
+  ConditionalCheckFailedException,
+  TransactWriteItemsCommand,
+  TransactionCanceledException,
+  UpdateItemCommand,
+} from '@aws-sdk/client-dynamodb';
 import Big from 'big.js';
 import { createHash, randomBytes } from 'node:crypto';
 import { setBounded } from '../config/bounded';
@@ -105,6 +111,7 @@ import {
   stampSegment,
   tokenIn,
 } from './segments';
+import { type RequestRecord, isRecorded, recordPut, recordedBefore, requestRecordOf } from './request-records';
 import { BadRequest, Conflict, HttpError, PayloadTooLarge, PreconditionFailed } from '../config/errors';
 import { type Segments, asIndex } from '../paths';
 import { AccessProof, type Need, type Principal, readEpoch } from '../auth/access';
@@ -117,8 +124,9 @@ export interface WriteRequest {
   /** Parsed If-Match header; undefined when absent or `*`. */
   ifMatch?: readonly string[];
   /**
-   * The write's token (its ETag and slot); random unless the client named the request (Idempotency-Key), so that
-   * a retry of a write whose answer was lost recognises it instead of applying it again.
+   * The write's token (its ETag and slot) when the client named the request (Idempotency-Key): derived from that name,
+   * so a retry of a write whose answer was lost recognises it instead of applying it again; the request's record
+   * (docs/design/storage.md §8a) is written with its change. Absent: a random token, and no record.
    */
   requestToken?: string;
 }
@@ -160,16 +168,41 @@ function mapWriteError(error: unknown): never {
   throw error;
 }
 
-/** A write's outcome; landed with `returnNew`, the item it left (DynamoDB bills nothing for returning it). */
-type Sent = { ok: true; item?: Record<string, AttributeValue> } | { ok: false; item?: Record<string, AttributeValue> };
+/**
+ * A write's outcome; landed with `returnNew`, the item it left (DynamoDB bills nothing for returning it). `earlier`:
+ * not applied now, because the named request it belongs to applied before (its record was there).
+ */
+type Sent =
+  | { ok: true; item?: Record<string, AttributeValue>; earlier?: true }
+  | { ok: false; item?: Record<string, AttributeValue> };
+
+/**
+ * How a write to one segment is sent. `fast`: a one-request form, whose refused assumptions (a stub or a non-list on
+ * its path, an item past 400 KB) mean "read and plan"; `returnNew`: return the item it leaves; `record`: a named
+ * request's record, written in the same transaction.
+ */
+interface SendOptions {
+  fast?: boolean;
+  returnNew?: boolean;
+  record?: RequestRecord;
+}
+
+/** What DynamoDB refused about a write that a planned write handles (with `fast`), as a refusal; else its 4xx. */
+function refusedWrite(error: unknown, fast: boolean | undefined): Sent {
+  if (fast && isAssumptionRefused(error)) return { ok: false };
+  // An engine may check an item's size before the condition (DynamoDB Local does): a fast write that would take its
+  // segment past one item is then refused, not conditioned away. The planned write cuts it.
+  if (fast && isItemTooLarge(error)) return { ok: false };
+  return mapWriteError(error);
+}
 
 async function sendUpdate(
   inc: string,
   key: string,
   request: UpdateRequest,
-  fast = false,
-  returnNew = false,
+  { fast, returnNew, record }: SendOptions = {},
 ): Promise<Sent> {
+  if (record) return sendRecorded(inc, key, request, { fast, returnNew, record });
   try {
     const { Attributes } = await dynamo.send(
       new UpdateItemCommand({
@@ -183,12 +216,49 @@ async function sendUpdate(
     return { ok: true, item: Attributes };
   } catch (error) {
     if (error instanceof ConditionalCheckFailedException) return { ok: false, item: error.Item };
-    if (fast && isAssumptionRefused(error)) return { ok: false };
-    // An engine may check an item's size before the condition (DynamoDB Local does): a fast write that would take its
-    // segment past one item is then refused, not conditioned away. The planned write cuts it.
-    if (fast && isItemTooLarge(error)) return { ok: false };
-    return mapWriteError(error);
+    return refusedWrite(error, fast);
   }
+}
+
+/**
+ * A named request's write to one segment (docs/design/storage.md §8a): the same update and the request's record in
+ * one transaction. The record there already: the request applied before, and nothing is applied again. The update
+ * refused: as the UpdateItem's refusal (a conflict with a write in flight, too, which reads again).
+ */
+async function sendRecorded(
+  inc: string,
+  key: string,
+  request: UpdateRequest,
+  { fast, returnNew, record }: SendOptions & { record: RequestRecord },
+): Promise<Sent> {
+  try {
+    await dynamo.send(
+      new TransactWriteItemsCommand({
+        TransactItems: [
+          {
+            Update: {
+              TableName: tableName(),
+              Key: segmentItemKey(inc, key),
+              ...clearingTransaction(request),
+              ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+            },
+          },
+          recordPut(record),
+        ],
+      }),
+    );
+  } catch (error) {
+    if (!(error instanceof TransactionCanceledException)) return refusedWrite(error, fast);
+    if (recordedBefore(error, 1)) return { ok: true, earlier: true };
+    const reason = error.CancellationReasons?.[0];
+    if (reason?.Code === 'ConditionalCheckFailed') return { ok: false, item: reason.Item };
+    // What an UpdateItem would have thrown: the same answer (DynamoDB cancels; some engines throw it as it is).
+    if (reason?.Code === 'ValidationError')
+      return refusedWrite(Object.assign(new Error(reason.Message ?? ''), { name: 'ValidationException' }), fast);
+    return { ok: false };
+  }
+  // A transaction returns no item: one that is asked for (a delete's fold check) is read.
+  return { ok: true, item: returnNew ? (await getSegment(inc, key))?.raw : undefined };
 }
 
 /** What a request relies on once its access is verified: which life of the project, at which grant epoch. */
@@ -390,7 +460,8 @@ const backoff = (attempt: number) => sleep(Math.random() * Math.min(100, 5 * 2 *
 
 export const formatEtag = (etag: string) => `"${etag}"`;
 
-type Envelope = Omit<WriteEnvelope, 'size' | 'access'>;
+/** What every write of a request carries; a named request's record too (written with its change). */
+type Envelope = Omit<WriteEnvelope, 'size' | 'access'> & { record?: RequestRecord };
 
 function writeEnvelope(request: Omit<WriteRequest, 'op'>): {
   token: string;
@@ -408,7 +479,14 @@ function writeEnvelope(request: Omit<WriteRequest, 'op'>): {
     token,
     slot,
     mark,
-    envelope: { requestToken: token, slot, slotMark: mark, ifMatch: request.ifMatch, guardStubs: true },
+    envelope: {
+      requestToken: token,
+      slot,
+      slotMark: mark,
+      ifMatch: request.ifMatch,
+      guardStubs: true,
+      record: request.requestToken === undefined ? undefined : requestRecordOf(request.requestToken),
+    },
   };
 }
 
@@ -440,7 +518,7 @@ async function carryOut(
         size: decision.size,
       },
     ) as UpdateRequest;
-    return sendUpdate(grant.inc, segment.key, write, false, returnNew);
+    return sendUpdate(grant.inc, segment.key, write, { returnNew, record: envelope.record });
   }
   const orphans = [
     ...(decision.carried ?? []).map((s) => ({ key: s.key, version: s.version, carried: true })),
@@ -464,7 +542,7 @@ async function carryOut(
  */
 async function commitPieces(
   grant: Grant,
-  base: Omit<WriteEnvelope, 'size'>,
+  base: Omit<WriteEnvelope, 'size'> & { record?: RequestRecord },
   key: string,
   version: number,
   pieces: readonly Piece[],
@@ -518,8 +596,8 @@ async function commitPieces(
   const update = replacing(top.fragment, version, partners, tails.get(key));
   // What this Lambda knows of a chunked array it rewrote (its chunk stub after a shift among its chunks, a rollover):
   // kept current, so its next insert after the chunks is one request.
-  const landed = <T extends { ok: boolean }>(sent: T): T => {
-    if (sent.ok)
+  const landed = <T extends { ok: boolean; earlier?: true }>(sent: T): T => {
+    if (sent.ok && !sent.earlier)
       for (const [k, fragment] of [
         [key, top.fragment] as const,
         ...rewritten.map((r) => [r.segment.key, r.pieces[0]?.fragment] as const),
@@ -528,7 +606,7 @@ async function commitPieces(
     return sent;
   };
   if (children.length === 0 && orphans.length === 0 && rewritten.length === 0)
-    return landed(await sendUpdate(grant.inc, key, update, false, returnNew));
+    return landed(await sendUpdate(grant.inc, key, update, { returnNew, record: base.record }));
   const token = { slot: base.slot, value: base.slotMark ?? base.requestToken };
   return landed(
     await commitRewrite({
@@ -544,6 +622,7 @@ async function commitPieces(
       children: [...children, ...rewritten.flatMap((r) => r.pieces.slice(1))],
       orphans,
       token,
+      record: base.record,
     }),
   );
 }
@@ -565,14 +644,19 @@ async function firstTry(
   grant: Grant,
   key: string,
   update: UpdateRequest | undefined,
-  planOnRefusal = false,
-  returnNew = false,
+  {
+    planOnRefusal = false,
+    returnNew = false,
+    record,
+  }: { planOnRefusal?: boolean; returnNew?: boolean; record?: RequestRecord },
 ): Promise<Landed | Segment | undefined> {
   if (!update) return getSegment(grant.inc, key);
-  const sent = await sendUpdate(grant.inc, key, update, true, returnNew).catch((error: unknown): Sent => {
-    if (planOnRefusal && error instanceof HttpError && error.statusCode < 500) return { ok: false };
-    throw error;
-  });
+  const sent = await sendUpdate(grant.inc, key, update, { fast: true, returnNew, record }).catch(
+    (error: unknown): Sent => {
+      if (planOnRefusal && error instanceof HttpError && error.statusCode < 500) return { ok: false };
+      throw error;
+    },
+  );
   return sent.ok ? { landed: true, item: sent.item } : segmentAfter(grant, key, sent);
 }
 
@@ -642,6 +726,33 @@ const tooManyWriters = () =>
  * A write that makes the segment outgrow its budget, or drops stubs, commits over several segments at once.
  */
 export async function writeContent(request: WriteRequest): Promise<WriteResult> {
+  return recognisingRetry(request, () => applyContent(request));
+}
+
+/** The answers a named request's own earlier write can cause on its retry (not access: that is decided afresh). */
+const RETRY_REFUSALS = new Set([400, 409, 412, 413]);
+
+/**
+ * A named request about to be refused (a 412 because its own write moved the version, an index its own insert put out
+ * of range, a 409 after as many attempts) reads its record first: there, the request applied before and its answer
+ * was lost, so it answers success (docs/design/storage.md §8a). Only named requests on that path pay the read.
+ */
+async function recognisingRetry(
+  request: Omit<WriteRequest, 'op'>,
+  write: () => Promise<WriteResult>,
+): Promise<WriteResult> {
+  try {
+    return await write();
+  } catch (error) {
+    const token = request.requestToken;
+    if (token === undefined || !(error instanceof HttpError) || !RETRY_REFUSALS.has(error.statusCode)) throw error;
+    if (await isRecorded(requestRecordOf(token))) return { etag: formatEtag(token) };
+    throw error;
+  }
+}
+
+/** One content operation (writeContent), not yet recognising a named request's refused retry. */
+async function applyContent(request: WriteRequest): Promise<WriteResult> {
   const op = request.op;
   if (op.kind === 'replace') return replaceContent(request, op.content);
   let grant = await grantFor(request.project, request.principal, 'write');
@@ -689,7 +800,7 @@ export async function writeContent(request: WriteRequest): Promise<WriteResult> 
               { op: after?.op ?? rel },
               { ...envelope, access: epochAccess(grant), size: { growth }, chunkStub: after?.stub },
             );
-      const tried = await firstTry(grant, at.key, update, false, shrinks);
+      const tried = await firstTry(grant, at.key, update, { returnNew: shrinks, record: envelope.record });
       if (hasLanded(tried)) {
         if (shrinks) await foldIfSmall(grant, envelope, op.segments.slice(0, at.depth), tried.item);
         return { etag: formatEtag(token) };
@@ -810,7 +921,9 @@ async function foldIfSmall(
       return;
     }
     const pieces = [{ key: parent.key, fragment: merged }];
-    const sent = await commitPieces(grant, guardedBase(envelope, grant), parent.key, parent.version, pieces, [
+    // Housekeeping after the request applied: not the request's own change, so without its record.
+    const housekeeping = { ...envelope, record: undefined };
+    const sent = await commitPieces(grant, guardedBase(housekeeping, grant), parent.key, parent.version, pieces, [
       { key, version: small.version },
     ]);
     // Where this Lambda knew the small segment to be, it is not: found again from the root.
@@ -918,7 +1031,7 @@ async function writeWholeArray(
   read: { at: At; segment: Segment; tail?: readonly Segment[] },
 ) {
   try {
-    return await writeBatch({ ...request, ops: [op] }, read);
+    return await applyBatch({ ...request, ops: [op] }, read);
   } catch (error) {
     // Not a batch: its errors name no operation.
     if (error instanceof HttpError) error.index = undefined;
@@ -938,7 +1051,7 @@ async function replaceContent(request: WriteRequest, content: JsonObject): Promi
       { action: { kind: 'set', steps: [], value: content }, guards: [] },
       { ...envelope, access: epochAccess(grant), size: { exact: storedSize(content) }, soleSegment: true },
     ) as UpdateRequest;
-    const sent = await sendUpdate(grant.inc, ROOT_KEY, fast, true);
+    const sent = await sendUpdate(grant.inc, ROOT_KEY, fast, { fast: true, record: envelope.record });
     if (sent.ok) return { etag: formatEtag(token) };
   }
   for (let attempt = 1; ; attempt++) {
@@ -1398,7 +1511,12 @@ function decideOnNewest(
  * overlapping paths and all lie in one segment; otherwise it reads the segments the operations need, plans every
  * operation in order on that copy and commits the result, guarded by the versions read, retrying while others race it.
  */
-export async function writeBatch(
+export async function writeBatch(request: BatchWriteRequest): Promise<WriteResult> {
+  return recognisingRetry(request, () => applyBatch(request));
+}
+
+/** A batch (writeBatch); `read`: the segment a single write that hands it on has read, planned on at once. */
+async function applyBatch(
   request: BatchWriteRequest,
   read?: { at: At; segment: Segment; tail?: readonly Segment[] },
 ): Promise<WriteResult> {
@@ -1429,7 +1547,11 @@ export async function writeBatch(
       // What the engine refuses of a merged write (a result beyond its digits or range) belongs to one of its
       // operations: planning says which, with its index.
       const update = compileBatchWrite(rel, { ...envelope, access: epochAccess(grant) });
-      const tried = await firstTry(grant, at.key, update, true, shrinks(at));
+      const tried = await firstTry(grant, at.key, update, {
+        planOnRefusal: true,
+        returnNew: shrinks(at),
+        record: envelope.record,
+      });
       if (hasLanded(tried)) {
         if (shrinks(at)) await foldIfSmall(grant, envelope, prefix.slice(0, at.depth), tried.item);
         return { etag: formatEtag(token) };

@@ -37,6 +37,7 @@ import { dynamo } from '../dynamo/client';
 import type { UpdateRequest } from '../expressions';
 import type { Segments } from '../paths';
 import { A, slotAttribute } from '../schema/attributes';
+import { type RequestRecord, recordPut, recordedBefore } from './request-records';
 
 /** A segment as read: where it is, its fragment, and what conditions compare. */
 export interface Segment {
@@ -577,7 +578,8 @@ const changeTooLarge = () =>
     `the change reads and rewrites more than ${MAX_TRANSACTION_ITEMS - 1} segments at once; change smaller parts, one request each`,
   );
 
-export type Committed = { ok: true } | { ok: false; item?: Record<string, AttributeValue> };
+/** A commit's outcome; `earlier`: not applied now because the named request it belongs to applied before. */
+export type Committed = { ok: true; earlier?: true } | { ok: false; item?: Record<string, AttributeValue> };
 
 /** DynamoDB's limits on one transaction. */
 const MAX_TRANSACTION_ITEMS = 100;
@@ -638,6 +640,8 @@ export interface Rewrite {
   orphans: readonly { key: string; version?: number; carried?: boolean }[];
   /** The request's token, recorded in the new segments' slots too (where its written path may now be). */
   token?: { slot: number; value: string };
+  /** A named request's record (docs/design/storage.md §8a): put in the commit, which it refuses if already there. */
+  record?: RequestRecord;
 }
 
 /**
@@ -685,21 +689,23 @@ export async function commitRewrite(rewrite: Rewrite): Promise<Committed> {
     },
   }));
   const bytes = rewrite.children.reduce((sum, c) => sum + storedSize(c.fragment) + 200, 0);
+  const recorded = rewrite.record ? [recordPut(rewrite.record)] : [];
   const fits =
-    1 + rewritten.length + puts.length + deletes.length <= MAX_TRANSACTION_ITEMS && bytes <= MAX_TRANSACTION_BYTES / 2;
+    1 + rewritten.length + puts.length + deletes.length + recorded.length <= MAX_TRANSACTION_ITEMS &&
+    bytes <= MAX_TRANSACTION_BYTES / 2;
   const carried = deletes.filter((_, i) => rewrite.orphans[i]?.carried);
   let first: TransactWriteItem[];
   let after: TransactWriteItem[] = [];
   let marker: Record<string, AttributeValue> | undefined;
   if (fits) {
-    first = [parent, ...rewritten, ...puts, ...deletes];
+    first = [parent, ...rewritten, ...puts, ...deletes, ...recorded];
   } else {
-    // The parent, the segments written in place, the carried deletes and the marker's own item.
-    const fixed = 2 + rewritten.length + carried.length;
+    // The parent, the segments written in place, the carried deletes, the marker's own item and the record.
+    const fixed = 2 + rewritten.length + carried.length + recorded.length;
     if (fixed > MAX_TRANSACTION_ITEMS) throw changeTooLarge();
     const dropped = deletes.filter((d) => !carried.includes(d));
     const room = MAX_TRANSACTION_ITEMS - fixed;
-    first = [parent, ...rewritten, ...carried, ...dropped.slice(0, room)];
+    first = [parent, ...rewritten, ...carried, ...dropped.slice(0, room), ...recorded];
     after = dropped.slice(room);
     // First a marker naming what the next steps write and leave: a death between them leaves it to the sweeper.
     marker = markerKey(rewrite.inc, `${MARKER_PREFIX}${randomBytes(12).toString('base64url')}`);
@@ -740,6 +746,9 @@ export async function commitRewrite(rewrite: Rewrite): Promise<Committed> {
     if (error instanceof TransactionCanceledException) {
       // Not applied: the children written first are unreachable for good; delete them now (the sweeper would).
       if (marker) await abandon(rewrite.inc, marker, rewrite.children).catch(() => undefined);
+      // The named request's record was there: it applied before (its answer was lost); nothing applies twice.
+      const at = recorded.length > 0 ? first.indexOf(recorded[0] as TransactWriteItem) : -1;
+      if (at >= 0 && recordedBefore(error, at)) return { ok: true, earlier: true };
       const reason = error.CancellationReasons?.[0];
       return { ok: false, item: reason?.Code === 'ConditionalCheckFailed' ? reason.Item : undefined };
     }

@@ -4,7 +4,7 @@ import { itemSize } from '../../bench/lib/item-size';
 import { fragmentBytes } from '../../lib/config/env';
 import { byChunkStart, chunkStubOf } from '../../lib/content/fragments';
 import type { Segment } from '../../lib/store/segments';
-import { MESSAGES, type Project, call, expectError, post, project, state } from '../support/api';
+import { MESSAGES, type Project, call, expectError, post, project, state, unique } from '../support/api';
 import { incarnationOf, segmentsOf, strays } from '../support/segments';
 
 const text = (n: number, c = 'x') => c.repeat(n);
@@ -256,25 +256,33 @@ describe('a content larger than one segment', () => {
         })?.fragment as Record<string, unknown> | undefined
       )?.[section];
 
-    it('sections emptied member by member are folded back, one segment each, the same JSON; they take writes there', async () => {
-      const value = halves();
-      const p = await project(value);
-      const before = await expectSegmentsWithinBudget(p);
-      // Each section is a segment of its own, named by a stub in the root.
-      for (const s of [3, 4, 5]) expect(heldAt(before, `s${s}`)).toHaveProperty('key');
-      for (const s of [3, 4, 5]) for (let f = 0; f < 4; f++) await ok(p, 'delete', { path: `s${s}.f${f}` });
-      const expected = emptied(value, [3, 4, 5]);
-      expect((await get(p)).body).toEqual({ value: expected });
-      const after = await expectSegmentsWithinBudget(p);
-      expect(after).toHaveLength(before.length - 3);
-      // Now held inline where their stubs were.
-      for (const s of [3, 4, 5]) expect(heldAt(after, `s${s}`)).toEqual({ n: s });
-      await ok(p, 'increment', { path: 's4.n', value: 10 });
-      await ok(p, 'set', { path: 's5.again', value: 'yes' });
-      expect((await get(p, 's4')).body).toEqual({ value: { n: 14 } });
-      expect((await get(p, 's5')).body).toEqual({ value: { n: 5, again: 'yes' } });
-      await expectSegmentsWithinBudget(p);
-    });
+    // A named delete is a transaction with its record (no item returned): it reads its segment for the fold's check.
+    it.each([
+      ['unnamed', false],
+      ['named by an Idempotency-Key', true],
+    ])(
+      'sections emptied member by member (%s deletes) are folded back, one segment each, the same JSON; they take writes there',
+      async (_named, named) => {
+        const value = halves();
+        const p = await project(value);
+        const before = await expectSegmentsWithinBudget(p);
+        // Each section is a segment of its own, named by a stub in the root.
+        for (const s of [3, 4, 5]) expect(heldAt(before, `s${s}`)).toHaveProperty('key');
+        const key = () => (named ? { 'idempotency-key': unique('k') } : undefined);
+        for (const s of [3, 4, 5]) for (let f = 0; f < 4; f++) await ok(p, 'delete', { path: `s${s}.f${f}` }, key());
+        const expected = emptied(value, [3, 4, 5]);
+        expect((await get(p)).body).toEqual({ value: expected });
+        const after = await expectSegmentsWithinBudget(p);
+        expect(after).toHaveLength(before.length - 3);
+        // Now held inline where their stubs were.
+        for (const s of [3, 4, 5]) expect(heldAt(after, `s${s}`)).toEqual({ n: s });
+        await ok(p, 'increment', { path: 's4.n', value: 10 });
+        await ok(p, 'set', { path: 's5.again', value: 'yes' });
+        expect((await get(p, 's4')).body).toEqual({ value: { n: 14 } });
+        expect((await get(p, 's5')).body).toEqual({ value: { n: 5, again: 'yes' } });
+        await expectSegmentsWithinBudget(p);
+      },
+    );
 
     it('a section that keeps a segment of its own below is folded with its stub; what is below stays where it is', async () => {
       const B = fragmentBytes();

@@ -11,11 +11,14 @@ import {
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-/** What to do to one request. `after` faults forward it first, so the engine applies it, then lose the answer. */
+/**
+ * What to do to one request. `after` faults forward it first, so the engine applies it, then lose the answer;
+ * `landed` faults lose it only when the engine answered with success (a refused condition's answer gets through).
+ */
 export type Fault =
   | { when: 'before'; kind: 'throttle' | 'internal' | 'reset' }
   | { when: 'before'; kind: 'delay'; ms: number }
-  | { when: 'after'; kind: 'reset' | 'internal' };
+  | { when: 'after' | 'landed'; kind: 'reset' | 'internal' };
 
 export interface ProxyRequest {
   /** The operation, e.g. `UpdateItem` (from X-Amz-Target). */
@@ -176,7 +179,8 @@ export async function startDynamoProxy(upstream: string, options: ProxyOptions =
                 totals.writeUnits += units.writeUnits;
               } else totals.unreported += 1;
             }
-            if (fault?.when === 'after') {
+            const landed = (upstreamRes.statusCode ?? 500) < 300;
+            if (fault?.when === 'after' || (fault?.when === 'landed' && landed)) {
               // The engine has applied the request; its answer never reaches the client.
               if (fault.kind === 'reset') return void req.socket.destroy();
               return sendError(res, fault.kind);

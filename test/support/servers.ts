@@ -1,0 +1,111 @@
+// Several API processes over one DynamoDB engine, as AWS runs the service: each process has its own warm memory
+// (locations, grants, chunked arrays), all share one table. The first process serves the embedded engine (its
+// LOCAL_DYNAMODB_PORT) and the others point at it; under `npm run test:dynamodb-local` (DYNAMODB_ENGINE names it) all
+// of them point at DynamoDB Local. Fixtures are written straight to the engine with lib/ modules of their own.
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { ChildProcess } from 'node:child_process';
+import { type Project, unique } from './api';
+import { startLocalApi, stopProcess } from './local-api';
+
+export interface Servers {
+  /** Each process's API, e.g. http://127.0.0.1:1234, in start order. */
+  urls: string[];
+  /** The engine they share (the first process's embedded one, or DynamoDB Local). */
+  endpoint: string;
+  /** The table they share (fresh for these servers). */
+  table: string;
+  /** A fresh user and project on that table, its content path relative to any of `urls`. */
+  newProject(): Promise<Project>;
+  stop(): Promise<void>;
+}
+
+export interface ServersOptions {
+  count: number;
+  /** Added to every process's environment (SEGMENT_FRAGMENT_BYTES, say). */
+  env?: Record<string, string>;
+  /**
+   * The DynamoDB endpoint process `index` talks to, given the shared engine's (a fault proxy in front of it, say);
+   * the engine itself when absent. Not asked for the first process under the embedded engine: it serves it.
+   */
+  endpointFor?: (index: number, engine: string) => string | Promise<string>;
+}
+
+/** Starts `count` API processes over one engine and table; `stop` ends them (the engine's host last). */
+export async function startServers(options: ServersOptions): Promise<Servers> {
+  const external = process.env.DYNAMODB_ENGINE === 'dynamodb-local' ? process.env.AWS_ENDPOINT_URL_DYNAMODB : undefined;
+  const table = unique('content-api-servers-');
+  const base: Record<string, string | undefined> = {
+    ...process.env,
+    PORT: '0',
+    DATA_DIR: ':memory:',
+    TABLE_NAME: table,
+    ...options.env,
+  };
+  const children: ChildProcess[] = [];
+  const urls: string[] = [];
+  const stop = async () => {
+    // The engine's host last: the others may still be finishing a request against it.
+    for (const child of [...children].reverse()) await stopProcess(child);
+  };
+  try {
+    let endpoint = external;
+    for (let index = 0; index < options.count; index++) {
+      const hostsEngine = endpoint === undefined;
+      const own = hostsEngine ? undefined : await (options.endpointFor?.(index, endpoint as string) ?? endpoint);
+      const env = hostsEngine
+        ? { ...base, AWS_ENDPOINT_URL_DYNAMODB: undefined, LOCAL_DYNAMODB_PORT: '0' }
+        : { ...base, AWS_ENDPOINT_URL_DYNAMODB: own };
+      const api = await startLocalApi({ env, stdio: ['ignore', 'ignore', 'inherit'] });
+      children.push(api.child);
+      urls.push(api.url);
+      endpoint ??= api.endpoint;
+    }
+    const accounts = await accountsOn(endpoint as string, table);
+    return {
+      urls,
+      endpoint: endpoint as string,
+      table,
+      stop,
+      async newProject() {
+        const username = `@${unique('u')}`;
+        const slug = unique('p');
+        await accounts.createUser(username);
+        await accounts.createProject({ username, slug });
+        const { token } = await accounts.createSession(username, 3600);
+        const { id, key } = await accounts.createApiKey(
+          { username, slug },
+          { name: 'servers', permissions: ['content:read', 'content:write'] },
+        );
+        return { username, slug, content: `/api/${username}/${slug}/content`, owner: token, key, keyId: id };
+      },
+    };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+/**
+ * lib/store/accounts with a DynamoDB client of its own on `endpoint`. lib/ reads TABLE_NAME on every call, so this test
+ * file's process.env.TABLE_NAME becomes the servers' table (a test file that starts servers talks to them only).
+ */
+async function accountsOn(endpoint: string, table: string): Promise<typeof import('../../lib/store/accounts')> {
+  const { ensureTable } = await import('../../lib/local/tables');
+  const admin = new DynamoDBClient({
+    endpoint,
+    region: process.env.AWS_REGION ?? 'us-east-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
+  await ensureTable(admin, table);
+  admin.destroy();
+  process.env.TABLE_NAME = table;
+  const previous = process.env.AWS_ENDPOINT_URL_DYNAMODB;
+  process.env.AWS_ENDPOINT_URL_DYNAMODB = endpoint;
+  let accounts!: typeof import('../../lib/store/accounts');
+  await jest.isolateModulesAsync(async () => {
+    accounts = await import('../../lib/store/accounts');
+  });
+  if (previous === undefined) delete process.env.AWS_ENDPOINT_URL_DYNAMODB;
+  else process.env.AWS_ENDPOINT_URL_DYNAMODB = previous;
+  return accounts;
+}
