@@ -28,7 +28,7 @@ beforeAll(async () => {
   npm(['install', '--offline', '--no-audit', '--no-fund', join(out, packed.filename)], app);
 }, 120_000);
 
-describe('@content-api/client as installed from its tarball', () => {
+describe('content-api-client as installed from its tarball', () => {
   it('ships the bundles, declarations and the bin, and no sources or tests', () => {
     expect(files).toEqual(
       expect.arrayContaining([
@@ -42,14 +42,14 @@ describe('@content-api/client as installed from its tarball', () => {
       ]),
     );
     expect(files.filter((f) => !/^(package\.json|README\.md|LICENSE|dist\/.+\.(js|d\.ts))$/.test(f))).toEqual([]);
-    const manifest = JSON.parse(readFileSync(join(app, 'node_modules/@content-api/client/package.json'), 'utf8'));
+    const manifest = JSON.parse(readFileSync(join(app, 'node_modules/content-api-client/package.json'), 'utf8'));
     expect(manifest.dependencies ?? {}).toEqual({});
   });
 
   it('imports in Node (ESM) and talks to the API', () => {
     writeFileSync(
       join(app, 'use.mjs'),
-      `import { createClient, ContentApiError } from '@content-api/client';
+      `import { createClient, ContentApiError } from 'content-api-client';
 const site = createClient({ baseUrl: process.env.URL, credential: process.env.KEY }).project(process.env.PROJECT);
 const written = await site.set('from', 'node');
 const read = await site.get('from');
@@ -69,8 +69,8 @@ console.log(JSON.stringify({ read, same: read.etag === written.etag, error: miss
     });
   });
 
-  it('runs its bin, content-api, as a CI step would', async () => {
-    const run = spawnSync(join(app, 'node_modules/.bin/content-api'), ['push', 'builds', '{"sha":"abc","ok":true}'], {
+  it('runs its bin, content-api-client, as a CI step would', async () => {
+    const run = spawnSync(join(app, 'node_modules/.bin/content-api-client'), ['push', 'builds', '{"sha":"abc","ok":true}'], {
       cwd: app,
       env: {
         PATH: process.env.PATH,
@@ -88,8 +88,8 @@ console.log(JSON.stringify({ read, same: read.etag === written.etag, error: miss
   it('typechecks against its declarations: typed results, batch operations and error codes', () => {
     writeFileSync(
       join(app, 'typed.ts'),
-      `import { ContentApiError, type ErrorCode, createClient } from '@content-api/client';
-import { subscribe } from '@content-api/client/realtime';
+      `import { ContentApiError, type ErrorCode, createClient } from 'content-api-client';
+import { subscribe } from 'content-api-client/realtime';
 const site = createClient({ baseUrl: 'https://api.example.com', credential: async () => 'jwt' }).project('@a/b');
 export async function use(): Promise<string | null> {
   const { value, etag } = await site.get('a');
@@ -109,8 +109,8 @@ export const revision: string | undefined = sub.revision;
     );
     writeFileSync(
       join(app, 'bad.ts'),
-      `import { createClient, type ErrorCode } from '@content-api/client';
-import { subscribe } from '@content-api/client/realtime';
+      `import { createClient, type ErrorCode } from 'content-api-client';
+import { subscribe } from 'content-api-client/realtime';
 const site = createClient({ baseUrl: 'x' }).project('@a/b');
 export const code: ErrorCode = 'NOT_A_CODE';
 export const op = site.batch([{ op: 'update', path: 'a' }]);
@@ -142,7 +142,7 @@ export const sub = subscribe(site, 'a', (e) => e.type === 'error' && e.code === 
   it('bundles for the browser with esbuild, with nothing from Node, under 5 KB gzipped', async () => {
     writeFileSync(
       join(app, 'browser.js'),
-      `import { createClient } from '@content-api/client';
+      `import { createClient } from 'content-api-client';
 window.site = createClient({ baseUrl: location.origin, credential: () => 'jwt' }).project('@a/b');`,
     );
     const { build } = await import('esbuild');
@@ -164,11 +164,11 @@ window.site = createClient({ baseUrl: location.origin, credential: () => 'jwt' }
     expect(gzipSync(code).length).toBeLessThan(5 * 1024);
   });
 
-  it('imports @content-api/client/realtime in Node and in a browser bundle, with nothing from Node', async () => {
+  it('imports content-api-client/realtime in Node and in a browser bundle, with nothing from Node', async () => {
     writeFileSync(
       join(app, 'realtime.mjs'),
-      `import { createClient } from '@content-api/client';
-import { subscribe } from '@content-api/client/realtime';
+      `import { createClient } from 'content-api-client';
+import { subscribe } from 'content-api-client/realtime';
 const site = createClient({ baseUrl: process.env.URL, credential: process.env.KEY }).project(process.env.PROJECT);
 const sub = subscribe(site, '', (event) => {
   console.log(JSON.stringify(event));
@@ -186,8 +186,8 @@ const sub = subscribe(site, '', (event) => {
 
     writeFileSync(
       join(app, 'browser-realtime.js'),
-      `import { createClient } from '@content-api/client';
-import { subscribe } from '@content-api/client/realtime';
+      `import { createClient } from 'content-api-client';
+import { subscribe } from 'content-api-client/realtime';
 window.sub = subscribe(createClient({ baseUrl: location.origin }).project('@a/b'), 'data', console.log);`,
     );
     const { build } = await import('esbuild');
