@@ -24,7 +24,8 @@ const isolated = {
   AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
   AWS_ENDPOINT_URL_DYNAMODB: process.env.AWS_ENDPOINT_URL_DYNAMODB,
 };
-const credentials = { AWS_ACCESS_KEY_ID: 'stage-operator', AWS_SECRET_ACCESS_KEY: 'stage-secret' };
+// Letters and digits only: DynamoDB Local refuses other access key ids.
+const credentials = { AWS_ACCESS_KEY_ID: 'StageOperator1', AWS_SECRET_ACCESS_KEY: 'StageSecret1' };
 
 function admin(args: string[], env: Record<string, string | undefined>): Promise<Run> {
   return new Promise((resolve) => {
