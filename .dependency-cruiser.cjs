@@ -51,10 +51,12 @@ module.exports = {
     },
     {
       name: 'client-stands-alone',
-      comment: 'the client package ships alone: it imports only its own files (generated copies included) and Node',
+      comment:
+        'the client package ships alone: it imports only its own files (generated copies included), its own ' +
+        'package.json (the bin prints its version) and Node',
       severity: 'error',
       from: { path: '^client/src/' },
-      to: { pathNot: '^client/src/', dependencyTypesNot: ['core'] },
+      to: { pathNot: ['^client/src/', '^client/package[.]json$'], dependencyTypesNot: ['core'] },
     },
     {
       name: 'not-to-unresolvable',

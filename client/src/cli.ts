@@ -1,10 +1,13 @@
-// content-api: the client as a command for CI pipelines. The credential comes from the environment only (CI logs
+// content-api-client: the client as a command for CI pipelines. The credential comes from the environment only (CI logs
 // arguments); the result is JSON on stdout, an error's code on stderr, and the exit code says which kind of failure.
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { type BatchOperation, ContentApiError, createClient, type WriteOptions } from './index';
 
-const USAGE = `Usage: content-api <command> [arguments] [options]
+/** The command's name: the package's bin, named like the package so `npx` can only ever resolve to this package. */
+export const COMMAND = 'content-api-client';
+
+const USAGE = `Usage: ${COMMAND} <command> [arguments] [options]
 
 Commands:
   get [path]                       the whole content, or the value at path (--shallow, or --start/--limit)
@@ -29,6 +32,7 @@ Options:
   --start <n> --limit <n>    get: a slice of an array from n (negative from the end: --start=-10), at most --limit elements
   --raw                      print the bare value (get) or the new ETag (writes) instead of JSON
   -h, --help                 this text
+  -v, --version              the version of this command
 
 Environment: CONTENT_API_URL (e.g. https://api.example.com), CONTENT_API_KEY (never pass it as an argument),
 CONTENT_API_PROJECT.
@@ -58,7 +62,18 @@ export const parseJson = (text: string): unknown =>
       )
     : JSON.parse(text);
 
-export async function main(argv: string[], env: NodeJS.ProcessEnv, readStdin: () => string): Promise<number> {
+/** What the command says about itself: its package's version (read by bin.ts from client/package.json). */
+export interface CommandInfo {
+  version: string;
+}
+
+/** Runs the command on `argv`, printing to stdout/stderr; resolves to the process's exit code. */
+export async function main(
+  argv: string[],
+  env: NodeJS.ProcessEnv,
+  readStdin: () => string,
+  info: CommandInfo,
+): Promise<number> {
   let args: ReturnType<typeof parse>;
   try {
     if (argv.some((a) => /^--(key|api-key|token|credential)(=|$)/.test(a)))
@@ -68,17 +83,21 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, readStdin: ()
       process.stdout.write(USAGE);
       return 0;
     }
+    if (args.values.version) {
+      process.stdout.write(`${COMMAND} ${info.version}\n`);
+      return 0;
+    }
     const result = await run(args, env, readStdin);
     process.stdout.write(`${result}\n`);
     return 0;
   } catch (error) {
     if (error instanceof ContentApiError) {
       const at = error.index === undefined ? '' : ` (operation ${error.index})`;
-      process.stderr.write(`content-api: ${error.code}${at}: ${error.message} [HTTP ${error.status}]\n`);
+      process.stderr.write(`${COMMAND}: ${error.code}${at}: ${error.message} [HTTP ${error.status}]\n`);
       return exitCodeFor(error.status);
     }
     const message = error instanceof Error ? error.message : String(error);
-    process.stderr.write(`content-api: ${message}\nRun content-api --help for the usage.\n`);
+    process.stderr.write(`${COMMAND}: ${message}\nRun ${COMMAND} --help for the usage.\n`);
     return error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') ? 1 : 5;
   }
 }
@@ -100,6 +119,7 @@ function parse(argv: string[]) {
       start: { type: 'string' },
       limit: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
+      version: { type: 'boolean', short: 'v' },
     },
   });
 }

@@ -1,4 +1,4 @@
-// @content-api/client: a typed client on fetch. Mutations carry a generated Idempotency-Key, so the retries of 503,
+// content-api-client: a typed client on fetch. Mutations carry a generated Idempotency-Key, so the retries of 503,
 // 409 WRITE_CONFLICT / IDEMPOTENCY_IN_PROGRESS and lost answers are applied once; every result carries the ETag.
 import { ContentApiError, type ErrorCode } from './errors';
 import type { Operations } from './generated/api';
@@ -159,7 +159,7 @@ export function createClient(options: ClientOptions) {
     return {
       /** The project's name, `@user/slug`. */
       name,
-      /** What `subscribe` (`@content-api/client/realtime`) connects with. */
+      /** What `subscribe` (`content-api-client/realtime`) connects with. */
       connection: { baseUrl: base, credential: options.credential },
       /** The whole content, or the value at `path` (shallow, or a slice of an array); a missing path is a 404. */
       get: (path?: string, opts: GetOptions = {}): Promise<GetResult> => {

@@ -1,4 +1,4 @@
-// @content-api/client/realtime: subscribe to a path over the realtime WebSocket (docs/realtime.md). Its own entry, so
+// content-api-client/realtime: subscribe to a path over the realtime WebSocket (docs/realtime.md). Its own entry, so
 // an app that never subscribes bundles none of it. One connection per subscription: it keeps alive with pings,
 // reconnects with backoff and jitter resuming with `since`, and asks the credential afresh on every connect.
 import type { ErrorCode } from './errors';

@@ -1,9 +1,19 @@
-// Admin CLI: `npm run -s admin -- <command>` prints one JSON object; the operator's way to make users, keys, sessions.
+// Admin CLI: `npm run -s admin -- <command>` prints one JSON object; the operator's way to make users, keys, sessions,
+// on the local engine of `npm start` or, with --stage, on a deployed stage's table (docs/deploy-bootstrap.md).
 import { parseArgs } from 'node:util';
-import { applyLocalDefaults, local } from './env';
+import {
+  type AdminTarget,
+  TargetError,
+  explainStageFailure,
+  readServerlessYml,
+  resolveTarget,
+  targetEnvironment,
+} from './admin-target';
+import { ROOT, applyLocalDefaults, local } from './env';
 import { MAX_EXPIRES_IN_SECONDS } from '../config/limits';
 
 const USAGE = `usage: npm run -s admin -- <command>   (--help, -h: this text)
+       npm run -s admin -- --stage STAGE [--region REGION] [--profile PROFILE] [--table TABLE] <command>
   user create @alice
   project create @alice/site
   session create @alice [--expires-in SECONDS]
@@ -11,7 +21,10 @@ const USAGE = `usage: npm run -s admin -- <command>   (--help, -h: this text)
   key revoke @alice/site <id>
   member add @alice/site @bob --role viewer|editor
   sweep   (once: what interrupted changes over 100 items left, markers older than SWEEP_AFTER_MS, default 5 min)
---expires-in: 1 to ${MAX_EXPIRES_IN_SECONDS} seconds (10 years); a session's default is 7 days, a key's never.`;
+--expires-in: 1 to ${MAX_EXPIRES_IN_SECONDS} seconds (10 years); a session's default is 7 days, a key's never.
+Without --stage: the local engine of npm start. With --stage: that deployed stage's table (content-api-STAGE, or
+--table) in --region (default AWS_REGION, else us-east-1 as osls deploy), with the usual AWS credentials (AWS_PROFILE
+or --profile, SSO, environment, role).`;
 
 class UsageError extends Error {}
 class HelpRequested extends Error {}
@@ -21,6 +34,10 @@ const OPTIONS = {
   permissions: { type: 'string' },
   role: { type: 'string' },
   name: { type: 'string' },
+  stage: { type: 'string' },
+  region: { type: 'string' },
+  profile: { type: 'string' },
+  table: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -54,10 +71,23 @@ function seconds(value: string | undefined): number | undefined {
   return n;
 }
 
+/** Points the process at the target before any SDK client exists (lib/dynamo/client builds them on import). */
+function useTarget(target: AdminTarget): void {
+  // Dummy credentials only for the local engine: on a stage they would shadow a profile, SSO or role.
+  if (target.kind === 'local') applyLocalDefaults();
+  Object.assign(process.env, targetEnvironment(target, process.env, local.enginePort()));
+}
+
+let target: AdminTarget = { kind: 'local' };
+
 async function run(argv: string[]): Promise<unknown> {
   const { values, positionals } = parseCommand(argv);
-  applyLocalDefaults();
-  process.env.AWS_ENDPOINT_URL_DYNAMODB ??= `http://127.0.0.1:${local.enginePort()}`;
+  try {
+    target = resolveTarget(values, process.env, () => readServerlessYml(ROOT));
+  } catch (error) {
+    throw error instanceof TargetError ? new UsageError(error.message) : error;
+  }
+  useTarget(target);
   const { USERNAME, SLUG, canonicalName, itemKey, userPk } = await import('../schema/items');
   const accounts = await import('../store/accounts');
   const { documents } = await import('../dynamo/client');
@@ -66,6 +96,12 @@ async function run(argv: string[]): Promise<unknown> {
   const expiresIn = seconds(values['expires-in']);
   const { permissions, role, name } = values;
   const [noun, verb, ...rest] = positionals;
+  if (target.kind === 'stage') {
+    // One cheap read first: a wrong stage, region or credentials fails here, with its explanation, before any write.
+    const { DescribeTableCommand } = await import('@aws-sdk/client-dynamodb');
+    const { dynamo } = await import('../dynamo/client');
+    await dynamo.send(new DescribeTableCommand({ TableName: target.tableName }));
+  }
 
   const user = (value: string | undefined) => {
     if (!value || !USERNAME.test(value))
@@ -157,9 +193,13 @@ run(process.argv.slice(2)).then(
       process.exit(2);
     }
     const message = error instanceof Error ? error.message : String(error);
-    process.stderr.write(
-      `error: ${/ECONNREFUSED/.test(message) ? `no DynamoDB at ${process.env.AWS_ENDPOINT_URL_DYNAMODB} (is npm start running?)` : message}\n`,
-    );
+    const explained =
+      target.kind === 'stage'
+        ? explainStageFailure(target, error as Error)
+        : /ECONNREFUSED/.test(message)
+          ? `no DynamoDB at ${process.env.AWS_ENDPOINT_URL_DYNAMODB} (is npm start running?)`
+          : undefined;
+    process.stderr.write(`error: ${explained ?? message}\n`);
     process.exit(1);
   },
 );

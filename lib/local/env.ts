@@ -26,6 +26,6 @@ export function applyLocalDefaults(): void {
   process.env.TABLE_NAME ??= 'content-api';
   // Webhooks may go to loopback (and over http there) so local receivers work; never set in serverless.yml.
   process.env.WEBHOOKS_ALLOW_LOOPBACK ??= 'true';
-  // The SDK warns on every client when it runs on a Node it will stop supporting; the scripts and Lambda run Node 24.
+  // The SDK warns on every client when it runs on a Node it will stop supporting; the scripts run Node 22 or 24 (.nvmrc), Lambda Node 24.
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 }

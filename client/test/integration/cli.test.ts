@@ -1,7 +1,7 @@
-// The content-api command as CI runs it: a child process with the credential in its environment, against the local
+// The content-api-client command as CI runs it: a child process with the credential in its environment, against the local
 // API. Asserts stdout, stderr, the exit code, and the content that results.
-import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Project, newKey, newProject, state } from '../../../test/support/api';
@@ -26,7 +26,7 @@ beforeAll(async () => {
   });
 });
 
-/** Runs `content-api ...args` with CONTENT_API_* from `env` and `stdin` piped in. */
+/** Runs `content-api-client ...args` with CONTENT_API_* from `env` and `stdin` piped in. */
 function cli(args: string[], env: Record<string, string | undefined>, stdin = ''): Promise<Run> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [bin, ...args], {
@@ -49,7 +49,7 @@ const envFor = (p: Project, key = p.key) => ({
   CONTENT_API_PROJECT: `${p.username}/${p.slug}`,
 });
 
-describe('content-api CLI', () => {
+describe('content-api-client CLI', () => {
   let p: Project;
   let env: Record<string, string | undefined>;
   beforeAll(async () => {
@@ -135,7 +135,7 @@ describe('content-api CLI', () => {
     expect(await cli(['get', 'site.title', '--start', '0', ...at], e)).toEqual({
       code: 1,
       stdout: '',
-      stderr: expect.stringMatching(/^content-api: NOT_AN_ARRAY: .+ \[HTTP 400\]\n$/),
+      stderr: expect.stringMatching(/^content-api-client: NOT_AN_ARRAY: .+ \[HTTP 400\]\n$/),
     });
     expect((await cli(['get', 'site.pages', '--limit', 'many', ...at], e)).code).toBe(1);
     const del = await cli(['delete', 'site.pages.0', '--raw', ...at], e);
@@ -150,7 +150,7 @@ describe('content-api CLI', () => {
     expect(stale).toEqual({
       code: 4,
       stdout: '',
-      stderr: expect.stringMatching(/^content-api: PRECONDITION_FAILED: .+ \[HTTP 412\]\n$/),
+      stderr: expect.stringMatching(/^content-api-client: PRECONDITION_FAILED: .+ \[HTTP 412\]\n$/),
     });
     const key = `deploy-${Date.now()}`;
     for (let i = 0; i < 2; i++)
@@ -177,15 +177,15 @@ describe('content-api CLI', () => {
     ['no CONTENT_API_KEY', ['get'], { CONTENT_API_KEY: undefined }, '', 1, /CONTENT_API_KEY is not set/],
     ['no project', ['get'], { CONTENT_API_PROJECT: undefined }, '', 1, /no project/],
     ['a bad project name', ['get'], { CONTENT_API_PROJECT: 'site' }, '', 1, /"@user\/slug"/],
-    ['a bad path (400)', ['set', 'a..b', '1'], {}, '', 1, /^content-api: INVALID_PATH: .+\[HTTP 400\]/],
-    ['a missing path (404)', ['get', 'no.such.path'], {}, '', 2, /^content-api: PATH_NOT_FOUND: .+\[HTTP 404\]/],
+    ['a bad path (400)', ['set', 'a..b', '1'], {}, '', 1, /^content-api-client: INVALID_PATH: .+\[HTTP 400\]/],
+    ['a missing path (404)', ['get', 'no.such.path'], {}, '', 2, /^content-api-client: PATH_NOT_FOUND: .+\[HTTP 404\]/],
     [
       'an unknown key (401)',
       ['get'],
       { CONTENT_API_KEY: 'capi_0000000000000000_x' },
       '',
       3,
-      /^content-api: UNAUTHORIZED/,
+      /^content-api-client: UNAUTHORIZED/,
     ],
     [
       'a failed batch test (409)',
@@ -193,7 +193,7 @@ describe('content-api CLI', () => {
       {},
       '[{"op":"test","path":"nothing","exists":true}]',
       4,
-      /^content-api: TEST_FAILED \(operation 0\): /,
+      /^content-api-client: TEST_FAILED \(operation 0\): /,
     ],
     [
       'an unreachable server',
@@ -201,7 +201,7 @@ describe('content-api CLI', () => {
       { CONTENT_API_URL: 'http://127.0.0.1:9' },
       '',
       5,
-      /^content-api: NETWORK_ERROR: .+\[HTTP 0\]/,
+      /^content-api-client: NETWORK_ERROR: .+\[HTTP 0\]/,
     ],
   ])('%s: exit code and message on stderr, nothing on stdout', async (_name, args, overrides, stdin, code, message) => {
     const run = await cli(args, { ...env, ...overrides }, stdin);
@@ -214,9 +214,31 @@ describe('content-api CLI', () => {
     expect(run).toEqual({
       code: 3,
       stdout: '',
-      stderr: expect.stringMatching(/^content-api: FORBIDDEN: .+\[HTTP 403\]\n$/),
+      stderr: expect.stringMatching(/^content-api-client: FORBIDDEN: .+\[HTTP 403\]\n$/),
     });
     const help = await cli(['--help'], {});
     expect(help).toEqual({ code: 0, stdout: expect.stringContaining('Exit codes: 0 ok, 1 usage'), stderr: '' });
+  });
+
+  it('--version (or -v) prints the command and its package version, with nothing else needed', async () => {
+    const { version } = JSON.parse(readFileSync(join(root, 'client/package.json'), 'utf8'));
+    for (const flag of ['--version', '-v'])
+      expect(await cli([flag], {})).toEqual({ code: 0, stdout: `content-api-client ${version}\n`, stderr: '' });
+  });
+
+  it('runs from this repository without publishing: npm run -s cli -- <command>', async () => {
+    await cli(['set', 'from.repo', '"yes"'], env);
+    // npm's own variables from an enclosing `npm test` would redirect the inner npm.
+    const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^npm_/i.test(k)));
+    const run = spawnSync('npm', ['run', '-s', 'cli', '--', 'get', 'from.repo', '--raw'], {
+      cwd: root,
+      env: { ...inherited, ...env },
+      encoding: 'utf8',
+    });
+    expect({ status: run.status, stdout: run.stdout, stderr: run.stderr }).toEqual({
+      status: 0,
+      stdout: 'yes\n',
+      stderr: '',
+    });
   });
 });

@@ -1,5 +1,6 @@
 // The published package as a user gets it: built and packed (npm pack), installed into a fresh project, imported
-// by Node and typechecked against its declarations, its bin run, and bundled for the browser with esbuild.
+// by Node (import and require) and typechecked against its declarations under each module resolution an app uses, its
+// bin run, and bundled for the browser with esbuild.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -28,7 +29,7 @@ beforeAll(async () => {
   npm(['install', '--offline', '--no-audit', '--no-fund', join(out, packed.filename)], app);
 }, 120_000);
 
-describe('@content-api/client as installed from its tarball', () => {
+describe('content-api-client as installed from its tarball', () => {
   it('ships the bundles, declarations and the bin, and no sources or tests', () => {
     expect(files).toEqual(
       expect.arrayContaining([
@@ -37,19 +38,23 @@ describe('@content-api/client as installed from its tarball', () => {
         'dist/index.d.ts',
         'dist/realtime.js',
         'dist/realtime.d.ts',
+        'dist/index.cjs',
+        'dist/index.d.cts',
+        'dist/realtime.cjs',
+        'dist/realtime.d.cts',
         'dist/cli.js',
         'dist/errors.d.ts',
       ]),
     );
-    expect(files.filter((f) => !/^(package\.json|README\.md|LICENSE|dist\/.+\.(js|d\.ts))$/.test(f))).toEqual([]);
-    const manifest = JSON.parse(readFileSync(join(app, 'node_modules/@content-api/client/package.json'), 'utf8'));
+    expect(files.filter((f) => !/^(package\.json|README\.md|LICENSE|dist\/.+\.(c?js|d\.c?ts))$/.test(f))).toEqual([]);
+    const manifest = JSON.parse(readFileSync(join(app, 'node_modules/content-api-client/package.json'), 'utf8'));
     expect(manifest.dependencies ?? {}).toEqual({});
   });
 
   it('imports in Node (ESM) and talks to the API', () => {
     writeFileSync(
       join(app, 'use.mjs'),
-      `import { createClient, ContentApiError } from '@content-api/client';
+      `import { createClient, ContentApiError } from 'content-api-client';
 const site = createClient({ baseUrl: process.env.URL, credential: process.env.KEY }).project(process.env.PROJECT);
 const written = await site.set('from', 'node');
 const read = await site.get('from');
@@ -69,27 +74,66 @@ console.log(JSON.stringify({ read, same: read.etag === written.etag, error: miss
     });
   });
 
-  it('runs its bin, content-api, as a CI step would', async () => {
-    const run = spawnSync(join(app, 'node_modules/.bin/content-api'), ['push', 'builds', '{"sha":"abc","ok":true}'], {
+  it('imports in a CommonJS app with require(), the same API', () => {
+    writeFileSync(
+      join(app, 'use.cjs'),
+      `const { createClient, ContentApiError } = require('content-api-client');
+const { subscribe } = require('content-api-client/realtime');
+const site = createClient({ baseUrl: process.env.URL, credential: process.env.KEY }).project(process.env.PROJECT);
+(async () => {
+  await site.set('from', 'require');
+  const missing = await site.get('nope').catch((e) => e);
+  const { value } = await site.get('from');
+  console.log(JSON.stringify({ value, error: missing instanceof ContentApiError && missing.code, subscribe: typeof subscribe }));
+})();`,
+    );
+    const run = spawnSync(process.execPath, ['use.cjs'], {
       cwd: app,
-      env: {
-        PATH: process.env.PATH,
-        CONTENT_API_URL: process.env.TEST_API_URL,
-        CONTENT_API_KEY: p.key,
-        CONTENT_API_PROJECT: `${p.username}/${p.slug}`,
-      },
+      env: { URL: process.env.TEST_API_URL, KEY: p.key, PROJECT: `${p.username}/${p.slug}` },
       encoding: 'utf8',
     });
+    expect(run.stderr).toBe('');
+    expect(JSON.parse(run.stdout)).toEqual({ value: 'require', error: 'PATH_NOT_FOUND', subscribe: 'function' });
+  });
+
+  it('runs its bin, content-api-client, as a CI step would, and says its version', async () => {
+    const version = spawnSync(join(app, 'node_modules/.bin/content-api-client'), ['--version'], { encoding: 'utf8' });
+    const { version: packed } = JSON.parse(readFileSync(join(root, 'client/package.json'), 'utf8'));
+    expect(version).toMatchObject({ status: 0, stdout: `content-api-client ${packed}\n`, stderr: '' });
+    const run = spawnSync(
+      join(app, 'node_modules/.bin/content-api-client'),
+      ['push', 'builds', '{"sha":"abc","ok":true}'],
+      {
+        cwd: app,
+        env: {
+          PATH: process.env.PATH,
+          CONTENT_API_URL: process.env.TEST_API_URL,
+          CONTENT_API_KEY: p.key,
+          CONTENT_API_PROJECT: `${p.username}/${p.slug}`,
+        },
+        encoding: 'utf8',
+      },
+    );
     expect({ status: run.status, stderr: run.stderr }).toEqual({ status: 0, stderr: '' });
     expect(JSON.parse(run.stdout)).toMatchObject({ message: 'Object pushed successfully' });
     expect((await state(p)).value.builds).toEqual([{ sha: 'abc', ok: true }]);
   });
 
-  it('typechecks against its declarations: typed results, batch operations and error codes', () => {
-    writeFileSync(
-      join(app, 'typed.ts'),
-      `import { ContentApiError, type ErrorCode, createClient } from '@content-api/client';
-import { subscribe } from '@content-api/client/realtime';
+  // An app's compiler settings decide which declarations it reads: nodenext (ESM, .d.ts through the `import`
+  // condition; needs extensions on relative imports), bundler, and a CommonJS file under nodenext (.d.cts through
+  // `require`). Without skipLibCheck, an unresolved import in the declarations is an error, not a silent `any`.
+  const resolutions = [
+    { name: 'nodenext (ESM)', ext: 'ts', options: ['--module', 'nodenext', '--moduleResolution', 'nodenext'] },
+    { name: 'bundler', ext: 'ts', options: ['--module', 'esnext', '--moduleResolution', 'bundler'] },
+    { name: 'nodenext (CommonJS)', ext: 'cts', options: ['--module', 'nodenext', '--moduleResolution', 'nodenext'] },
+  ];
+  it.each(resolutions)(
+    'typechecks against its declarations under $name: typed results, operations and error codes',
+    ({ ext, options }) => {
+      writeFileSync(
+        join(app, `typed.${ext}`),
+        `import { ContentApiError, type ErrorCode, createClient } from 'content-api-client';
+import { subscribe } from 'content-api-client/realtime';
 const site = createClient({ baseUrl: 'https://api.example.com', credential: async () => 'jwt' }).project('@a/b');
 export async function use(): Promise<string | null> {
   const { value, etag } = await site.get('a');
@@ -106,43 +150,37 @@ export const sub = subscribe(site, 'a', (e) => {
 function sub0(): string | undefined { return undefined; }
 export const revision: string | undefined = sub.revision;
 `,
-    );
-    writeFileSync(
-      join(app, 'bad.ts'),
-      `import { createClient, type ErrorCode } from '@content-api/client';
-import { subscribe } from '@content-api/client/realtime';
+      );
+      writeFileSync(
+        join(app, `bad.${ext}`),
+        `import { createClient, type ErrorCode } from 'content-api-client';
+import { subscribe } from 'content-api-client/realtime';
 const site = createClient({ baseUrl: 'x' }).project('@a/b');
 export const code: ErrorCode = 'NOT_A_CODE';
 export const op = site.batch([{ op: 'update', path: 'a' }]);
 export const role = site.members.put('@b', 'admin');
 export const sub = subscribe(site, 'a', (e) => e.type === 'error' && e.code === 'NOT_A_CODE');
 `,
-    );
-    const options = [
-      '--noEmit',
-      '--strict',
-      '--module',
-      'esnext',
-      '--moduleResolution',
-      'bundler',
-      '--target',
-      'es2022',
-    ];
-    const tsc = (file: string) =>
-      spawnSync(join(root, 'node_modules/.bin/tsc'), [...options, '--lib', 'es2023,dom', file], {
-        cwd: app,
-        encoding: 'utf8',
-      });
-    expect(tsc('typed.ts')).toMatchObject({ status: 0, stdout: '' });
-    const bad = tsc('bad.ts');
-    expect(bad.status).not.toBe(0);
-    expect(bad.stdout.match(/bad\.ts\(\d+,\d+\): error/g)).toHaveLength(4);
-  });
+      );
+      const tsc = (file: string) =>
+        spawnSync(
+          join(root, 'node_modules/.bin/tsc'),
+          ['--noEmit', '--strict', '--target', 'es2022', ...options, '--lib', 'es2023,dom', '--types', '', file],
+          { cwd: app, encoding: 'utf8' },
+        );
+      expect(tsc(`typed.${ext}`)).toMatchObject({ status: 0, stdout: '' });
+      const bad = tsc(`bad.${ext}`);
+      expect(bad.status).not.toBe(0);
+      // Each of the four wrong uses is caught (the types are not `any`), and nothing else is reported.
+      expect(bad.stdout.match(/error TS/g)).toHaveLength(4);
+      expect(bad.stdout.match(new RegExp(`bad\\.${ext}\\(\\d+,\\d+\\): error`, 'g'))).toHaveLength(4);
+    },
+  );
 
   it('bundles for the browser with esbuild, with nothing from Node, under 5 KB gzipped', async () => {
     writeFileSync(
       join(app, 'browser.js'),
-      `import { createClient } from '@content-api/client';
+      `import { createClient } from 'content-api-client';
 window.site = createClient({ baseUrl: location.origin, credential: () => 'jwt' }).project('@a/b');`,
     );
     const { build } = await import('esbuild');
@@ -164,11 +202,11 @@ window.site = createClient({ baseUrl: location.origin, credential: () => 'jwt' }
     expect(gzipSync(code).length).toBeLessThan(5 * 1024);
   });
 
-  it('imports @content-api/client/realtime in Node and in a browser bundle, with nothing from Node', async () => {
+  it('imports content-api-client/realtime in Node and in a browser bundle, with nothing from Node', async () => {
     writeFileSync(
       join(app, 'realtime.mjs'),
-      `import { createClient } from '@content-api/client';
-import { subscribe } from '@content-api/client/realtime';
+      `import { createClient } from 'content-api-client';
+import { subscribe } from 'content-api-client/realtime';
 const site = createClient({ baseUrl: process.env.URL, credential: process.env.KEY }).project(process.env.PROJECT);
 const sub = subscribe(site, '', (event) => {
   console.log(JSON.stringify(event));
@@ -186,8 +224,8 @@ const sub = subscribe(site, '', (event) => {
 
     writeFileSync(
       join(app, 'browser-realtime.js'),
-      `import { createClient } from '@content-api/client';
-import { subscribe } from '@content-api/client/realtime';
+      `import { createClient } from 'content-api-client';
+import { subscribe } from 'content-api-client/realtime';
 window.sub = subscribe(createClient({ baseUrl: location.origin }).project('@a/b'), 'data', console.log);`,
     );
     const { build } = await import('esbuild');
