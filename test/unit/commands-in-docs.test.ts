@@ -12,8 +12,13 @@ const localBins = new Set(readdirSync(join(root, 'node_modules/.bin')));
 const installed = new Set([...Object.keys(manifest.dependencies), ...Object.keys(manifest.devDependencies)]);
 // Public tools named in the docs on purpose, each the well-known package of that name.
 const THIRD_PARTY = new Set(['wscat']);
-// README.md and CHANGELOG.md are being restructured (issue 28 item 7): they join this list when that lands.
-const SKIP = new Set(['test/unit/docs.test.ts', 'package-lock.json', 'test/unit/commands-in-docs.test.ts']);
+// CHANGELOG.md is history: it names what the package was called before. docs.test.ts quotes npx in its own checks.
+const SKIP = new Set([
+  'CHANGELOG.md',
+  'test/unit/docs.test.ts',
+  'package-lock.json',
+  'test/unit/commands-in-docs.test.ts',
+]);
 const SKIP_DIRS = new Set(['node_modules', '.git', 'dist', '.data', '.serverless', 'coverage', 'results']);
 
 function files(dir: string): string[] {
