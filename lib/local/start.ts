@@ -35,7 +35,27 @@ async function ensureDemo(): Promise<Demo> {
   return saved;
 }
 
+/**
+ * One process hosts every function here, where Lambda gives each invocation its own fate: an error nothing awaited
+ * (a background poll, a detached promise) is logged as an ERROR line and the server keeps serving the others, instead
+ * of Node ending the process and every request and connection with it.
+ */
+function survivePerInvocationFailures(): void {
+  const report = (message: string) => (error: unknown) =>
+    console.error(
+      JSON.stringify({
+        level: 'ERROR',
+        message,
+        error:
+          error instanceof Error ? { name: error.name, message: error.message, stack: error.stack } : String(error),
+      }),
+    );
+  process.on('unhandledRejection', report('unhandled rejection'));
+  process.on('uncaughtException', report('uncaught exception'));
+}
+
 async function main(): Promise<void> {
+  survivePerInvocationFailures();
   const invocations = await hostConcurrentInvocations();
   const runtime = await startRuntime();
   const demo = await ensureDemo();
