@@ -484,3 +484,42 @@ describe('webhooks end to end: a write through the API reaches the receiver thro
     }
   });
 });
+
+describe('webhook bodies carry exact numbers as GET gives them', () => {
+  // Every route that writes a value (set, batch, JSON Patch, merge patch, increment): the receiver gets a JSON number
+  // with every digit, never lossless-json's object.
+  it('a 20-digit decimal through set, batch, patch and increment arrives as that JSON number', async () => {
+    const target = await receiver();
+    try {
+      const project = await newProject();
+      await createHook(project, { url: target.url('/exact'), path: 'n' });
+      const content = `/api/${project.username}/${project.slug}/content`;
+      const send = (method: string, path: string, rawBody: string, type = 'application/json') =>
+        call(method, `${content}${path}`, { token: project.key, rawBody, headers: { 'content-type': type } });
+      const big = '12345678901234567890.5';
+      const writes = [
+        () => send('POST', '/set', `{"path":"n.set","value":${big}}`),
+        () => send('POST', '/batch', `{"operations":[{"op":"set","path":"n.batch","value":${big}}]}`),
+        () => send('PATCH', '', `[{"op":"add","path":"/n/patch","value":${big}}]`, 'application/json-patch+json'),
+        () => send('PATCH', '', `{"n":{"merge":${big}}}`, 'application/merge-patch+json'),
+        () => send('POST', '/increment', `{"path":"n.set","value":1}`),
+      ];
+      for (const write of writes) expect((await write()).status).toBe(200);
+      for (let i = 0; i < 200 && target.received.length < writes.length; i++)
+        await new Promise((r) => setTimeout(r, 50));
+      const changes = target.received.map((r) => r.body.slice(r.body.indexOf('"changes":')));
+      expect(changes).toEqual([
+        `"changes":[{"path":"n","value":{"set":${big}}}]}`,
+        `"changes":[{"path":"n.batch","value":${big}}]}`,
+        `"changes":[{"path":"n.patch","value":${big}}]}`,
+        `"changes":[{"path":"n.merge","value":${big}}]}`,
+        `"changes":[{"path":"n.set","value":12345678901234567891.5}]}`,
+      ]);
+      // GET prints the same digits.
+      const read = await call('GET', `${content}?path=n.set`, { token: project.key });
+      expect(read.text).toBe('{"value":12345678901234567891.5}');
+    } finally {
+      await target.close();
+    }
+  });
+});
