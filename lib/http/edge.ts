@@ -8,7 +8,7 @@ import type { ErrorCode } from '../config/error-codes';
 import { withDeadline } from '../dynamo/deadline';
 import { withUsage } from '../dynamo/usage';
 import { logger } from './logger';
-import { publishMetrics, usageOf } from './metrics';
+import { hostPrintsRequests, publishMetrics, usageOf } from './metrics';
 import { traceRequest } from './tracing';
 
 export type Event = APIGatewayProxyEventV2;
@@ -71,6 +71,8 @@ export function accessLog(): MiddlewareObj<Event, Result> {
     started.set(request, Date.now());
   };
   const accessLogAfter = async (request: Request<Event, Result, Error, Context>) => {
+    // The local server's readable format prints its own line per request.
+    if (hostPrintsRequests()) return;
     const status = request.response?.statusCode ?? 500;
     logger[status >= 500 ? 'error' : 'info']('request', {
       route: request.event.routeKey,

@@ -61,7 +61,11 @@ async function main(): Promise<void> {
   const demo = await ensureDemo();
   // Webhook deliveries queued in this process go through the in-process queue to the sender's code.
   installLocalWebhookQueue((outcome) => console.log(JSON.stringify({ message: 'webhook delivery', ...outcome })));
-  const { url, routes } = await startServer({ port: local.port(), corsOrigins: local.corsOrigins() });
+  const { url, routes } = await startServer({
+    port: local.port(),
+    host: local.host(),
+    corsOrigins: local.corsOrigins(),
+  });
   // The sweeper (serverless.yml runs it every 15 minutes): here every few minutes, the same handler, in-process.
   const { handler: sweep } = await import('../../functions/sweep');
   const sweeping = setInterval(() => {
@@ -83,7 +87,10 @@ async function main(): Promise<void> {
   console.log(
     `DynamoDB: ${runtime.embedded ? `embedded dynalite at ${runtime.endpoint}, data in ${local.dataDir()}` : runtime.endpoint}`,
   );
-  console.log(`API: ${url} (${routes.length} routes from serverless.yml)`);
+  const everywhere = ['0.0.0.0', '::'].includes(local.host());
+  console.log(
+    `API: ${url} (${routes.length} routes from serverless.yml)${everywhere ? `, listening on every interface (HOST=${local.host()})` : ''}`,
+  );
   console.log(`API reference (try requests with your key): ${url}/ (OpenAPI: ${url}/openapi.json)`);
   console.log(`Realtime (WebSocket): ${url.replace(/^http/, 'ws')}${REALTIME_PATH}`);
   console.log(`Demo project ${demo.username}/${demo.projectSlug}, API key ${demo.key}\n`);
