@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { local } from './env';
+import { readableRequestLines } from './request-line';
 import { startRuntime } from './runtime';
 import { installLocalWebhookQueue } from './webhook-queue';
 import { REALTIME_PATH, startStreamConsumer } from './realtime';
@@ -73,6 +74,12 @@ async function main(): Promise<void> {
     const invocation = { [InvokeStoreBase.PROTECTED_KEYS.REQUEST_ID]: randomUUID() };
     invocations
       .run(invocation, () => sweep())
+      .then(({ markers, abandoned, deleted }) => {
+        if (readableRequestLines() && markers > 0)
+          console.log(
+            `sweep: ${markers} interrupted changes settled (${abandoned} never committed), ${deleted} items deleted`,
+          );
+      })
       .catch((error: unknown) => console.error(`sweep failed: ${error instanceof Error ? error.message : error}`));
   }, local.sweepIntervalMs());
   sweeping.unref();
