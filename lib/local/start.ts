@@ -61,7 +61,13 @@ async function main(): Promise<void> {
   const runtime = await startRuntime();
   const demo = await ensureDemo();
   // Webhook deliveries queued in this process go through the in-process queue to the sender's code.
-  installLocalWebhookQueue((outcome) => console.log(JSON.stringify({ message: 'webhook delivery', ...outcome })));
+  installLocalWebhookQueue((outcome) =>
+    console.log(
+      readableRequestLines()
+        ? `webhook ${outcome.webhook} revision ${outcome.revision} attempt ${outcome.attempt}: ${outcome.outcome} (${outcome.result})`
+        : JSON.stringify({ message: 'webhook delivery', ...outcome }),
+    ),
+  );
   const { url, routes } = await startServer({
     port: local.port(),
     host: local.host(),
