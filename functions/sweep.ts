@@ -3,11 +3,13 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { sweepAfterMs } from '../lib/config/env';
 import { logger } from '../lib/http/logger';
-import { METRIC, metrics } from '../lib/http/metrics';
+import { METRIC, hostPrintsRequests, metrics } from '../lib/http/metrics';
 import { sweep } from '../lib/store/sweep';
 
 export const handler = async () => {
   const result = await sweep(sweepAfterMs());
+  // A host that prints its own lines (the local server's readable format) says what the run did, if anything.
+  if (hostPrintsRequests()) return result;
   logger.info('sweep', { ...result });
   metrics.addMetric(METRIC.sweptMarkers, MetricUnit.Count, result.markers);
   metrics.addMetric(METRIC.sweptAbandoned, MetricUnit.Count, result.abandoned);

@@ -4,6 +4,8 @@ export declare function observabilityResources(options: {
   service: string;
   stage: string;
   functions: Array<{ name: string; logicalId: string; lambdaName: string }>;
+  /** The stage's `alarms` param: alarms and their topic only when true (or "true"). */
+  alarms: boolean | string;
   thresholds: Record<string, number | string>;
   alarmEmail: string;
   api: string;

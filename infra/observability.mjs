@@ -1,6 +1,7 @@
 // Observability resources for one stage, added to the CloudFormation template by infra/osls-plugin.mjs: an SNS topic
 // the alarms notify (plus an email subscription when `alarmEmail` is set), the alarms (thresholds from the stage's
-// params, serverless.yml `custom.alarms`), and one CloudWatch dashboard. Metric names of our own namespace are the
+// params, serverless.yml `custom.alarms`; only where the stage's `alarms` param is true, by default prod alone:
+// CloudWatch bills each alarm every month), and one CloudWatch dashboard. Metric names of our own namespace are the
 // ones lib/http/metrics.ts emits (METRIC there); test/package/template.test.ts checks the two agree.
 
 /** Our metrics (lib/http/metrics.ts METRIC): named here as plain strings, since osls loads this file with require(). */
@@ -55,10 +56,22 @@ const PERIOD = 300;
 
 /**
  * @param {{ service: string, stage: string, region: unknown, functions: Array<{ name: string, logicalId: string,
- *   lambdaName: string }>, thresholds: Record<string, number>, alarmEmail: string, api: string, table: string }} options
+ *   lambdaName: string }>, alarms: boolean | string, thresholds: Record<string, number>, alarmEmail: string,
+ *   api: string, table: string }} options
  * @returns {{ Resources: Record<string, object>, Conditions: Record<string, object> }}
  */
-export function observabilityResources({ service, stage, functions, thresholds: given, alarmEmail, api, table }) {
+export function observabilityResources({
+  service,
+  stage,
+  functions,
+  alarms,
+  thresholds: given,
+  alarmEmail,
+  api,
+  table,
+}) {
+  // `--param="alarms=true"` arrives as a string; anything but true (or "true") leaves the stage without alarms.
+  const alarmsOn = alarms === true || alarms === 'true';
   // `--param="alarmLambdaErrors=5"` arrives as a string.
   const thresholds = Object.fromEntries(
     Object.entries(given).map(([key, value]) => [
@@ -75,15 +88,19 @@ export function observabilityResources({ service, stage, functions, thresholds: 
     throw new Error(`serverless.yml custom.alarms: no numeric threshold for ${missing.join(', ')}`);
 
   const Resources = {};
-  const Conditions = { HasAlarmEmail: { 'Fn::Not': [{ 'Fn::Equals': [alarmEmail ?? '', ''] }] } };
-  Resources.AlarmTopic = { Type: 'AWS::SNS::Topic', Properties: { TopicName: `${prefix}-alarms` } };
-  Resources.AlarmEmailSubscription = {
-    Type: 'AWS::SNS::Subscription',
-    Condition: 'HasAlarmEmail',
-    Properties: { TopicArn: { Ref: 'AlarmTopic' }, Protocol: 'email', Endpoint: alarmEmail ?? '' },
-  };
+  const Conditions = {};
+  if (alarmsOn) {
+    Conditions.HasAlarmEmail = { 'Fn::Not': [{ 'Fn::Equals': [alarmEmail ?? '', ''] }] };
+    Resources.AlarmTopic = { Type: 'AWS::SNS::Topic', Properties: { TopicName: `${prefix}-alarms` } };
+    Resources.AlarmEmailSubscription = {
+      Type: 'AWS::SNS::Subscription',
+      Condition: 'HasAlarmEmail',
+      Properties: { TopicArn: { Ref: 'AlarmTopic' }, Protocol: 'email', Endpoint: alarmEmail ?? '' },
+    };
+  }
   const notify = { AlarmActions: [{ Ref: 'AlarmTopic' }], OKActions: [{ Ref: 'AlarmTopic' }] };
   const alarm = (id, name, description, threshold, properties) => {
+    if (!alarmsOn) return;
     Resources[`${id}Alarm`] = {
       Type: 'AWS::CloudWatch::Alarm',
       Properties: {

@@ -187,7 +187,10 @@ export default class ContentApiPackaging {
     }
   }
 
-  /** The alarm topic, alarms and dashboard of this stage, thresholds from serverless.yml `custom.alarms`. */
+  /**
+   * The alarm topic and alarms of this stage (where `custom.alarmsEnabled` is true), thresholds from serverless.yml
+   * `custom.alarms`, and its dashboard.
+   */
   addObservability() {
     const { naming } = this.provider;
     const template = this.service.provider.compiledCloudFormationTemplate;
@@ -200,6 +203,7 @@ export default class ContentApiPackaging {
         logicalId: naming.getLambdaLogicalId(name),
         lambdaName: this.service.getFunction(name).name,
       })),
+      alarms: custom.alarmsEnabled ?? false,
       thresholds: custom.alarms ?? {},
       alarmEmail: custom.alarmEmail ?? '',
       api: naming.getHttpApiLogicalId(),

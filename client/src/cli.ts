@@ -92,14 +92,37 @@ export async function main(
     return 0;
   } catch (error) {
     if (error instanceof ContentApiError) {
-      const at = error.index === undefined ? '' : ` (operation ${error.index})`;
-      process.stderr.write(`${COMMAND}: ${error.code}${at}: ${error.message} [HTTP ${error.status}]\n`);
+      process.stderr.write(`${COMMAND}: ${apiErrorLine(error)}\n`);
       return exitCodeFor(error.status);
     }
-    const message = error instanceof Error ? error.message : String(error);
+    const message = usageMessage(error);
     process.stderr.write(`${COMMAND}: ${message}\nRun ${COMMAND} --help for the usage.\n`);
     return error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') ? 1 : 5;
   }
+}
+
+/**
+ * What the service answered, for stderr: its code, the failing batch operation, the message and the HTTP status; no
+ * status when nothing answered (a network error has none: `[HTTP 0]` would only puzzle).
+ */
+export function apiErrorLine(error: ContentApiError): string {
+  const at = error.index === undefined ? '' : ` (operation ${error.index})`;
+  const status = error.status > 0 ? ` [HTTP ${error.status}]` : '';
+  return `${error.code}${at}: ${error.message}${status}`;
+}
+
+/**
+ * A usage error's message. Node's own for an unknown option ends on an unbalanced quote (`as in '-- "--x"`), so
+ * that one is said again in full.
+ */
+export function usageMessage(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const unknown = /Unknown option '([^']*)'/.exec(message);
+  if ((error as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && unknown) {
+    const option = unknown[1] as string;
+    return `unknown option '${option}' (a value that starts with '-' goes after '--', as in: -- '${option}')`;
+  }
+  return message;
 }
 
 function parse(argv: string[]) {
@@ -131,16 +154,17 @@ async function run(args: ReturnType<typeof parse>, env: NodeJS.ProcessEnv, readS
     if (rest.length !== count) throw new UsageError(`${command} takes ${names || 'no arguments'}`);
     return rest as string[];
   };
-  const json = (text: string, what: string) => {
+  /** JSON text, or a usage error; `--string` is suggested only where it applies (a value, never a body or file). */
+  const json = (text: string, what: string, hint = '') => {
     try {
       return parseJson(text);
-    } catch {
-      throw new UsageError(`${what} is not valid JSON (use --string for a string)`);
+    } catch (error) {
+      throw new UsageError(`${what} is not valid JSON${hint || ` (${(error as Error).message})`}`);
     }
   };
   const value = (arg: string) => {
     const text = arg === '-' ? readStdin() : arg;
-    return values.string ? text : json(text, 'the value');
+    return values.string ? text : json(text, 'the value', ' (use --string for a string)');
   };
   const file = (): unknown => {
     const name = values.file ?? '-';

@@ -91,6 +91,11 @@ export class ServiceUnavailable extends HttpError {
 }
 
 const BUSY = /Throttl|ProvisionedThroughputExceeded|RequestLimitExceeded|InternalServerError|ServiceUnavailable/;
+/**
+ * The connection to DynamoDB failing rather than DynamoDB answering: refused, reset, or an answer Node's HTTP parser
+ * rejects (`HPE_*`, e.g. Content-Length beside chunked Transfer-Encoding from a broken engine or middlebox).
+ */
+const NETWORK = /^(HPE_|ECONNRESET$|ECONNREFUSED$|EPIPE$|EHOSTUNREACH$|ENETUNREACH$|EAI_AGAIN$)/;
 
 /**
  * DynamoDB being busy or slow, after the SDK's own retries and whatever the call was: the client's 503 with
@@ -107,6 +112,9 @@ export function unavailable(error: unknown): ServiceUnavailable | undefined {
       return new ServiceUnavailable('The request took too long; retry shortly', { cause: error });
     }
     if (BUSY.test(e.name)) return new ServiceUnavailable('The service is busy; retry shortly', { cause: error });
+    if (NETWORK.test((e as { code?: string }).code ?? '')) {
+      return new ServiceUnavailable('The database could not be reached; retry shortly', { cause: error });
+    }
   }
   return undefined;
 }

@@ -3,12 +3,12 @@ import middy, { type MiddlewareObj, type Request } from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { HttpError, unavailable } from '../config/errors';
-import { LosslessNumber } from '../content/json';
+import { jsonText } from '../content/json';
 import type { ErrorCode } from '../config/error-codes';
 import { withDeadline } from '../dynamo/deadline';
 import { withUsage } from '../dynamo/usage';
 import { logger } from './logger';
-import { publishMetrics, usageOf } from './metrics';
+import { hostPrintsRequests, publishMetrics, usageOf } from './metrics';
 import { traceRequest } from './tracing';
 
 export type Event = APIGatewayProxyEventV2;
@@ -31,26 +31,12 @@ export const SECURITY_HEADERS: Record<string, string> = {
   'Strict-Transport-Security': 'max-age=63072000; includeSubDomains',
 };
 
-declare global {
-  // Node 22+ (ES2025's JSON.parse source text access); not yet in the TypeScript lib this project targets.
-  interface JSON {
-    rawJSON(text: string): unknown;
-  }
-}
-
-/**
- * JSON.stringify's replacer for exact decimals (LosslessNumber): their digits as a JSON number (`JSON.rawJSON`, Node
- * 22+). Measured on Node 24: a 150 KB body in 0.82 ms, against 1.88 ms with lossless-json's own stringify.
- */
-const writeExactNumbers = (_key: string, value: unknown) =>
-  value instanceof LosslessNumber ? JSON.rawJSON(value.value) : value;
-
 export function toResult(reply: Reply): Result {
   return {
     statusCode: reply.statusCode,
     headers: { ...SECURITY_HEADERS, ...reply.headers },
     // No body at all (a 304, a 204) is an empty one.
-    body: reply.body === undefined ? '' : JSON.stringify(reply.body, writeExactNumbers),
+    body: reply.body === undefined ? '' : jsonText(reply.body),
   };
 }
 
@@ -85,6 +71,8 @@ export function accessLog(): MiddlewareObj<Event, Result> {
     started.set(request, Date.now());
   };
   const accessLogAfter = async (request: Request<Event, Result, Error, Context>) => {
+    // The local server's readable format prints its own line per request.
+    if (hostPrintsRequests()) return;
     const status = request.response?.statusCode ?? 500;
     logger[status >= 500 ? 'error' : 'info']('request', {
       route: request.event.routeKey,

@@ -53,6 +53,39 @@ export const usageOf = (context: Context): DynamoUsage => {
   return usage;
 };
 
+/** One request's figures, for a host that prints its own line per request instead of the EMF lines. */
+export interface RequestSummary {
+  functionName: string;
+  status: number;
+  latencyMs: number;
+  /** Summed over every DynamoDB operation the request used. */
+  dynamo: { requests: number; retries: number; readUnits: number; writeUnits: number };
+}
+
+let summarySink: ((requestId: string, summary: RequestSummary) => void) | undefined;
+
+/**
+ * Hands each request's figures to `sink` instead of publishing EMF lines (and the access log's line), or back to EMF
+ * with undefined. The local server's readable format (lib/local) sets it; Lambda never does: CloudWatch needs EMF.
+ */
+export function sendRequestSummariesTo(sink: ((requestId: string, summary: RequestSummary) => void) | undefined) {
+  summarySink = sink;
+}
+
+/** Whether a host prints its own line per request (then the access log writes none). */
+export const hostPrintsRequests = (): boolean => summarySink !== undefined;
+
+function summarise(functionName: string, status: number, latencyMs: number, usage: DynamoUsage | undefined) {
+  const dynamo = { requests: 0, retries: 0, readUnits: 0, writeUnits: 0 };
+  for (const used of usage?.values() ?? []) {
+    dynamo.requests += used.requests;
+    dynamo.retries += used.retries;
+    dynamo.readUnits += used.readUnits;
+    dynamo.writeUnits += used.writeUnits;
+  }
+  return { functionName, status, latencyMs, dynamo };
+}
+
 /**
  * Publishes one EMF line for the request (dimension sets: its function, and the service as a whole), then one per
  * DynamoDB operation it used (function and operation). Each is a JSON log line of its own with the request id.
@@ -67,6 +100,12 @@ export function publishMetrics(): MiddlewareObj<Event, Result> {
     const functionName = request.context.functionName ?? process.env.AWS_LAMBDA_FUNCTION_NAME ?? 'unknown';
     // The request id as metadata (not a dimension): a metric line leads to its request's logs.
     const requestId = request.context.awsRequestId;
+    const latencyMs = Date.now() - (started.get(request) ?? Date.now());
+    if (summarySink) {
+      summarySink(requestId, summarise(functionName, status, latencyMs, usages.get(request.context)));
+      usages.delete(request.context);
+      return;
+    }
     metrics.addDimension(DIMENSION.functionName, functionName);
     metrics.addDimensions({});
     metrics.addMetadata('function_request_id', requestId);
@@ -74,7 +113,7 @@ export function publishMetrics(): MiddlewareObj<Event, Result> {
     // 0 or 1 on every request, so a metric's Average is the route's error rate.
     metrics.addMetric(METRIC.errors4xx, MetricUnit.Count, status >= 400 && status < 500 ? 1 : 0);
     metrics.addMetric(METRIC.errors5xx, MetricUnit.Count, status >= 500 ? 1 : 0);
-    metrics.addMetric(METRIC.latency, MetricUnit.Milliseconds, Date.now() - (started.get(request) ?? Date.now()));
+    metrics.addMetric(METRIC.latency, MetricUnit.Milliseconds, latencyMs);
     if (request.error instanceof HttpError && request.error.code === 'WRITE_CONFLICT')
       metrics.addMetric(METRIC.writeConflicts, MetricUnit.Count, 1);
     metrics.publishStoredMetrics();

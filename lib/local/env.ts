@@ -6,6 +6,8 @@ export const ROOT = process.cwd();
 
 export const local = {
   port: () => Number(process.env.PORT ?? 3000),
+  /** The interface the API listens on: loopback unless HOST says otherwise (0.0.0.0: a phone on the LAN, a container). */
+  host: () => process.env.HOST || '127.0.0.1',
   enginePort: () => Number(process.env.LOCAL_DYNAMODB_PORT ?? 8000),
   /** `:memory:` keeps the embedded engine in memory (tests). */
   dataDir: () => process.env.DATA_DIR ?? join(ROOT, '.data'),

@@ -193,7 +193,11 @@ export async function startStreamConsumer(
   if (options.embedded) return listenEmbedded(listener);
   const client = new DynamoDBClient({ endpoint: options.endpoint });
   try {
-    const stop = await listenDynamoDbLocal(client, options.tableName, listener, 10);
+    const stop = await listenDynamoDbLocal(client, options.tableName, listener, {
+      pollMs: 10,
+      onError: (error) =>
+        console.error(JSON.stringify({ level: 'ERROR', message: 'stream poll failed', error: String(error) })),
+    });
     return () => {
       stop();
       client.destroy();

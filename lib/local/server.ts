@@ -15,6 +15,8 @@ import { allowConcurrentRequests } from '../dynamo/deadline';
 import { InvokeStore, InvokeStoreBase } from '@aws/lambda-invoke-store';
 import { attachRealtime } from './realtime';
 import { lambdaContext, loadHandler } from './lambda';
+import { type RequestSummary, sendRequestSummariesTo } from '../http/metrics';
+import { readableRequestLines, requestLine } from './request-line';
 /** API Gateway's own payload limit; the handlers enforce the service's smaller one. */
 const MAX_REQUEST_BYTES = 10 * 1024 * 1024;
 
@@ -226,6 +228,12 @@ function answerClientError(error: Error & { code?: string }, socket: Duplex): vo
   );
 }
 
+/** Where this machine reaches a server listening on `host`: loopback for every interface, else the host itself. */
+function reachableHost(host: string | undefined): string {
+  if (host === undefined || host === '' || host === '0.0.0.0' || host === '::') return '127.0.0.1';
+  return host.includes(':') ? `[${host}]` : host;
+}
+
 /** Starts the server; routes and CORS settings come from serverless.yml, origins from the options. */
 export async function startServer(options: ServerOptions): Promise<{ server: Server; url: string; routes: Route[] }> {
   const invocations = await hostConcurrentInvocations();
@@ -247,7 +255,28 @@ export async function startServer(options: ServerOptions): Promise<{ server: Ser
     };
   };
 
+  // Readable lines (unless LOG_FORMAT=json): each function's figures come here instead of its JSON lines.
+  const readable = readableRequestLines();
+  const summaries = new Map<string, RequestSummary>();
+  sendRequestSummariesTo(readable ? (requestId, summary) => summaries.set(requestId, summary) : undefined);
+
   const server = createServer({ connectionsCheckingInterval: 1000 }, (req, res) => {
+    const started = performance.now();
+    let requestId: string | undefined;
+    /** The request's line, once answered (API routes and the refusals before them; not the docs' assets). */
+    const printLine = (status: number, requestId?: string) => {
+      const summary = requestId === undefined ? undefined : summaries.get(requestId);
+      if (requestId !== undefined) summaries.delete(requestId);
+      if (!readable) return;
+      const line = requestLine({
+        method: req.method ?? 'GET',
+        target: req.url ?? '',
+        status,
+        ms: performance.now() - started,
+        dynamo: summary?.dynamo,
+      });
+      console.log(line);
+    };
     void (async () => {
       const origin = req.headers.origin;
       const url = requestUrl(req);
@@ -258,6 +287,7 @@ export async function startServer(options: ServerOptions): Promise<{ server: Ser
           { ...JSON_HEADERS, ...corsHeaders(origin) },
           jsonError('Malformed request target', 'BAD_REQUEST_TARGET'),
         );
+        printLine(400);
         return;
       }
       const method = (req.method ?? 'GET').toUpperCase();
@@ -286,6 +316,7 @@ export async function startServer(options: ServerOptions): Promise<{ server: Ser
             ? jsonError('Method not allowed', 'METHOD_NOT_ALLOWED')
             : jsonError('Not found', 'ROUTE_NOT_FOUND');
         send(res, status, { ...JSON_HEADERS, ...corsHeaders(origin) }, body);
+        printLine(status);
         return;
       }
       const body = await readBody(req);
@@ -296,11 +327,13 @@ export async function startServer(options: ServerOptions): Promise<{ server: Ser
           { ...JSON_HEADERS, ...corsHeaders(origin) },
           jsonError('Request entity too large', 'PAYLOAD_TOO_LARGE'),
         );
+        printLine(413);
         return;
       }
       const handler = handlers.get(found.route) as Handler;
       const context = lambdaContext(found.route.functionName, timeout);
       const event = toEvent(req, body, found.route, found.match as RegExpExecArray);
+      requestId = context.awsRequestId;
       const invocation = { [InvokeStoreBase.PROTECTED_KEYS.REQUEST_ID]: context.awsRequestId };
       const result = await invocations.run(invocation, () => handler(event, context));
       const headers: Record<string, string> = { ...corsHeaders(origin) };
@@ -309,12 +342,17 @@ export async function startServer(options: ServerOptions): Promise<{ server: Ser
         ? Buffer.from(result.body ?? '', 'base64').toString('latin1')
         : (result.body ?? '');
       send(res, result.statusCode ?? 200, headers, text);
+      printLine(result.statusCode ?? 200, requestId);
     })().catch((error: unknown) => {
       // The client went away (or sent something clientError already answered): nobody to answer, nothing failed.
-      if ((error as { code?: string }).code === 'ECONNRESET') return void res.destroy();
+      if ((error as { code?: string }).code === 'ECONNRESET') {
+        if (requestId !== undefined) summaries.delete(requestId);
+        return void res.destroy();
+      }
       console.error(JSON.stringify({ level: 'ERROR', message: 'local server failure', error: String(error) }));
       if (!res.headersSent) send(res, 500, JSON_HEADERS, jsonError('Internal server error', 'INTERNAL_ERROR'));
       else res.destroy();
+      printLine(500, requestId);
     });
   });
   // The realtime WebSocket API (ws://.../realtime), served by the handler of serverless.yml's websocket events.
@@ -329,5 +367,5 @@ export async function startServer(options: ServerOptions): Promise<{ server: Ser
     server.listen(options.port, options.host ?? '127.0.0.1', () => resolve());
   });
   const { port } = server.address() as AddressInfo;
-  return { server, url: `http://127.0.0.1:${port}`, routes };
+  return { server, url: `http://${reachableHost(options.host)}:${port}`, routes };
 }

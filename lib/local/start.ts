@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { local } from './env';
+import { readableRequestLines } from './request-line';
 import { startRuntime } from './runtime';
 import { installLocalWebhookQueue } from './webhook-queue';
 import { REALTIME_PATH, startStreamConsumer } from './realtime';
@@ -35,13 +36,43 @@ async function ensureDemo(): Promise<Demo> {
   return saved;
 }
 
+/**
+ * One process hosts every function here, where Lambda gives each invocation its own fate: an error nothing awaited
+ * (a background poll, a detached promise) is logged as an ERROR line and the server keeps serving the others, instead
+ * of Node ending the process and every request and connection with it.
+ */
+function survivePerInvocationFailures(): void {
+  const report = (message: string) => (error: unknown) =>
+    console.error(
+      JSON.stringify({
+        level: 'ERROR',
+        message,
+        error:
+          error instanceof Error ? { name: error.name, message: error.message, stack: error.stack } : String(error),
+      }),
+    );
+  process.on('unhandledRejection', report('unhandled rejection'));
+  process.on('uncaughtException', report('uncaught exception'));
+}
+
 async function main(): Promise<void> {
+  survivePerInvocationFailures();
   const invocations = await hostConcurrentInvocations();
   const runtime = await startRuntime();
   const demo = await ensureDemo();
   // Webhook deliveries queued in this process go through the in-process queue to the sender's code.
-  installLocalWebhookQueue((outcome) => console.log(JSON.stringify({ message: 'webhook delivery', ...outcome })));
-  const { url, routes } = await startServer({ port: local.port(), corsOrigins: local.corsOrigins() });
+  installLocalWebhookQueue((outcome) =>
+    console.log(
+      readableRequestLines()
+        ? `webhook ${outcome.webhook} revision ${outcome.revision} attempt ${outcome.attempt}: ${outcome.outcome} (${outcome.result})`
+        : JSON.stringify({ message: 'webhook delivery', ...outcome }),
+    ),
+  );
+  const { url, routes } = await startServer({
+    port: local.port(),
+    host: local.host(),
+    corsOrigins: local.corsOrigins(),
+  });
   // The sweeper (serverless.yml runs it every 15 minutes): here every few minutes, the same handler, in-process.
   const { handler: sweep } = await import('../../functions/sweep');
   const sweeping = setInterval(() => {
@@ -49,6 +80,12 @@ async function main(): Promise<void> {
     const invocation = { [InvokeStoreBase.PROTECTED_KEYS.REQUEST_ID]: randomUUID() };
     invocations
       .run(invocation, () => sweep())
+      .then(({ markers, abandoned, deleted }) => {
+        if (readableRequestLines() && markers > 0)
+          console.log(
+            `sweep: ${markers} interrupted changes settled (${abandoned} never committed), ${deleted} items deleted`,
+          );
+      })
       .catch((error: unknown) => console.error(`sweep failed: ${error instanceof Error ? error.message : error}`));
   }, local.sweepIntervalMs());
   sweeping.unref();
@@ -63,7 +100,10 @@ async function main(): Promise<void> {
   console.log(
     `DynamoDB: ${runtime.embedded ? `embedded dynalite at ${runtime.endpoint}, data in ${local.dataDir()}` : runtime.endpoint}`,
   );
-  console.log(`API: ${url} (${routes.length} routes from serverless.yml)`);
+  const everywhere = ['0.0.0.0', '::'].includes(local.host());
+  console.log(
+    `API: ${url} (${routes.length} routes from serverless.yml)${everywhere ? `, listening on every interface (HOST=${local.host()})` : ''}`,
+  );
   console.log(`API reference (try requests with your key): ${url}/ (OpenAPI: ${url}/openapi.json)`);
   console.log(`Realtime (WebSocket): ${url.replace(/^http/, 'ws')}${REALTIME_PATH}`);
   console.log(`Demo project ${demo.username}/${demo.projectSlug}, API key ${demo.key}\n`);

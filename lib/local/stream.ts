@@ -118,8 +118,9 @@ export async function listenDynamoDbLocal(
   client: DynamoDBClient,
   tableName: string,
   listener: ChangeListener,
-  pollMs = 50,
+  options: { pollMs?: number; onError: (error: unknown) => void },
 ): Promise<() => void> {
+  const { pollMs = 50, onError } = options;
   const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
   const arn = Table?.LatestStreamArn;
   if (!arn) throw new Error(`table ${tableName} has no stream`);
@@ -143,39 +144,48 @@ export async function listenDynamoDbLocal(
     );
     iterators.set(shard.ShardId as string, ShardIterator);
   }
+  /** One GetRecords for one shard: whether it handed over records. */
+  const poll = async (shard: string, iterator: string): Promise<boolean> => {
+    let page: GetRecordsCommandOutput;
+    try {
+      page = await streams.send(new GetRecordsCommand({ ShardIterator: iterator }));
+    } catch (error) {
+      // Under load DynamoDB Local sometimes calls a LATEST iterator trimmed or expired: resume after the last
+      // record read, or (nothing read yet) from the shard's start, which may hand over records from before.
+      const name = (error as Error).name;
+      if (name !== 'TrimmedDataAccessException' && name !== 'ExpiredIteratorException') throw error;
+      const after = last.get(shard);
+      const { ShardIterator } = await streams.send(
+        new GetShardIteratorCommand({
+          StreamArn: arn,
+          ShardId: shard,
+          ...(after
+            ? { ShardIteratorType: 'AFTER_SEQUENCE_NUMBER', SequenceNumber: after }
+            : { ShardIteratorType: 'TRIM_HORIZON' }),
+        }),
+      );
+      iterators.set(shard, ShardIterator);
+      return false;
+    }
+    const { NextShardIterator, Records } = page;
+    iterators.set(shard, NextShardIterator);
+    const newest = Records?.at(-1)?.dynamodb?.SequenceNumber;
+    if (newest) last.set(shard, newest);
+    if (!Records || Records.length === 0) return false;
+    listener(Records.map((record) => asEventRecord(record, arn)));
+    return true;
+  };
   void (async () => {
     while (!stopped) {
       let any = false;
       for (const [shard, iterator] of iterators) {
         if (!iterator) continue;
-        let page: GetRecordsCommandOutput;
         try {
-          page = await streams.send(new GetRecordsCommand({ ShardIterator: iterator }));
+          any = (await poll(shard, iterator)) || any;
         } catch (error) {
-          // Under load DynamoDB Local sometimes calls a LATEST iterator trimmed or expired: resume after the last
-          // record read, or (nothing read yet) from the shard's start, which may hand over records from before.
-          const name = (error as Error).name;
-          if (name !== 'TrimmedDataAccessException' && name !== 'ExpiredIteratorException') throw error;
-          const after = last.get(shard);
-          const { ShardIterator } = await streams.send(
-            new GetShardIteratorCommand({
-              StreamArn: arn,
-              ShardId: shard,
-              ...(after
-                ? { ShardIteratorType: 'AFTER_SEQUENCE_NUMBER', SequenceNumber: after }
-                : { ShardIteratorType: 'TRIM_HORIZON' }),
-            }),
-          );
-          iterators.set(shard, ShardIterator);
-          continue;
-        }
-        const { NextShardIterator, Records } = page;
-        iterators.set(shard, NextShardIterator);
-        const newest = Records?.at(-1)?.dynamodb?.SequenceNumber;
-        if (newest) last.set(shard, newest);
-        if (Records && Records.length > 0) {
-          any = true;
-          listener(Records.map((record) => asEventRecord(record, arn)));
+          // A failed poll (the engine down, a malformed answer) keeps its iterator and is tried again after a
+          // pause: thrown out of this loop it would be an unhandled rejection, which ends the whole process.
+          onError(error);
         }
       }
       if (!any) await sleep(pollMs);

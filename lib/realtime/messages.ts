@@ -1,5 +1,5 @@
 // Messages: the frames of the realtime protocol (README, Realtime), as JSON text with exact numbers.
-import { LosslessNumber } from '../content/json';
+import { jsonText } from '../content/json';
 import type { WireChange } from './changes';
 
 /** API Gateway's largest WebSocket message; a change or snapshot over it becomes `changed` (fetch it with GET). */
@@ -15,11 +15,8 @@ export type ServerMessage =
   | { type: 'pong' }
   | { type: 'error'; code: string; message: string; id?: string };
 
-/** Exact decimals (LosslessNumber) as their digits: JSON.rawJSON (Node 22+). */
-const writeExactNumbers = (_: string, value: unknown) =>
-  value instanceof LosslessNumber ? JSON.rawJSON(value.value) : value;
-
-export const encode = (message: ServerMessage): string => JSON.stringify(message, writeExactNumbers);
+/** A message's JSON text, exact numbers with every digit. */
+export const encode = (message: ServerMessage): string => jsonText(message);
 
 /** The frame for a message, or `changed` in its place when it is over API Gateway's limit. */
 export function encodeWithin(message: ServerMessage & { id: string; revision: string }): string {

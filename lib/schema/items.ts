@@ -11,6 +11,11 @@ export interface ProjectRef {
 
 export const USERNAME = /^@[A-Za-z0-9][A-Za-z0-9_.-]{0,38}$/;
 export const SLUG = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/;
+/**
+ * The form of an API key's and a webhook's id (8 random bytes in hex, as made since the first version). An id of
+ * any other form names nothing: refused before it reaches DynamoDB, whose key-size limit would make it an error.
+ */
+export const RECORD_ID = /^[0-9a-f]{16}$/;
 
 export const isProjectRef = (username: unknown, slug: unknown): boolean =>
   typeof username === 'string' && typeof slug === 'string' && USERNAME.test(username) && SLUG.test(slug);

@@ -23,8 +23,10 @@ import {
   memberGrantSk,
   projectName,
   projectPk,
+  RECORD_ID,
   sessionPk,
   storedKey,
+  USERNAME,
   userPk,
 } from '../schema/items';
 
@@ -265,6 +267,7 @@ async function stampContent(project: ProjectRef, inc: string): Promise<void> {
  * so the key fails its very next request in any warm Lambda. NOT_FOUND when the project holds no such key.
  */
 export async function revokeApiKey(project: ProjectRef, id: string): Promise<void> {
+  if (!RECORD_ID.test(id)) throw new AccountError('NOT_FOUND', `no key of this form exists in ${projectName(project)}`);
   const inc = await incarnationNow(project);
   try {
     await documents.send(
@@ -342,6 +345,7 @@ export async function setMember(project: ProjectRef, member: string, role: Role)
 /** One transaction: the member grant goes, the member count goes down and the grant epoch advances. */
 export async function removeMember(project: ProjectRef, member: string): Promise<void> {
   const missing = `${member} is not a member of ${projectName(project)}`;
+  if (!USERNAME.test(member)) throw new AccountError('NOT_FOUND', missing);
   const inc = await incarnationNow(project).catch((error: unknown) => {
     throw error instanceof AccountError ? new AccountError('NOT_FOUND', missing) : error;
   });

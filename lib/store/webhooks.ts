@@ -6,7 +6,15 @@ import { MAX_WEBHOOKS_PER_PROJECT } from '../config/limits';
 import { tableName } from '../config/env';
 import { documents } from '../dynamo/client';
 import { A } from '../schema/attributes';
-import { type ProjectRef, WEBHOOK_PREFIX, itemKey, projectName, projectPk, webhookSk } from '../schema/items';
+import {
+  type ProjectRef,
+  RECORD_ID,
+  WEBHOOK_PREFIX,
+  itemKey,
+  projectName,
+  projectPk,
+  webhookSk,
+} from '../schema/items';
 import { AccountError, headUpdate, incarnationDelete, refusedItems } from './accounts';
 import { type StoredWebhook, W, readWebhook } from './webhook-records';
 
@@ -95,6 +103,8 @@ export async function listWebhooks(project: ProjectRef | string, inc: string): P
 
 /** One transaction: the webhook goes and the head's count goes down. NOT_FOUND when the project has no such one. */
 export async function deleteWebhook(project: ProjectRef, inc: string, id: string): Promise<void> {
+  if (!RECORD_ID.test(id))
+    throw new AccountError('NOT_FOUND', `no webhook of this form exists in ${projectName(project)}`);
   try {
     await documents.send(
       new TransactWriteCommand({

@@ -1,6 +1,7 @@
 // Webhooks: the one entry point of the Streams consumer: each committed change becomes one queued delivery per
 // webhook of the project that it concerns, its changes cut to the webhook's path.
 import { createHash } from 'node:crypto';
+import { jsonText } from '../content/json';
 import { listWebhooks } from '../store/webhooks';
 import { type CommittedChange, changesFor } from './changes';
 import { type QueuedMessage, deliveryQueue } from './queue';
@@ -39,7 +40,7 @@ export async function enqueueWebhookDeliveries(change: CommittedChange): Promise
   for (const webhook of webhooks) {
     const changes = changesFor(webhook.path, change.changes);
     if (changes.length === 0) continue;
-    let body = JSON.stringify({ project: change.project, revision: change.revision, changes });
+    let body = jsonText({ project: change.project, revision: change.revision, changes });
     if (Buffer.byteLength(body) > MAX_DELIVERY_BODY_BYTES)
       body = JSON.stringify({ project: change.project, revision: change.revision, truncated: true });
     const id = deliveryId(webhook.id, change.revision);

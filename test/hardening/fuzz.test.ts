@@ -1,11 +1,13 @@
 // Fuzzed bad input: requests that are wrong by construction (wrong types, malformed JSON, odd content types, huge
 // strings, deep nesting, empty keys, out-of-range numbers, malformed escapes, odd URLs and methods, very long slugs,
-// percent-encoded garbage, unusable credentials and headers) always get a 4xx with {"message","code"}, never a 5xx,
+// percent-encoded garbage, unusable credentials and headers, odd ids in the path, webhook URLs to IPv6 forms of private
+// IPv4s) always get a 4xx with {"message","code"}, never a 5xx,
 // never crash the API, and never change content: a sentinel project's content and ETag are checked after each one.
 // Wherever the case allows it, the request would change the sentinel if it were accepted (a valid body on a route
 // of the sentinel), so a request wrongly applied shows up as changed content. FUZZ_RUNS scales the generated cases.
 import fc from 'fast-check';
 import { readFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { baseUrl, call, newKey, newProject, type Project } from '../support/api';
 import { unstorableDecimal } from '../support/model-generators';
 
@@ -62,6 +64,8 @@ interface Case {
   body?: string | Uint8Array;
   /** The bearer credential; default the sentinel's read/write key; null sends no Authorization. */
   token?: string | null;
+  /** When the answer is known exactly: the status and the route's code (else any 4xx with a documented code). */
+  expect?: { status: number; code: string };
 }
 
 const json = (v: unknown) => JSON.stringify(v);
@@ -75,6 +79,51 @@ const isJson = (text: string) => {
 };
 const nested = (depth: number, leaf: string, open: string, close: string) =>
   open.repeat(depth) + leaf + close.repeat(depth);
+
+/**
+ * One request. A method fetch would warn about (it prints `[UNDICI-FETCH-patch] Warning` for a lower-case `patch`,
+ * noise in the test output) and node:http would upper-case goes out on a socket exactly as written.
+ */
+async function send(
+  method: string,
+  url: string,
+  headers: Record<string, string>,
+  body: string | Uint8Array | undefined,
+): Promise<{ status: number; text: string; headers: { get(name: string): string | null } }> {
+  if (method === method.toUpperCase()) {
+    const res = await fetch(url, { method, headers, body, signal: AbortSignal.timeout(30_000) });
+    return { status: res.status, text: await res.text(), headers: res.headers };
+  }
+  const { hostname, port, pathname, search } = new URL(url);
+  const payload = body === undefined ? Buffer.alloc(0) : Buffer.from(body);
+  const head = Object.entries({ ...headers, host: `${hostname}:${port}`, 'content-length': String(payload.length) })
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('');
+  const answer = await new Promise<Buffer>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    const socket = connect(Number(port), hostname, () => {
+      socket.write(`${method} ${pathname}${search} HTTP/1.1\r\n${head}connection: close\r\n\r\n`);
+      socket.end(payload);
+    });
+    socket.setTimeout(30_000, () => socket.destroy(new Error('no answer within 30 s')));
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.on('end', () => resolve(Buffer.concat(chunks)));
+    socket.on('error', reject);
+  });
+  const text = answer.toString('utf8');
+  const split = text.indexOf('\r\n\r\n');
+  const lines = text.slice(0, split).split('\r\n');
+  const fields = new Map(
+    lines
+      .slice(1)
+      .map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]),
+  );
+  return {
+    status: Number(lines[0]?.split(' ')[1]),
+    text: text.slice(split + 4),
+    headers: { get: (name) => fields.get(name.toLowerCase()) ?? null },
+  };
+}
 
 // ---- generators ----------------------------------------------------------------------------------------------
 const nonString = fc.oneof(
@@ -609,6 +658,80 @@ function badReads(p: Project): fc.Arbitrary<Case> {
   );
 }
 
+/**
+ * Ids and names in the path that name nothing: over-long (past DynamoDB's key size), too short, upper case, odd
+ * characters, percent-encoded anything. Each route answers its own 404, never a 500 from DynamoDB's key limit.
+ */
+const oddId = fc
+  .oneof(
+    fc.integer({ min: 17, max: 6000 }).map((n) => 'a'.repeat(n)),
+    fc
+      .integer({ min: 17, max: 3000 })
+      .chain((n) => fc.constantFrom('0', 'f', 'Z', '-', '_', '~').map((c) => c.repeat(n))),
+    fc.stringMatching(/^[0-9a-f]{1,15}$/),
+    fc.stringMatching(/^[0-9a-fA-F]{16}$/).filter((id) => /[A-F]/.test(id)),
+    fc.stringMatching(/^[0-9a-f]{16}[^/?#]{1,40}$/),
+    fc.string({ unit: 'binary', minLength: 1, maxLength: 60 }),
+    fc.integer({ min: 200, max: 2500 }).map((n) => '\u00e9\u{1F600}'.repeat(n)),
+  )
+  .map(encodeURIComponent)
+  // A `.` or `..` segment is resolved away by the URL, another route: the odd-URL cases cover those.
+  .filter((id) => id !== '.' && id !== '..');
+const oddMember = fc.oneof(
+  oddId,
+  oddId.map((id) => `%40${id}`),
+  fc.integer({ min: 40, max: 6000 }).map((n) => `%40${'u'.repeat(n)}`),
+);
+
+/** Management routes named by an id or a member in the path, with the owner's session: each answers its own 404. */
+function oddIds(p: Project): fc.Arbitrary<Case> {
+  const base = `/api/${p.username}/${p.slug}`;
+  const route = (method: string, tail: string, code: string, body?: string): Case => ({
+    kind: `odd id: ${method} ${tail.replace(/\/[^/]*$/, '/{id}')}`,
+    method,
+    url: `${base}${tail}`,
+    token: p.owner,
+    headers: { 'content-type': 'application/json' },
+    body,
+    expect: { status: 404, code },
+  });
+  return fc.oneof(
+    oddId.map((id) => route('DELETE', `/keys/${id}`, 'KEY_NOT_FOUND')),
+    oddId.map((id) => route('DELETE', `/webhooks/${id}`, 'WEBHOOK_NOT_FOUND')),
+    oddMember.map((m) => route('DELETE', `/members/${m}`, 'MEMBER_NOT_FOUND')),
+    oddMember.map((m) => route('PUT', `/members/${m}`, 'USER_NOT_FOUND', json({ role: 'viewer' }))),
+  );
+}
+
+/** The IPv4 addresses a webhook must never reach, written into every IPv6 form that carries one. */
+function forbiddenWebhooks(p: Project): fc.Arbitrary<Case> {
+  const ipv4 = fc.constantFrom('127.0.0.1', '169.254.169.254', '10.0.0.1', '172.16.5.4', '192.168.0.1', '100.64.0.1');
+  const hex = (v4: string, invert = false) => {
+    const b = v4.split('.').map((x) => Number(x) ^ (invert ? 0xff : 0));
+    return `${((b[0]! << 8) | b[1]!).toString(16)}:${((b[2]! << 8) | b[3]!).toString(16)}`;
+  };
+  const forms: Array<(v4: string) => string> = [
+    (v4) => `::${v4}`,
+    (v4) => `::${hex(v4)}`,
+    (v4) => `0:0:0:0:0:0:${v4}`,
+    (v4) => `64:ff9b::${v4}`,
+    (v4) => `64:ff9b:1::${hex(v4)}`,
+    (v4) => `2002:${hex(v4)}::1`,
+    (v4) => `2001:0:4136:e378:8000:63bf:${hex(v4, true)}`,
+  ];
+  return fc
+    .tuple(ipv4, fc.constantFrom(...forms), fc.constantFrom('', ':443', ':8443'), fc.constantFrom('/', '/hook?x=1'))
+    .map(([v4, form, port, path]) => ({
+      kind: 'webhook to an IPv6 form of a private IPv4',
+      method: 'POST',
+      url: `/api/${p.username}/${p.slug}/webhooks`,
+      token: p.owner,
+      headers: { 'content-type': 'application/json' },
+      body: json({ url: `https://[${form(v4)}]${port}${path}` }),
+      expect: { status: 400, code: 'FORBIDDEN_DESTINATION' },
+    }));
+}
+
 /** What GET content's query parameters take (lib/http/schemas.ts); the fuzz sends everything else. */
 const VALID_QUERY: Record<string, RegExp> = {
   shallow: /^(true|false)$/,
@@ -660,13 +783,8 @@ describe('fuzzed bad input', () => {
     const headers: Record<string, string> = { ...c.headers };
     const token = c.token === undefined ? p.key : c.token;
     if (token !== null) headers.authorization ??= `Bearer ${token}`;
-    const res = await fetch(`${baseUrl()}${c.url}`, {
-      method: c.method,
-      headers,
-      body: c.body,
-      signal: AbortSignal.timeout(30_000),
-    });
-    const text = await res.text();
+    const res = await send(c.method, `${baseUrl()}${c.url}`, headers, c.body);
+    const text = res.text;
     statuses[res.status] = (statuses[res.status] ?? 0) + 1;
     const what = `${c.kind}: ${c.method} ${c.url.slice(0, 200)} ${typeof c.body === 'string' ? c.body.slice(0, 200) : ''} -> ${res.status} ${text.slice(0, 300)}`;
     if (res.status < 400 || res.status > 499) throw new Error(`not a 4xx: ${what}`);
@@ -684,6 +802,8 @@ describe('fuzzed bad input', () => {
     if (typeof b?.message !== 'string' || typeof b?.code !== 'string' || !/^[A-Z_]+$/.test(b.code))
       throw new Error(`not {message, code}: ${what}`);
     if (!DOCUMENTED_CODES.has(b.code)) throw new Error(`code ${b.code} is not documented in README: ${what}`);
+    if (c.expect && (res.status !== c.expect.status || b.code !== c.expect.code))
+      throw new Error(`not ${c.expect.status} ${c.expect.code}: ${what}`);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
     await sentinelUnchanged(what);
   }
@@ -961,6 +1081,8 @@ describe('fuzzed bad input', () => {
         { weight: 2, arbitrary: badHeaders(p, others) },
         { weight: 1, arbitrary: badReads(p) },
         { weight: 3, arbitrary: patchBodies(p) },
+        { weight: 2, arbitrary: oddIds(p) },
+        { weight: 1, arbitrary: forbiddenWebhooks(p) },
       );
       const short = (c: Case) =>
         Object.defineProperty(c, fc.toStringMethod, {

@@ -24,7 +24,15 @@ describe('access log lines under concurrency', () => {
     };
     const api = await startLocalApi({
       // The suite's engine and table (the API's own embedded one otherwise); the demo project's key from the banner.
-      env: { ...process.env, PORT: '0', LOCAL_DYNAMODB_PORT: '0', DATA_DIR: ':memory:', POWERTOOLS_LOG_LEVEL: 'INFO' },
+      env: {
+        ...process.env,
+        PORT: '0',
+        LOCAL_DYNAMODB_PORT: '0',
+        DATA_DIR: ':memory:',
+        POWERTOOLS_LOG_LEVEL: 'INFO',
+        // Lambda's lines, as deployed: the local default is one readable line per request (below).
+        LOG_FORMAT: 'json',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
       onSpawn: (spawned) => {
         collect(spawned.stdout!);
@@ -91,5 +99,79 @@ describe('access log lines under concurrency', () => {
       });
     }
     expect(count(lines.map((l) => ({ fn: l.function_name, status: l.status })))).toEqual(count(replies));
+  });
+});
+
+describe('npm start without LOG_FORMAT: one readable line per request, no JSON lines', () => {
+  let child: ChildProcess;
+  let url: string;
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  const collect = (stream: NodeJS.ReadableStream, into: string[]) => {
+    let partial = '';
+    stream.setEncoding('utf8');
+    stream.on('data', (chunk: string) => {
+      const parts = (partial + chunk).split('\n');
+      partial = parts.pop() ?? '';
+      into.push(...parts);
+    });
+  };
+
+  beforeAll(async () => {
+    const env: Record<string, string | undefined> = {
+      ...process.env,
+      PORT: '0',
+      LOCAL_DYNAMODB_PORT: '0',
+      DATA_DIR: ':memory:',
+    };
+    delete env.LOG_FORMAT;
+    delete env.POWERTOOLS_LOG_LEVEL;
+    const api = await startLocalApi({
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      onSpawn: (spawned) => {
+        collect(spawned.stdout!, stdout);
+        collect(spawned.stderr!, stderr);
+      },
+    });
+    child = api.child;
+    url = api.url;
+  }, 90_000);
+  afterAll(() => stopProcess(child));
+
+  it('method, path, status, time and the DynamoDB requests and capacity of each', async () => {
+    const banner = Date.now() + 10_000;
+    while (!/^curl -s http/m.test(stdout.join('\n')) && Date.now() < banner)
+      await new Promise((r) => setTimeout(r, 20));
+    const key = stdout.join('\n').match(/API key (capi_\S+)/)?.[1] as string;
+    const before = stdout.length;
+    const stderrBefore = stderr.length;
+    const content = `${url}/api/@demo/site/content`;
+    const auth = { authorization: `Bearer ${key}` };
+    const sent = [
+      await fetch(`${content}/set`, {
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'application/json' },
+        body: JSON.stringify({ path: 'lines.a', value: 1 }),
+      }),
+      await fetch(`${content}?path=lines`, { headers: auth }),
+      await fetch(`${content}?path=lines`),
+      await fetch(`${url}/no/such/route`),
+    ].map((r) => r.status);
+    expect(sent).toEqual([200, 200, 401, 404]);
+    const deadline = Date.now() + 5000;
+    while (stdout.length - before < sent.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, 200));
+    const lines = stdout.slice(before).filter((l) => l.trim() !== '');
+    const dynamo = String.raw` · DynamoDB \d+ requests?(?: \(\d+ retried\))?, \d+(?:\.\d)? RCU, \d+(?:\.\d)? WCU`;
+    expect(lines).toEqual([
+      expect.stringMatching(new RegExp(`^POST /api/@demo/site/content/set 200 \\d+ ms${dynamo}$`)),
+      expect.stringMatching(new RegExp(`^GET /api/@demo/site/content\\?path=lines 200 \\d+ ms${dynamo}$`)),
+      expect.stringMatching(new RegExp(`^GET /api/@demo/site/content\\?path=lines 401 \\d+ ms${dynamo}$`)),
+      expect.stringMatching(/^GET \/no\/such\/route 404 \d+ ms$/),
+    ]);
+    // The write asked DynamoDB for something, and wrote.
+    expect(lines[0]).toMatch(/DynamoDB [1-9]\d* requests?.*, [1-9][\d.]* WCU$/);
+    expect(stderr.slice(stderrBefore).filter((l) => l.trim() !== '')).toEqual([]);
   });
 });

@@ -53,7 +53,13 @@ beforeAll(async () => {
   const listener = (records: ChangeRecord[]) => {
     seen.push(...records.filter((r) => r.eventSourceARN?.includes(`table/${TableName}/`)));
   };
-  stop = onDynamoDbLocal ? await listenDynamoDbLocal(client, TableName, listener) : listenEmbedded(listener);
+  stop = onDynamoDbLocal
+    ? await listenDynamoDbLocal(client, TableName, listener, {
+        onError: (error) => {
+          throw error;
+        },
+      })
+    : listenEmbedded(listener);
 });
 
 afterAll(async () => {

@@ -462,3 +462,27 @@ describe('a stored key entry the API would never write does not break the key ro
     });
   });
 });
+
+describe('ids and names in the path that name nothing (issue 27: an over-long id was a 500)', () => {
+  const long = 'a'.repeat(1100);
+  it.each(
+    (
+      [
+        ['DELETE', `/keys/${long}`, 'KEY_NOT_FOUND'],
+        ['DELETE', '/keys/0123456789ABCDEF', 'KEY_NOT_FOUND'],
+        ['DELETE', `/webhooks/${long}`, 'WEBHOOK_NOT_FOUND'],
+        ['DELETE', '/webhooks/0123456789abcde', 'WEBHOOK_NOT_FOUND'],
+        ['DELETE', `/members/@${long}`, 'MEMBER_NOT_FOUND'],
+        ['DELETE', `/members/${long}`, 'MEMBER_NOT_FOUND'],
+        ['PUT', `/members/@${long}`, 'USER_NOT_FOUND'],
+      ] as const
+    ).map(([method, tail, code]) => ({ method, tail, code, shown: tail.replace(long, '<1,100 a>') })),
+  )('$method $shown: 404 $code, checked before DynamoDB', async ({ method, tail, code }) => {
+    const p = await newProject();
+    const reply = await call(method, `/api/${p.username}/${p.slug}${tail}`, {
+      token: p.owner,
+      body: method === 'PUT' ? { role: 'viewer' } : undefined,
+    });
+    expect({ status: reply.status, code: reply.body.code }).toEqual({ status: 404, code });
+  });
+});

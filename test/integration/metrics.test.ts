@@ -23,7 +23,14 @@ describe('EMF metric lines in the local JSON logs', () => {
 
   beforeAll(async () => {
     const api = await startLocalApi({
-      env: { ...process.env, PORT: '0', LOCAL_DYNAMODB_PORT: '0', DATA_DIR: ':memory:', POWERTOOLS_LOG_LEVEL: 'INFO' },
+      env: {
+        ...process.env,
+        PORT: '0',
+        LOCAL_DYNAMODB_PORT: '0',
+        DATA_DIR: ':memory:',
+        POWERTOOLS_LOG_LEVEL: 'INFO',
+        LOG_FORMAT: 'json',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
       onSpawn: (spawned) => {
         let partial = '';

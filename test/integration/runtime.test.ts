@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MAX_EXPIRES_IN_SECONDS } from '../../lib/config/limits';
 import { unique } from '../support/api';
-import { startLocalApi } from '../support/local-api';
+import { startLocalApi, stopProcess } from '../support/local-api';
 
 function admin(args: string[], env: Record<string, string | undefined> = {}) {
   const result = spawnSync(process.execPath, ['--import', 'tsx', 'lib/local/admin.ts', ...args], {
@@ -261,6 +261,47 @@ const until = async (done: () => boolean, ms: number) => {
   while (!done() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
   return done();
 };
+
+describe('HOST: the interface npm start listens on (default loopback)', () => {
+  const reachable = (host: string, port: number) =>
+    new Promise<boolean>((resolve) => {
+      const socket = connect(port, host);
+      socket.once('connect', () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.once('error', () => resolve(false));
+    });
+
+  // 127.0.0.2 is loopback too on Linux, but another address: listening there and only there proves HOST is used.
+  it('HOST=127.0.0.2: serves there, says so, and not on 127.0.0.1', async () => {
+    const api = await startLocalApi({
+      env: { ...process.env, HOST: '127.0.0.2', PORT: '0', LOCAL_DYNAMODB_PORT: '0', DATA_DIR: ':memory:' },
+    });
+    try {
+      const { hostname, port } = new URL(api.url);
+      expect(hostname).toBe('127.0.0.2');
+      expect((await fetch(`${api.url}/openapi.json`)).status).toBe(200);
+      expect(await reachable('127.0.0.1', Number(port))).toBe(false);
+    } finally {
+      await stopProcess(api.child);
+    }
+  }, 90_000);
+
+  it('no HOST: loopback only', async () => {
+    const env: Record<string, string | undefined> = { ...process.env, PORT: '0', LOCAL_DYNAMODB_PORT: '0' };
+    env.DATA_DIR = ':memory:';
+    delete env.HOST;
+    const api = await startLocalApi({ env });
+    try {
+      const { hostname, port } = new URL(api.url);
+      expect(hostname).toBe('127.0.0.1');
+      expect(await reachable('127.0.0.2', Number(port))).toBe(false);
+    } finally {
+      await stopProcess(api.child);
+    }
+  }, 90_000);
+});
 
 describe('npm start under a process manager', () => {
   // npm runs the script through sh, which dies of a TERM without passing it on: the server has to be exec'd.

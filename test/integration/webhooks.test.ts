@@ -10,7 +10,9 @@ import { type LocalFifoQueue, installLocalWebhookQueue } from '../../lib/local/w
 import { readProjectMeta } from '../../lib/store/accounts';
 import { enqueueWebhookDeliveries } from '../../lib/webhooks/deliveries';
 import { type DeliveryOutcome, post } from '../../lib/webhooks/sender';
+import fc from 'fast-check';
 import { type Project, call, expectError, newProject, newUser, unique } from '../support/api';
+import { decimal } from '../support/model-generators';
 
 const hooks = (p: { username: string; slug: string }, rest = '') => `/api/${p.username}/${p.slug}/webhooks${rest}`;
 const PUBLIC_URL = 'https://93.184.215.14/hook';
@@ -483,4 +485,100 @@ describe('webhooks end to end: a write through the API reaches the receiver thro
       await target.close();
     }
   });
+});
+
+describe('webhook bodies carry exact numbers as GET gives them', () => {
+  // Every route that writes a value (set, batch, JSON Patch, merge patch, increment): the receiver gets a JSON number
+  // with every digit, never lossless-json's object.
+  it('a 20-digit decimal through set, batch, patch and increment arrives as that JSON number', async () => {
+    const target = await receiver();
+    try {
+      const project = await newProject();
+      await createHook(project, { url: target.url('/exact'), path: 'n' });
+      const content = `/api/${project.username}/${project.slug}/content`;
+      const send = (method: string, path: string, rawBody: string, type = 'application/json') =>
+        call(method, `${content}${path}`, { token: project.key, rawBody, headers: { 'content-type': type } });
+      const big = '12345678901234567890.5';
+      const writes = [
+        () => send('POST', '/set', `{"path":"n.set","value":${big}}`),
+        () => send('POST', '/batch', `{"operations":[{"op":"set","path":"n.batch","value":${big}}]}`),
+        () => send('PATCH', '', `[{"op":"add","path":"/n/patch","value":${big}}]`, 'application/json-patch+json'),
+        () => send('PATCH', '', `{"n":{"merge":${big}}}`, 'application/merge-patch+json'),
+        () => send('POST', '/increment', `{"path":"n.set","value":1}`),
+      ];
+      for (const write of writes) expect((await write()).status).toBe(200);
+      for (let i = 0; i < 200 && target.received.length < writes.length; i++)
+        await new Promise((r) => setTimeout(r, 50));
+      const changes = target.received.map((r) => r.body.slice(r.body.indexOf('"changes":')));
+      expect(changes).toEqual([
+        `"changes":[{"path":"n","value":{"set":${big}}}]}`,
+        `"changes":[{"path":"n.batch","value":${big}}]}`,
+        `"changes":[{"path":"n.patch","value":${big}}]}`,
+        `"changes":[{"path":"n.merge","value":${big}}]}`,
+        `"changes":[{"path":"n.set","value":12345678901234567891.5}]}`,
+      ]);
+      // GET prints the same digits.
+      const read = await call('GET', `${content}?path=n.set`, { token: project.key });
+      expect(read.text).toBe('{"value":12345678901234567891.5}');
+    } finally {
+      await target.close();
+    }
+  });
+});
+
+describe('webhook bodies: any exact decimal, through any writing route, arrives as GET prints it', () => {
+  it('generated decimals (up to 38 digits, 1e-130 to 1e126) through set, batch, JSON Patch and merge patch', async () => {
+    const target = await receiver();
+    try {
+      const project = await newProject();
+      await createHook(project, { url: target.url('/gen'), path: 'g' });
+      const content = `/api/${project.username}/${project.slug}/content`;
+      expect(
+        (await call('POST', `${content}/set`, { token: project.key, body: { path: 'g', value: {} } })).status,
+      ).toBe(200);
+      let n = 0;
+      const route = fc.constantFrom('set', 'batch', 'json-patch', 'merge-patch');
+      await fc.assert(
+        fc.asyncProperty(decimal, route, async (number, via) => {
+          const name = `k${n++}`;
+          const text = number.value;
+          const [method, tail, type, body] = {
+            set: ['POST', '/set', 'application/json', `{"path":"g.${name}","value":${text}}`],
+            batch: [
+              'POST',
+              '/batch',
+              'application/json',
+              `{"operations":[{"op":"set","path":"g.${name}","value":${text}}]}`,
+            ],
+            'json-patch': [
+              'PATCH',
+              '',
+              'application/json-patch+json',
+              `[{"op":"add","path":"/g/${name}","value":${text}}]`,
+            ],
+            'merge-patch': ['PATCH', '', 'application/merge-patch+json', `{"g":{"${name}":${text}}}`],
+          }[via] as [string, string, string, string];
+          const write = await call(method, `${content}${tail}`, {
+            token: project.key,
+            rawBody: body,
+            headers: { 'content-type': type },
+          });
+          expect(write.status).toBe(200);
+          // Deliveries come in revision order; the one of this write names its path.
+          const find = () => target.received.find((r) => r.body.includes(`"path":"g.${name}"`))?.body;
+          for (let i = 0; i < 200 && find() === undefined; i++) await new Promise((r) => setTimeout(r, 25));
+          const delivered = find() ?? '';
+          const read = await call('GET', `${content}?path=g.${name}`, { token: project.key });
+          // GET: {"value":<digits>}; the webhook: ...,"changes":[{"path":"g.kN","value":<digits>}]}
+          const got = read.text.slice('{"value":'.length, -1);
+          expect(delivered.slice(delivered.indexOf(`"path":"g.${name}","value":`))).toBe(
+            `"path":"g.${name}","value":${got}}]}`,
+          );
+        }),
+        { numRuns: Number(process.env.PROPERTY_RUNS ?? 20) },
+      );
+    } finally {
+      await target.close();
+    }
+  }, 120_000);
 });

@@ -8,7 +8,7 @@ import { parse } from 'yaml';
 import table from '../../infra/table.json';
 import { loadRoutes, readServerlessConfig } from '../../lib/local/server';
 import { DIMENSION, METRIC, SERVICE_NAME } from '../../lib/http/metrics';
-import { ALARMS } from '../../infra/observability.mjs';
+import { ALARMS, observabilityResources } from '../../infra/observability.mjs';
 import { CONNECTION_ACTIONS, STREAM_ACTIONS } from '../../infra/iam-actions.mjs';
 import { type Metafile, bundledInputs, dynamodbActionsOf, lazyOutputsOf, outputFor } from './dynamodb-actions';
 import { listZip } from './zip';
@@ -38,8 +38,8 @@ const config = readServerlessConfig() as ReturnType<typeof readServerlessConfig>
   service: string;
   provider: { memorySize: number; timeout: number };
   resources: { Resources: Record<string, unknown> };
-  params: { default: Record<string, number> };
-  custom: { alarms: Record<string, string>; alarmEmail: string };
+  params: { default: Record<string, number>; prod: Record<string, unknown> };
+  custom: { alarms: Record<string, string>; alarmEmail: string; alarmsEnabled: string };
 };
 const STAGE = 'dev';
 const functionNames = Object.keys(config.functions);
@@ -85,7 +85,12 @@ beforeAll(() => {
     CORS_ORIGINS: CORS_ORIGINS.join(', '),
   });
   const started = Date.now();
-  execFileSync('npm', ['run', '-s', 'package'], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
+  // With the alarms a dev stage leaves out by default (checked below without packaging twice), to check them.
+  execFileSync('npm', ['run', '-s', 'package', '--', '--param=alarms=true'], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   console.info(`npm run package: ${((Date.now() - started) / 1000).toFixed(1)} s`);
   template = JSON.parse(readFileSync(join(OUT, 'cloudformation-template-update-stack.json'), 'utf8'));
   resources = template.Resources;
@@ -463,6 +468,41 @@ const paramOf = (key: string) => /^\$\{param:(\w+)\}$/.exec(config.custom.alarms
 
 describe('alarms', () => {
   const topic = { AlarmActions: [{ Ref: 'AlarmTopic' }], OKActions: [{ Ref: 'AlarmTopic' }] };
+
+  it('are off by default outside prod (each costs a monthly fee), on in prod, a stage param', () => {
+    expect(config.custom.alarmsEnabled).toBe('${param:alarms}');
+    expect(config.params.default.alarms).toBe(false);
+    expect(config.params.prod.alarms).toBe(true);
+    const stage = (alarms: boolean | string) =>
+      Object.values(
+        observabilityResources({
+          service: config.service,
+          stage: STAGE,
+          functions: functionNames.map((name) => ({
+            name,
+            logicalId: `${logical(name)}LambdaFunction`,
+            lambdaName: name,
+          })),
+          alarms,
+          thresholds: Object.fromEntries(
+            Object.entries(config.custom.alarms).map(([k, v]) => [k, config.params.default[paramOf(k) as string] ?? v]),
+          ),
+          alarmEmail: '',
+          api: 'HttpApi',
+          table: 'ContentTable',
+        }).Resources,
+      ).map((r) => (r as Resource).Type);
+    const count = (types: string[], type: string) => types.filter((t) => t === type).length;
+    for (const off of [false, 'false', '']) {
+      expect(count(stage(off), 'AWS::CloudWatch::Alarm')).toBe(0);
+      expect(count(stage(off), 'AWS::SNS::Topic')).toBe(0);
+      expect(count(stage(off), 'AWS::CloudWatch::Dashboard')).toBe(1);
+    }
+    const perStage = Object.keys(ALARMS.perFunction).length * functionNames.length + Object.keys(ALARMS.stage).length;
+    for (const on of [true, 'true']) expect(count(stage(on), 'AWS::CloudWatch::Alarm')).toBe(perStage);
+    // The package above was made with --param=alarms=true: every alarm is there.
+    expect(ofType('AWS::CloudWatch::Alarm')).toHaveLength(perStage);
+  });
 
   it('every threshold is a stage param of its own, with a default', () => {
     const keys = [...Object.values(ALARMS.perFunction), ...Object.values(ALARMS.stage)];

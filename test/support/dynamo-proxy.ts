@@ -18,6 +18,8 @@ import type { AddressInfo } from 'node:net';
 export type Fault =
   | { when: 'before'; kind: 'throttle' | 'internal' | 'reset' }
   | { when: 'before'; kind: 'delay'; ms: number }
+  /** An answer no HTTP client may accept (Content-Length beside chunked Transfer-Encoding), written raw. */
+  | { when: 'before'; kind: 'malformed' }
   | { when: 'after' | 'landed'; kind: 'reset' | 'internal' };
 
 export interface ProxyRequest {
@@ -70,6 +72,16 @@ function sendError(res: ServerResponse, kind: 'throttle' | 'internal'): void {
     'content-length': Buffer.byteLength(body),
   });
   res.end(body);
+}
+
+/** A 200 framed two ways at once (RFC 9112 §6.3: a client must treat it as an error), then the socket closes. */
+function sendMalformed(req: IncomingMessage): void {
+  const body = '{}';
+  req.socket.end(
+    'HTTP/1.1 200 OK\r\ncontent-type: application/x-amz-json-1.0\r\n' +
+      `content-length: ${body.length}\r\ntransfer-encoding: chunked\r\n\r\n` +
+      `${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`,
+  );
 }
 
 export interface ProxyOptions {
@@ -162,6 +174,7 @@ export async function startDynamoProxy(upstream: string, options: ProxyOptions =
       if (fault) faults[`${fault.when}:${fault.kind}`] = (faults[`${fault.when}:${fault.kind}`] ?? 0) + 1;
       if (fault?.when === 'before') {
         if (fault.kind === 'reset') return void req.socket.destroy();
+        if (fault.kind === 'malformed') return void sendMalformed(req);
         if (fault.kind === 'delay') await new Promise((resolve) => setTimeout(resolve, fault.ms));
         else return sendError(res, fault.kind);
       }

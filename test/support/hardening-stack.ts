@@ -104,6 +104,8 @@ export async function startStack(options: { env?: Record<string, string> } = {})
       DATA_DIR: ':memory:',
       TABLE_NAME: table,
       AWS_ENDPOINT_URL_DYNAMODB: proxy.url,
+      // Lambda's JSON lines, which the suites read (the local default is a readable line per request).
+      LOG_FORMAT: 'json',
       ...options.env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

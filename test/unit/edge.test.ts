@@ -32,6 +32,9 @@ let errorLog: jest.SpyInstance;
 beforeEach(() => {
   errorLog = jest.spyOn(logger, 'error').mockImplementation(() => undefined);
   jest.spyOn(logger, 'info').mockImplementation(() => undefined);
+  // The handlers' EMF metric lines (Powertools writes them to stdout itself): test/unit/observability.test.ts reads
+  // them; here they would only be noise in the test output.
+  jest.spyOn(process.stdout, 'write').mockImplementation(() => true);
 });
 afterEach(() => jest.restoreAllMocks());
 

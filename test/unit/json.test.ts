@@ -9,9 +9,12 @@ import {
   cloneJson,
   depthOf,
   isStorableNumber,
+  jsonText,
   setOwn,
   storedSize,
 } from '../../lib/content/json';
+import fc from 'fast-check';
+import { parse as parseLossless } from 'lossless-json';
 import { badRequest, failure } from './helpers';
 
 /** `levels` objects nested in one another around `leaf`: nested(2, 1) is {a: {a: 1}}. */
@@ -250,5 +253,44 @@ describe('exact decimals', () => {
     expect(addNumbers(0.1, 0.2)).toBe(0.3);
     expect(addNumbers(exact('0.30000000000000001'), exact('-0.00000000000000001'))).toBe(0.3);
     expect(negate(exact('12345678901234567890'))).toEqual(exact('-12345678901234567890'));
+  });
+});
+
+describe('jsonText (every outgoing body: responses, realtime frames, webhook bodies)', () => {
+  const exact = fc
+    .tuple(fc.bigInt({ min: -(10n ** 30n), max: 10n ** 30n }), fc.integer({ min: 0, max: 9 }))
+    .map(([digits, fraction]) => new LosslessNumber(`${digits}.${fraction}5`));
+  const { value } = fc.letrec<{ value: unknown }>((tie) => ({
+    value: fc.oneof(
+      { depthSize: 'small' },
+      exact,
+      fc.double({ noNaN: true, noDefaultInfinity: true }),
+      fc.string(),
+      fc.constant(null),
+      fc.array(tie('value'), { maxLength: 4 }),
+      fc.dictionary(fc.string(), tie('value'), { maxKeys: 4 }),
+    ),
+  }));
+
+  /** Every number as the text of its digits (lossless-json reads every number back as a LosslessNumber). */
+  const numbersAsText = (x: unknown): unknown => {
+    if (x instanceof LosslessNumber) return `n:${x.value}`;
+    if (typeof x === 'number') return `n:${JSON.stringify(x)}`;
+    if (Array.isArray(x)) return x.map(numbersAsText);
+    if (x && typeof x === 'object') return Object.fromEntries(Object.entries(x).map(([k, y]) => [k, numbersAsText(y)]));
+    return x;
+  };
+
+  it('writes exact decimals as JSON numbers with every digit, wherever they sit', () => {
+    fc.assert(
+      fc.property(value, (v) => {
+        const text = jsonText({ changes: [{ path: 'a', value: v }] });
+        expect(text).not.toContain('isLosslessNumber');
+        // Read back exactly, it is the same value, digit for digit.
+        expect(numbersAsText(parseLossless(text))).toEqual(numbersAsText({ changes: [{ path: 'a', value: v }] }));
+      }),
+      { numRuns: 200 },
+    );
+    expect(jsonText({ n: new LosslessNumber('12345678901234567890.5') })).toBe('{"n":12345678901234567890.5}');
   });
 });

@@ -41,10 +41,10 @@ describe('refusedAddress', () => {
     ['::ffff:10.0.0.1', 'private'],
     ['::ffff:192.168.1.1', 'private'],
     ['::ffff:0.0.0.0', 'unspecified'],
-    // Forms that wrap an IPv4 another way (6to4, NAT64, Teredo) or are not global at all
-    ['2002:a9fe:a9fe::1', '6to4'],
-    ['64:ff9b::a9fe:a9fe', 'rfc6052'],
-    ['2001::1', 'teredo'],
+    // Forms that wrap an IPv4 another way (6to4, NAT64, Teredo: named by the IPv4's range) or are not global at all
+    ['2002:a9fe:a9fe::1', 'linkLocal'],
+    ['64:ff9b::a9fe:a9fe', 'linkLocal'],
+    ['2001::1', 'reserved'],
     ['2001:db8::1', 'reserved'],
     ['not-an-address', 'not an IP address'],
     ['', 'not an IP address'],
@@ -75,6 +75,79 @@ describe('refusedAddress', () => {
       expect(refusedAddress(address, true)).toBeDefined();
     },
   );
+});
+
+describe('IPv6 forms that carry an IPv4 address (issue 27: `https://[::127.0.0.1]/` was accepted)', () => {
+  const hex = (ipv4: string, invert = false) => {
+    const b = ipv4.split('.').map((x) => Number(x) ^ (invert ? 0xff : 0));
+    return `${((b[0]! << 8) | b[1]!).toString(16)}:${((b[2]! << 8) | b[3]!).toString(16)}`;
+  };
+  /** Every way an IPv6 literal carries an IPv4 one, and what the carrier is called when the IPv4 is public. */
+  const FORMS: Array<[form: string, carry: (ipv4: string) => string, publicName: string | undefined]> = [
+    ['IPv4-compatible ::/96, dotted', (v4) => `::${v4}`, 'ipv4Compatible'],
+    ['IPv4-compatible ::/96, hex', (v4) => `::${hex(v4)}`, 'ipv4Compatible'],
+    ['IPv4-compatible ::/96, expanded', (v4) => `0:0:0:0:0:0:${hex(v4)}`, 'ipv4Compatible'],
+    ['IPv4-mapped ::ffff:0:0/96, dotted', (v4) => `::ffff:${v4}`, undefined],
+    ['IPv4-mapped ::ffff:0:0/96, hex', (v4) => `0::ffff:${hex(v4)}`, undefined],
+    ['NAT64 64:ff9b::/96, dotted', (v4) => `64:ff9b::${v4}`, 'nat64'],
+    ['NAT64 64:ff9b::/96, hex', (v4) => `64:ff9b::${hex(v4)}`, 'nat64'],
+    ['NAT64 local-use 64:ff9b:1::/48', (v4) => `64:ff9b:1::${v4}`, 'nat64'],
+    ['6to4 2002::/16', (v4) => `2002:${hex(v4)}::1`, '6to4'],
+    ['Teredo 2001::/32', (v4) => `2001:0:4136:e378:8000:63bf:${hex(v4, true)}`, 'teredo'],
+  ];
+  const PRIVATE: Array<[ipv4: string, range: string]> = [
+    ['127.0.0.1', 'loopback'],
+    ['127.9.9.9', 'loopback'],
+    ['169.254.169.254', 'linkLocal'],
+    ['10.0.0.1', 'private'],
+    ['172.16.0.1', 'private'],
+    ['192.168.0.1', 'private'],
+    ['100.64.0.1', 'carrierGradeNat'],
+    ['224.0.0.1', 'multicast'],
+    ['240.0.0.1', 'reserved'],
+    ['255.255.255.255', 'broadcast'],
+  ];
+  // Where the local-use NAT64 prefix puts the IPv4 depends on the network: the whole /48 is refused as `nat64`.
+  const cases = FORMS.flatMap(([form, carry]) =>
+    PRIVATE.map(([ipv4, range]) => [form, ipv4, carry(ipv4), form.includes('local-use') ? 'nat64' : range] as const),
+  );
+  const flag = process.env.WEBHOOKS_ALLOW_LOOPBACK;
+  afterEach(() => {
+    if (flag === undefined) delete process.env.WEBHOOKS_ALLOW_LOOPBACK;
+    else process.env.WEBHOOKS_ALLOW_LOOPBACK = flag;
+  });
+
+  it.each(cases)(
+    '%s carrying %s (%s): refused as %s, at registration and delivery',
+    async (form, _, address, range) => {
+      const mappedLoopback = form.startsWith('IPv4-mapped') && range === 'loopback';
+      expect(refusedAddress(address, false)).toBe(range);
+      // Loopback only where it is loopback (`::ffff:127.0.0.1`), never through a carrier that reaches elsewhere.
+      expect(refusedAddress(address, true)).toBe(mappedLoopback ? undefined : range);
+      // Registration: the URL as a client writes it (the URL parser rewrites the dotted forms to hex).
+      delete process.env.WEBHOOKS_ALLOW_LOOPBACK;
+      await expect(resolveDestination(parseWebhookUrl(`https://[${address}]/hook`))).rejects.toMatchObject({
+        statusCode: 400,
+        code: 'FORBIDDEN_DESTINATION',
+      });
+    },
+  );
+
+  it.each(FORMS.filter(([, , name]) => name !== undefined))(
+    '%s carrying a public IPv4 is refused too: it reaches a host through a relay or gateway',
+    (_, carry, name) => {
+      expect(refusedAddress(carry('8.8.8.8'), false)).toBe(name);
+      expect(refusedAddress(carry('8.8.8.8'), true)).toBe(name);
+    },
+  );
+
+  it('leaves ::, ::1 and public IPv6 to the ranges they are', () => {
+    expect(refusedAddress('::', true)).toBe('unspecified');
+    expect(refusedAddress('::1', false)).toBe('loopback');
+    expect(refusedAddress('::0.0.0.1', true)).toBeUndefined();
+    expect(refusedAddress('2606:4700:4700::1111', false)).toBeUndefined();
+    expect(refusedAddress('::ffff:8.8.8.8', false)).toBeUndefined();
+  });
 });
 
 describe('webhook URLs', () => {
