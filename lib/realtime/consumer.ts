@@ -4,7 +4,6 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { AccessProof } from '../auth/access';
-import { setBounded } from '../config/bounded';
 import { HttpError } from '../config/errors';
 import {
   MissingSegment,
@@ -23,8 +22,8 @@ import { type Json, Stub } from '../content/json';
 import { fromAttribute } from '../dynamo/attributes';
 import { formatPath, type Segments } from '../paths';
 import { A } from '../schema/attributes';
-import { getSegment, projectOfIncarnation, querySubtree } from '../store/segments';
-import { type Change, commitChanges, diffValues, parentKey, stubPaths, toWire, trimTo } from './changes';
+import { projectOfIncarnation, querySubtree } from '../store/segments';
+import { type Change, commitChanges, diffValues, stubPaths, toWire, trimTo } from './changes';
 import { onCommittedChange } from './hooks';
 import { encode, encodeWithin } from './messages';
 import {
@@ -39,6 +38,7 @@ import {
   removeConnection,
   removeSubscription,
 } from './records';
+import { forgetBelow, learnTree, pathOf } from './segment-paths';
 import { sendTo } from './sender';
 import { readSnapshot } from './snapshot';
 
@@ -107,52 +107,6 @@ async function stillReads(sub: Subscription): Promise<boolean> {
     if (error instanceof HttpError && error.statusCode < 500) return false;
     throw error;
   }
-}
-
-/** Path of each segment (by incarnation and key), learnt from the stubs of its parent. */
-const PATHS_MAX = 100_000;
-const paths = new Map<string, Segments>();
-const pathKey = (inc: string, key: string) => `${inc} ${key}`;
-
-function learnStubs(inc: string, base: Segments, fragment: Json): void {
-  for (const [child, rel] of stubPaths(fragment)) {
-    setBounded(paths, pathKey(inc, child), [...base, ...rel], PATHS_MAX);
-  }
-}
-
-/** Forgets every path learnt below `key` (its stubs moved, came or went). */
-function forgetBelow(inc: string, key: string): void {
-  const prefix = pathKey(inc, key);
-  for (const k of [...paths.keys()]) if (k.startsWith(prefix) && k !== prefix) paths.delete(k);
-}
-
-/**
- * The stub that names a segment: its own key, or for a bucket (`<stub>/<r>/`) its bucketed object's stub; a chunk
- * (`<dir><start>/`) has the path of its array's segment (the key before `<dir>`'s random id), returned as that.
- */
-function namedBy(key: string): { stub: string } | { array: string } {
-  if (isBucketKey(key)) return { stub: key.slice(0, key.lastIndexOf('/', key.length - 2)) };
-  if (isChunkKey(key)) return { array: key.slice(0, key.lastIndexOf('/', key.lastIndexOf('~')) + 1) };
-  return { stub: key };
-}
-
-/** The segment that holds a stub: a segment key's parent, or the segment whose key a bucket stub extends. */
-const holderOf = (stub: string) => (stub.endsWith('/') ? parentKey(stub) : stub.slice(0, stub.lastIndexOf('/') + 1));
-
-/** The absolute path of a segment: cached, else from its parent (read consistently), up to the root. */
-async function pathOf(inc: string, key: string): Promise<Segments | undefined> {
-  if (key === ROOT_KEY) return [];
-  const named = namedBy(key);
-  if ('array' in named) return pathOf(inc, named.array);
-  const cached = paths.get(pathKey(inc, named.stub));
-  if (cached) return cached;
-  const parent = holderOf(named.stub);
-  if (parent === undefined) return undefined;
-  const base = await pathOf(inc, parent);
-  const segment = base && (await getSegment(inc, parent));
-  if (!base || !segment) return undefined;
-  learnStubs(inc, base, segment.fragment);
-  return paths.get(pathKey(inc, named.stub));
 }
 
 /** Changes at positions of an array renumbered from `offset` (the index of its first element). */
@@ -304,7 +258,6 @@ async function recordChanges(
   if (moved) forgetBelow(inc, key);
   // A segment no longer reachable (removed by a later commit): that commit's own change tells its subscribers.
   if (base === undefined) return undefined;
-  if (after !== undefined) learnStubs(inc, base, after);
   const tx = ownTransaction(record);
   const mine =
     tx === undefined
@@ -312,6 +265,8 @@ async function recordChanges(
       : [...batch.written]
           .filter(([k]) => k.startsWith(`${tx} `))
           .map(([k, fragment]) => ({ key: k.slice(tx.length + 1), fragment }));
+  // Its stubs, and those its new children hold (a cut moves stubs along into them): their paths are known now.
+  if (after !== undefined) learnTree(inc, base, after, new Map(mine.map((m) => [m.key, m.fragment])));
   const writtenOf = fragmentsOf(mine);
   const removedOf = fragmentsOf([...batch.removed].map(([k, fragment]) => ({ key: k, fragment })));
   if (tx !== undefined && isChunkKey(key) && newImage?.[A.partners] !== undefined) {
