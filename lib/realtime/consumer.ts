@@ -39,6 +39,7 @@ import {
   removeSubscription,
 } from './records';
 import { forgetBelow, learnTree, pathOf } from './segment-paths';
+import { revisionFor } from './revisions';
 import { sendTo } from './sender';
 import { readSnapshot } from './snapshot';
 
@@ -56,9 +57,6 @@ const imageOf = (image: unknown): Image | undefined =>
   image === undefined ? undefined : (asSdk({ M: image }).M as Image);
 const fragmentOf = (image: Image | undefined): Json | undefined =>
   image?.[A.content] === undefined ? undefined : fromAttribute(image[A.content] as AttributeValue);
-
-/** A revision: the record's stream sequence number, padded so revisions sort as text. */
-const revisionOf = (record: DynamoDBRecord) => (record.dynamodb?.SequenceNumber ?? '0').padStart(40, '0');
 
 /** Sends to several subscriptions at once, this many in flight. */
 const SEND_CONCURRENCY = 32;
@@ -334,7 +332,7 @@ async function commit(inc: string, key: string, record: DynamoDBRecord, batch: B
   }
   if (derived.length === 0 && !unread) return;
   const changes = unread ? undefined : await complete(inc, derived);
-  const revision = revisionOf(record);
+  const revision = await revisionFor(inc, record);
   const version = Number(newImage?.[A.version]?.N ?? 0);
   await logChange(inc, revision, changes ?? []);
   const subs = await querySubscriptions(inc);

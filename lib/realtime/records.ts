@@ -281,17 +281,22 @@ export async function lastRevision(inc: string): Promise<string> {
   return Items?.[0]?.sk?.S ?? '0';
 }
 
-/** The changes after `since`, oldest first, when the log still holds `since` itself; else undefined. */
-export async function changesSince(inc: string, since: string): Promise<LoggedChange[] | undefined> {
+/** Whether the change log holds `revision` (one consistent GetItem of its key). */
+export async function isLogged(inc: string, revision: string): Promise<boolean> {
   const { Item } = await dynamo.send(
     new GetItemCommand({
       TableName: tableName(),
-      Key: { pk: { S: logPk(inc) }, sk: { S: since } },
+      Key: { pk: { S: logPk(inc) }, sk: { S: revision } },
       ConsistentRead: true,
       ProjectionExpression: 'pk',
     }),
   );
-  if (!Item) return undefined;
+  return Item !== undefined;
+}
+
+/** The changes after `since`, oldest first, when the log still holds `since` itself; else undefined. */
+export async function changesSince(inc: string, since: string): Promise<LoggedChange[] | undefined> {
+  if (!(await isLogged(inc, since))) return undefined;
   const found: LoggedChange[] = [];
   let start: Record<string, AttributeValue> | undefined;
   do {
