@@ -30,6 +30,7 @@ import {
   SUBSCRIPTION_PREFIX,
   type Subscription,
   changesSince,
+  deleteSubscription,
   lastRevision,
   logChange,
   markStarted,
@@ -72,11 +73,15 @@ async function eachLimited<T>(items: readonly T[], run: (item: T) => Promise<voi
 const log = (level: 'WARN' | 'ERROR', message: string, extra: Record<string, unknown> = {}) =>
   console.error(JSON.stringify({ level, message, ...extra }));
 
-/** Sends a frame to a subscription's connection; a connection gone (410) is forgotten with its subscriptions. */
-async function send(sub: Pick<Subscription, 'connectionId'>, text: string): Promise<boolean> {
+/**
+ * Sends a frame to a subscription's connection; a connection gone (410) is forgotten with its subscriptions, this
+ * one included (its connection's record may be gone already, and with it the list that names it).
+ */
+async function send(sub: Subscription, text: string): Promise<boolean> {
   try {
     if ((await sendTo(sub.connectionId, text)) === 'sent') return true;
     await removeConnection(sub.connectionId);
+    await deleteSubscription(sub);
   } catch (error) {
     // One connection's trouble (throttled, a network fault) must not hold every other subscriber's changes back.
     log('WARN', 'realtime send failed', { error: String(error) });
