@@ -40,6 +40,7 @@ import {
   removeSubscription,
 } from './records';
 import { forgetBelow, learnTree, pathOf } from './segment-paths';
+import { forgetReads, noteReads, readsFrom } from './read-access';
 import { revisionFor } from './revisions';
 import { sendTo } from './sender';
 import { readSnapshot } from './snapshot';
@@ -167,7 +168,9 @@ async function startSubscription(inc: string, image: Image): Promise<void> {
   const sub = readSubscription(inc, image);
   if (!(await stillReads(sub))) return revoke(sub);
   const subscribed = encode({ type: 'subscribed', id: sub.id, path: formatPath(sub.path) });
-  if (sub.since !== undefined) {
+  // A replay only from where this credential has read without a break (read-access.ts), else a snapshot.
+  const from = sub.since === undefined ? undefined : await readsFrom(inc, sub.principal);
+  if (sub.since !== undefined && from !== undefined && BigInt(sub.since) >= BigInt(from)) {
     const replay = await changesSince(inc, sub.since);
     if (replay) {
       if (!(await send(sub, subscribed))) return;
@@ -183,6 +186,7 @@ async function startSubscription(inc: string, image: Image): Promise<void> {
     }
   }
   const revision = await lastRevision(inc);
+  await noteReads(inc, sub.principal, revision);
   const snapshot = await readSnapshot(inc, sub.path);
   if (!(await send(sub, subscribed))) return;
   const text =
@@ -410,6 +414,7 @@ export async function consume(records: readonly DynamoDBRecord[]): Promise<void>
     if (newEpoch > oldEpoch && newEpoch > (verifiedEpochs.get(inc) ?? -1)) {
       // A revocation stamps every segment: the first stamp seen re-verifies the project's subscriptions.
       verifiedEpochs.set(inc, newEpoch);
+      await forgetReads(inc);
       await reverify(inc);
     }
     if (record.eventName === 'MODIFY') await commit(inc, key, record, batch);

@@ -46,8 +46,6 @@ export interface Subscription {
   /** When the credential stops being valid, epoch seconds. */
   expiresAt?: number;
   since?: string;
-  /** When the credential's read access began (epoch ms): a replay with `since` holds no change from before it. */
-  readSince?: number;
   /** Set by the consumer once `subscribed` and the snapshot (or replay) are sent. */
   started: boolean;
   /** The segment versions the snapshot read (key → version): commits not above them are in the snapshot. */
@@ -114,7 +112,6 @@ const subscriptionItem = (s: Omit<Subscription, 'started' | 'versions'>): Record
   principal: { S: JSON.stringify(s.principal) },
   ...(s.expiresAt === undefined ? {} : { exp: { N: String(s.expiresAt) } }),
   ...(s.since === undefined ? {} : { since: { S: s.since } }),
-  ...(s.readSince === undefined ? {} : { rs: { N: String(s.readSince) } }),
   ttl: { N: String(now() + CONNECTION_TTL_SECONDS) },
 });
 
@@ -130,7 +127,6 @@ export function readSubscription(inc: string, item: Record<string, AttributeValu
     principal: JSON.parse(item.principal?.S ?? '{}') as Principal,
     expiresAt: item.exp?.N === undefined ? undefined : Number(item.exp.N),
     since: item.since?.S,
-    readSince: item.rs?.N === undefined ? undefined : Number(item.rs.N),
     started: item.st?.BOOL === true,
     versions,
   };
