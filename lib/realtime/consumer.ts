@@ -25,7 +25,7 @@ import { A } from '../schema/attributes';
 import { projectOfIncarnation, querySubtree } from '../store/segments';
 import { type Change, commitChanges, diffValues, stubPaths, toWire, trimTo } from './changes';
 import { onCommittedChange } from './hooks';
-import { encode, encodeWithin } from './messages';
+import { MAX_MESSAGE_BYTES, encode, encodeWithin } from './messages';
 import {
   SUBSCRIPTION_PREFIX,
   type Subscription,
@@ -187,10 +187,12 @@ async function startSubscription(inc: string, image: Image): Promise<void> {
   }
   const revision = await lastRevision(inc);
   await noteReads(inc, sub.principal, revision);
-  const snapshot = await readSnapshot(inc, sub.path);
+  // Read no further than what could fit in a message (stored sizes are near the JSON's; the frame is checked exactly).
+  const snapshot = await readSnapshot(inc, sub.path, 2 * MAX_MESSAGE_BYTES);
   if (!(await send(sub, subscribed))) return;
-  const text =
-    snapshot.value === undefined
+  const text = snapshot.tooLarge
+    ? encode({ type: 'changed', id: sub.id, revision })
+    : snapshot.value === undefined
       ? encode({ type: 'snapshot', id: sub.id, revision, missing: true })
       : encodeWithin({ type: 'snapshot', id: sub.id, revision, value: snapshot.value });
   if (!(await send(sub, text))) return;
