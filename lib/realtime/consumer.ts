@@ -4,11 +4,10 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { AccessProof } from '../auth/access';
+import { setBounded } from '../config/bounded';
 import { HttpError } from '../config/errors';
 import {
-  MissingSegment,
   ROOT_KEY,
-  assemble,
   chunkCount,
   byChunkStart,
   chunkStart,
@@ -16,13 +15,12 @@ import {
   fragmentsOf,
   isBucketKey,
   isChunkKey,
-  stubsIn,
 } from '../content/fragments';
 import { type Json, Stub } from '../content/json';
 import { fromAttribute } from '../dynamo/attributes';
 import { formatPath, type Segments } from '../paths';
 import { A } from '../schema/attributes';
-import { projectOfIncarnation, querySubtree } from '../store/segments';
+import { projectOfIncarnation } from '../store/segments';
 import { type Change, commitChanges, diffValues, stubPaths, toWire, trimTo } from './changes';
 import { onCommittedChange } from './hooks';
 import { MAX_MESSAGE_BYTES, encode, encodeWithin } from './messages';
@@ -41,6 +39,7 @@ import {
 } from './records';
 import { forgetBelow, learnTree, pathOf } from './segment-paths';
 import { forgetReads, noteReads, readsFrom } from './read-access';
+import { type CommitView, complete } from './commit-reads';
 import { revisionFor } from './revisions';
 import { sendTo } from './sender';
 import { readSnapshot } from './snapshot';
@@ -199,28 +198,14 @@ async function startSubscription(inc: string, image: Image): Promise<void> {
   await markStarted(sub, snapshot.versions);
 }
 
-/** Completes values that still hold stubs (segments the commit's records did not carry) by reading them. */
-async function complete(inc: string, changes: Change[]): Promise<Change[] | undefined> {
-  const stubs = changes.flatMap((c) => ('value' in c ? stubsIn(c.value) : []));
-  if (stubs.length === 0) return changes;
-  const read: { key: string; fragment: Json }[] = [];
-  for (const subtree of await Promise.all(stubs.map((stub) => querySubtree(inc, stub)))) read.push(...subtree.values());
-  const lookup = fragmentsOf(read);
-  try {
-    return changes.map((c) => ('value' in c ? { ...c, value: assemble(c.value, lookup) } : c));
-  } catch (error) {
-    // Rewritten again since: the value is no longer there to read; the client is told to fetch.
-    if (error instanceof MissingSegment) return undefined;
-    throw error;
-  }
-}
-
 /** What a stream batch holds besides each MODIFY: new children by `<tx> <key>`, removed segments, partners' MODIFYs. */
 interface Batch {
   written: Map<string, Json>;
   removed: Map<string, Json>;
   /** MODIFY records of segments changed in place beside their commit's top segment, by `<tx> <key>`. */
   partners: Map<string, DynamoDBRecord>;
+  /** Each segment key's records in this batch: their positions and the commit tokens they set. */
+  positions: Map<string, Array<{ at: number; tx?: string }>>;
 }
 
 /** A MODIFY record's commit token (`tx`), when the record is that commit's (its old image had another). */
@@ -306,13 +291,30 @@ async function recordChanges(
   return commitChanges({ base, before, after, removed: removedOf, written: writtenOf });
 }
 
+/** What completing a commit's values checks what it reads against (commit-reads.ts). */
+function commitView(key: string, record: DynamoDBRecord, batch: Batch, at: number): CommitView {
+  const newImage = imageOf(record.dynamodb?.NewImage);
+  const tx = ownTransaction(record);
+  const versions = new Map<string, number>([[key, Number(newImage?.[A.version]?.N ?? 0)]]);
+  if (tx !== undefined && partnersSetBy(record).length > 0) {
+    for (const [k, v] of Object.entries(newImage?.[A.partners]?.M ?? {})) versions.set(k, Number(v.N));
+  }
+  const pk = record.dynamodb?.Keys?.pk?.S ?? '';
+  return {
+    tx,
+    versions,
+    changedLater: (segment) =>
+      (batch.positions.get(`${pk} ${segment}`) ?? []).some((p) => p.at > at && (tx === undefined || p.tx !== tx)),
+  };
+}
+
 /**
  * One commit: its MODIFY record, with the batch's records it wrote (same `tx`) and removed. A commit that changed
  * several segments in place (a batch on a chunked array beside other paths) is one message, from its top segment's
  * record: its partners' records (`pa` = the commit) say nothing of their own, and their changes join the top's (read
  * whole when a partner's record is not in this stream batch).
  */
-async function commit(inc: string, key: string, record: DynamoDBRecord, batch: Batch): Promise<void> {
+async function commit(inc: string, key: string, record: DynamoDBRecord, batch: Batch, at: number): Promise<void> {
   const newImage = imageOf(record.dynamodb?.NewImage);
   const tx = ownTransaction(record);
   if (tx !== undefined && newImage?.[A.partnerCommit]?.S === tx) {
@@ -342,7 +344,7 @@ async function commit(inc: string, key: string, record: DynamoDBRecord, batch: B
     if (path !== undefined) derived.push({ path, value: new Stub(partner) });
   }
   if (derived.length === 0 && !unread) return;
-  const changes = unread ? undefined : await complete(inc, derived);
+  const changes = unread ? undefined : await complete(inc, derived, commitView(key, record, batch, at));
   const revision = await revisionFor(inc, record);
   const version = Number(newImage?.[A.version]?.N ?? 0);
   await logChange(inc, revision, changes ?? []);
@@ -374,15 +376,27 @@ async function endProject(inc: string): Promise<void> {
   await eachLimited(await querySubscriptions(inc), revoke);
 }
 
+/**
+ * New children of recent commits, by `<tx> <key>`, kept across batches: a commit over 100 items writes them first
+ * (their INSERTs may reach an earlier batch than its MODIFY), and their images are what it wrote, where reading
+ * them later might find a later commit's values.
+ */
+const CARRIED_MAX = 4096;
+const carried = new Map<string, Json>();
+
 /** Handles one batch of stream records, in order. */
 export async function consume(records: readonly DynamoDBRecord[]): Promise<void> {
   // What this batch wrote and removed, for the commits that name them: new children by their commit's `tx`, and
   // the records of segments changed in place beside a commit's top segment.
-  const batch: Batch = { written: new Map(), removed: new Map(), partners: new Map() };
+  const batch: Batch = { written: new Map(carried), removed: new Map(), partners: new Map(), positions: new Map() };
   const { written, removed } = batch;
-  for (const record of records) {
+  for (const [at, record] of records.entries()) {
     const key = record.dynamodb?.Keys?.sk?.S;
     if (!key?.startsWith('/')) continue;
+    const pk = record.dynamodb?.Keys?.pk?.S ?? '';
+    const seen = batch.positions.get(`${pk} ${key}`) ?? [];
+    seen.push({ at, tx: record.dynamodb?.NewImage?.[A.transaction]?.S });
+    batch.positions.set(`${pk} ${key}`, seen);
     const tx = record.eventName === 'MODIFY' ? ownTransaction(record) : undefined;
     if (tx !== undefined && record.dynamodb?.NewImage?.[A.partnerCommit]?.S === tx) {
       batch.partners.set(`${tx} ${key}`, record);
@@ -390,13 +404,16 @@ export async function consume(records: readonly DynamoDBRecord[]): Promise<void>
       const image = imageOf(record.dynamodb?.NewImage);
       const tx = image?.[A.transaction]?.S;
       const fragment = fragmentOf(image);
-      if (tx !== undefined && fragment !== undefined) written.set(`${tx} ${key}`, fragment);
+      if (tx !== undefined && fragment !== undefined) {
+        written.set(`${tx} ${key}`, fragment);
+        setBounded(carried, `${tx} ${key}`, fragment, CARRIED_MAX);
+      }
     } else if (record.eventName === 'REMOVE') {
       const fragment = fragmentOf(imageOf(record.dynamodb?.OldImage));
       if (fragment !== undefined) removed.set(key, fragment);
     }
   }
-  for (const record of records) {
+  for (const [at, record] of records.entries()) {
     const pk = record.dynamodb?.Keys?.pk?.S;
     const key = record.dynamodb?.Keys?.sk?.S;
     if (!pk?.startsWith('C#') || key === undefined) continue;
@@ -419,6 +436,6 @@ export async function consume(records: readonly DynamoDBRecord[]): Promise<void>
       await forgetReads(inc);
       await reverify(inc);
     }
-    if (record.eventName === 'MODIFY') await commit(inc, key, record, batch);
+    if (record.eventName === 'MODIFY') await commit(inc, key, record, batch, at);
   }
 }
