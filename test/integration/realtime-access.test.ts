@@ -2,7 +2,7 @@
 // a member removed and added again, or a key created later, resuming from an older revision gets a fresh snapshot,
 // never the changes made while it had no access; a credential that kept its access still gets its replay.
 import { type Project, call, newKey, newProject, newUser, post } from '../support/api';
-import { Client } from '../support/realtime';
+import { Client, applyChanges } from '../support/realtime';
 
 const name = (p: Project) => `${p.username}/${p.slug}`;
 const clients: Client[] = [];
@@ -94,4 +94,79 @@ describe('realtime: since and access', () => {
     const back = await resume(p.key, p, seen.revision);
     expect(back.first).toMatchObject({ type: 'snapshot', value: { a: 1, b: 2 } });
   });
+
+  it('random sequences of writes, removals, re-grants and resumes from any revision seen: a replay holds only what the member could read, and brings its copy to the content', async () => {
+    const { default: fc } = await import('fast-check');
+    const step = fc.oneof(
+      {
+        arbitrary: fc.record({ kind: fc.constant('write' as const), path: fc.constantFrom('a', 'b', 'sec.x') }),
+        weight: 3,
+      },
+      { arbitrary: fc.record({ kind: fc.constant('delete' as const), path: fc.constantFrom('a', 'sec') }), weight: 1 },
+      { arbitrary: fc.record({ kind: fc.constant('remove' as const) }), weight: 2 },
+      { arbitrary: fc.record({ kind: fc.constant('add' as const) }), weight: 2 },
+      { arbitrary: fc.record({ kind: fc.constant('resume' as const), back: fc.nat(3) }), weight: 3 },
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { minLength: 4, maxLength: 20 }), async (steps) => {
+        const p = await newProject();
+        const viewer = await newUser(p, 'viewer');
+        let reads = true;
+        /** Which writes (by their value) were made while the member could read. */
+        const readable = new Map<string, boolean>();
+        /** The member's copy of the content at each revision it was sent. */
+        const copies: Array<{ revision: string; copy: Record<string, unknown> }> = [];
+        let n = 0;
+        // A first write and resume, so that there is a revision to come back to; a resume at the end.
+        const all = [{ kind: 'write' as const, path: 'a' }, { kind: 'resume' as const, back: 0 }, ...steps];
+        for (const s of [...all, { kind: 'resume' as const, back: 0 }]) {
+          if (s.kind === 'write') {
+            const value = `w${n++}`;
+            readable.set(value, reads);
+            expect((await post(p, 'set', { path: s.path, value })).status).toBe(200);
+          } else if (s.kind === 'delete') {
+            expect((await post(p, 'delete', { path: s.path })).status).toBe(200);
+          } else if (s.kind === 'remove' && reads) {
+            await setMember(p, viewer.username, undefined);
+            reads = false;
+          } else if (s.kind === 'add' && !reads) {
+            await setMember(p, viewer.username, 'viewer');
+            reads = true;
+          } else if (s.kind === 'resume' && reads) {
+            const from = copies[Math.max(0, copies.length - 1 - s.back)];
+            const c = await open();
+            c.send({
+              action: 'subscribe',
+              project: name(p),
+              token: viewer.token,
+              ...(from ? { since: from.revision } : {}),
+            });
+            expect(await c.next()).toMatchObject({ type: 'subscribed' });
+            await c.quiet(300).catch(() => undefined);
+            const frames = c.frames.slice(1);
+            c.close();
+            let copy = structuredClone(from?.copy ?? {});
+            for (const frame of frames) {
+              if (frame.type === 'snapshot') copy = structuredClone(frame.value ?? {});
+              else if (frame.type === 'change') {
+                for (const change of frame.changes) {
+                  for (const value of JSON.stringify(change.value ?? null).match(/w\d+/g) ?? []) {
+                    expect({ value, readable: readable.get(value) }).toEqual({ value, readable: true });
+                  }
+                }
+                applyChanges(copy, frame.changes);
+              } else throw new Error(`unexpected frame ${JSON.stringify(frame)}`);
+              copies.push({ revision: frame.revision, copy: structuredClone(copy) });
+            }
+            const read = await call('GET', p.content, { token: p.key });
+            expect(copy).toEqual(read.body.value);
+          }
+        }
+      }),
+      {
+        numRuns: Math.max(3, Math.round(Number(process.env.PROPERTY_RUNS ?? 40) / 5)),
+        ...(process.env.PROPERTY_SEED ? { seed: Number(process.env.PROPERTY_SEED) } : {}),
+      },
+    );
+  }, 300_000);
 });
