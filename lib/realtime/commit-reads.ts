@@ -19,7 +19,8 @@ export interface CommitView {
 /**
  * Whether a segment read now still holds what the commit left. One the commit wrote carries its `tx` until a later
  * write (a one-item write drops `tx`, a multi-item one sets its own); a chunk or partner it rewrote also names, in
- * `pv`, a version the commit gave, kept by later one-item writes: so named without the `tx`, it changed since. One
+ * `pv`, a version the commit gave, kept by later one-item writes: so named without the `tx`, it changed since; one
+ * naming a later version of a segment the commit changed was rewritten by a later commit (versions only grow). One
  * the commit did not write changed since when a later record of the batch says so (a later batch's records are not
  * known here: documented).
  */
@@ -27,7 +28,9 @@ export function asOfCommit(segment: Pick<Segment, 'key' | 'raw'>, commit: Commit
   if (commit.changedLater(segment.key)) return false;
   if (commit.tx !== undefined && segment.raw[A.transaction]?.S === commit.tx) return true;
   for (const [key, version] of Object.entries(segment.raw[A.partners]?.M ?? {})) {
-    if (commit.versions.get(key) === Number(version.N)) return false;
+    const ours = commit.versions.get(key);
+    // Named at our version without our token: changed since; at a later one: rewritten by a later commit.
+    if (ours !== undefined && Number(version.N) >= ours) return false;
   }
   return true;
 }

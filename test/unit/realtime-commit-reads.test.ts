@@ -19,6 +19,9 @@ describe('asOfCommit', () => {
   it('a chunk the commit rewrote (its pv names the version the commit gave its array) without the token: changed since', () => {
     const chunk = segment('/arr/~c/1/', { [A.partners]: { M: { '/arr/': { N: '7' } } } });
     expect(asOfCommit(chunk, commit())).toBe(false);
+    // Rewritten by a later multi-item commit (its token, a later version of the array in pv): later too.
+    const later = segment('/arr/~c/1/', { [A.transaction]: { S: 'T2' }, [A.partners]: { M: { '/arr/': { N: '8' } } } });
+    expect(asOfCommit(later, commit())).toBe(false);
   });
 
   it('a segment the commit did not write is as it was, unless a later record of the batch changes it', () => {
