@@ -28,6 +28,13 @@ export const REALTIME_PATH = '/realtime';
 const MAX_FRAME_BYTES = 128 * 1024;
 /** Frames past this are refused by `ws` itself (the connection closes with 1009). */
 const MAX_PAYLOAD_BYTES = 1024 * 1024;
+/**
+ * Frames waiting for a client that does not read them, at most (`ws`'s own buffer, past what the kernel's socket
+ * buffers hold): a post that would pass it closes the connection and is answered 410 Gone, so the consumer forgets
+ * the connection and its subscriptions; the client reconnects and resumes with `since`. API Gateway documents no
+ * such buffer; it drops a connection it cannot deliver to, which is what the client sees here too.
+ */
+export const MAX_BUFFERED_BYTES = 1024 * 1024;
 /** Records handed to the stream handler at once (the Lambda event source's batch size). */
 const STREAM_BATCH = 100;
 
@@ -136,6 +143,11 @@ export async function attachRealtime(
       req.on('data', (chunk: Buffer) => chunks.push(chunk));
       req.on('end', () => {
         const ws = sockets.get(id);
+        const body = Buffer.concat(chunks);
+        if (ws && method === 'POST' && ws.bufferedAmount + body.length > MAX_BUFFERED_BYTES) {
+          // A reader that stopped reading: no close handshake can reach it, so the socket is dropped.
+          ws.terminate();
+        }
         const gone = !ws || ws.readyState !== WebSocket.OPEN;
         if (gone) {
           // The SDK reads the error's type from this header: GoneException.
@@ -144,7 +156,7 @@ export async function attachRealtime(
           return;
         }
         if (method === 'DELETE') ws.close(1000);
-        else if (method === 'POST') ws.send(Buffer.concat(chunks).toString('utf8'));
+        else if (method === 'POST') ws.send(body.toString('utf8'));
         res.writeHead(200, { 'Content-Type': 'application/json' });
         res.end('{}');
       });

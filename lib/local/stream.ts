@@ -23,7 +23,13 @@ interface Table {
 }
 
 const listeners = new Set<ChangeListener>();
-let sequence = 0;
+/**
+ * The last sequence number handed out. Revisions are sequence numbers and must only grow, across restarts of the
+ * process on its data folder too (clients drop a revision not above the last they saw): each is the greater of the
+ * last plus one and the clock in microseconds, so a restart starts above every number the last run gave, short of
+ * a run averaging over a million records a second or a clock set back past the last run.
+ */
+let sequence = 0n;
 /** While a transaction applies its writes, their records wait here: they appear when it commits, never if it is undone. */
 let held: ChangeRecord[] | undefined;
 
@@ -35,7 +41,8 @@ function recordOf(
   const image = (item ?? existing) as Attributes;
   const keys: Attributes = {};
   for (const { AttributeName } of table.KeySchema) keys[AttributeName] = image[AttributeName];
-  sequence += 1;
+  const now = BigInt(Date.now()) * 1000n;
+  sequence = sequence + 1n > now ? sequence + 1n : now;
   return {
     eventID: `${Date.now().toString(16)}-${sequence}`,
     eventName: !existing ? 'INSERT' : !item ? 'REMOVE' : 'MODIFY',
@@ -47,7 +54,7 @@ function recordOf(
       Keys: keys as never,
       ...(item ? { NewImage: item as never } : {}),
       ...(existing ? { OldImage: existing as never } : {}),
-      SequenceNumber: String(sequence).padStart(21, '0'),
+      SequenceNumber: sequence.toString().padStart(21, '0'),
       SizeBytes: db.itemSize(image),
       StreamViewType: 'NEW_AND_OLD_IMAGES',
     },

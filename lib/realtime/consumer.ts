@@ -7,9 +7,7 @@ import { AccessProof } from '../auth/access';
 import { setBounded } from '../config/bounded';
 import { HttpError } from '../config/errors';
 import {
-  MissingSegment,
   ROOT_KEY,
-  assemble,
   chunkCount,
   byChunkStart,
   chunkStart,
@@ -17,20 +15,20 @@ import {
   fragmentsOf,
   isBucketKey,
   isChunkKey,
-  stubsIn,
 } from '../content/fragments';
 import { type Json, Stub } from '../content/json';
 import { fromAttribute } from '../dynamo/attributes';
 import { formatPath, type Segments } from '../paths';
 import { A } from '../schema/attributes';
-import { getSegment, projectOfIncarnation, querySubtree } from '../store/segments';
-import { type Change, commitChanges, diffValues, parentKey, stubPaths, toWire, trimTo } from './changes';
+import { projectOfIncarnation } from '../store/segments';
+import { type Change, commitChanges, diffValues, stubPaths, toWire, trimTo } from './changes';
 import { onCommittedChange } from './hooks';
-import { encode, encodeWithin } from './messages';
+import { MAX_MESSAGE_BYTES, encode, encodeWithin } from './messages';
 import {
   SUBSCRIPTION_PREFIX,
   type Subscription,
   changesSince,
+  deleteSubscription,
   lastRevision,
   logChange,
   markStarted,
@@ -39,6 +37,10 @@ import {
   removeConnection,
   removeSubscription,
 } from './records';
+import { forgetBelow, learnTree, pathOf } from './segment-paths';
+import { forgetReads, noteReads, readsFrom } from './read-access';
+import { type CommitView, complete } from './commit-reads';
+import { revisionFor } from './revisions';
 import { sendTo } from './sender';
 import { readSnapshot } from './snapshot';
 
@@ -57,9 +59,6 @@ const imageOf = (image: unknown): Image | undefined =>
 const fragmentOf = (image: Image | undefined): Json | undefined =>
   image?.[A.content] === undefined ? undefined : fromAttribute(image[A.content] as AttributeValue);
 
-/** A revision: the record's stream sequence number, padded so revisions sort as text. */
-const revisionOf = (record: DynamoDBRecord) => (record.dynamodb?.SequenceNumber ?? '0').padStart(40, '0');
-
 /** Sends to several subscriptions at once, this many in flight. */
 const SEND_CONCURRENCY = 32;
 
@@ -74,11 +73,15 @@ async function eachLimited<T>(items: readonly T[], run: (item: T) => Promise<voi
 const log = (level: 'WARN' | 'ERROR', message: string, extra: Record<string, unknown> = {}) =>
   console.error(JSON.stringify({ level, message, ...extra }));
 
-/** Sends a frame to a subscription's connection; a connection gone (410) is forgotten with its subscriptions. */
-async function send(sub: Pick<Subscription, 'connectionId'>, text: string): Promise<boolean> {
+/**
+ * Sends a frame to a subscription's connection; a connection gone (410) is forgotten with its subscriptions, this
+ * one included (its connection's record may be gone already, and with it the list that names it).
+ */
+async function send(sub: Subscription, text: string): Promise<boolean> {
   try {
     if ((await sendTo(sub.connectionId, text)) === 'sent') return true;
     await removeConnection(sub.connectionId);
+    await deleteSubscription(sub);
   } catch (error) {
     // One connection's trouble (throttled, a network fault) must not hold every other subscriber's changes back.
     log('WARN', 'realtime send failed', { error: String(error) });
@@ -107,52 +110,6 @@ async function stillReads(sub: Subscription): Promise<boolean> {
     if (error instanceof HttpError && error.statusCode < 500) return false;
     throw error;
   }
-}
-
-/** Path of each segment (by incarnation and key), learnt from the stubs of its parent. */
-const PATHS_MAX = 100_000;
-const paths = new Map<string, Segments>();
-const pathKey = (inc: string, key: string) => `${inc} ${key}`;
-
-function learnStubs(inc: string, base: Segments, fragment: Json): void {
-  for (const [child, rel] of stubPaths(fragment)) {
-    setBounded(paths, pathKey(inc, child), [...base, ...rel], PATHS_MAX);
-  }
-}
-
-/** Forgets every path learnt below `key` (its stubs moved, came or went). */
-function forgetBelow(inc: string, key: string): void {
-  const prefix = pathKey(inc, key);
-  for (const k of [...paths.keys()]) if (k.startsWith(prefix) && k !== prefix) paths.delete(k);
-}
-
-/**
- * The stub that names a segment: its own key, or for a bucket (`<stub>/<r>/`) its bucketed object's stub; a chunk
- * (`<dir><start>/`) has the path of its array's segment (the key before `<dir>`'s random id), returned as that.
- */
-function namedBy(key: string): { stub: string } | { array: string } {
-  if (isBucketKey(key)) return { stub: key.slice(0, key.lastIndexOf('/', key.length - 2)) };
-  if (isChunkKey(key)) return { array: key.slice(0, key.lastIndexOf('/', key.lastIndexOf('~')) + 1) };
-  return { stub: key };
-}
-
-/** The segment that holds a stub: a segment key's parent, or the segment whose key a bucket stub extends. */
-const holderOf = (stub: string) => (stub.endsWith('/') ? parentKey(stub) : stub.slice(0, stub.lastIndexOf('/') + 1));
-
-/** The absolute path of a segment: cached, else from its parent (read consistently), up to the root. */
-async function pathOf(inc: string, key: string): Promise<Segments | undefined> {
-  if (key === ROOT_KEY) return [];
-  const named = namedBy(key);
-  if ('array' in named) return pathOf(inc, named.array);
-  const cached = paths.get(pathKey(inc, named.stub));
-  if (cached) return cached;
-  const parent = holderOf(named.stub);
-  if (parent === undefined) return undefined;
-  const base = await pathOf(inc, parent);
-  const segment = base && (await getSegment(inc, parent));
-  if (!base || !segment) return undefined;
-  learnStubs(inc, base, segment.fragment);
-  return paths.get(pathKey(inc, named.stub));
 }
 
 /** Changes at positions of an array renumbered from `offset` (the index of its first element). */
@@ -210,7 +167,9 @@ async function startSubscription(inc: string, image: Image): Promise<void> {
   const sub = readSubscription(inc, image);
   if (!(await stillReads(sub))) return revoke(sub);
   const subscribed = encode({ type: 'subscribed', id: sub.id, path: formatPath(sub.path) });
-  if (sub.since !== undefined) {
+  // A replay only from where this credential has read without a break (read-access.ts), else a snapshot.
+  const from = sub.since === undefined ? undefined : await readsFrom(inc, sub.principal);
+  if (sub.since !== undefined && from !== undefined && BigInt(sub.since) >= BigInt(from)) {
     const replay = await changesSince(inc, sub.since);
     if (replay) {
       if (!(await send(sub, subscribed))) return;
@@ -226,30 +185,17 @@ async function startSubscription(inc: string, image: Image): Promise<void> {
     }
   }
   const revision = await lastRevision(inc);
-  const snapshot = await readSnapshot(inc, sub.path);
+  await noteReads(inc, sub.principal, revision);
+  // Read no further than what could fit in a message (stored sizes are near the JSON's; the frame is checked exactly).
+  const snapshot = await readSnapshot(inc, sub.path, 2 * MAX_MESSAGE_BYTES);
   if (!(await send(sub, subscribed))) return;
-  const text =
-    snapshot.value === undefined
+  const text = snapshot.tooLarge
+    ? encode({ type: 'changed', id: sub.id, revision })
+    : snapshot.value === undefined
       ? encode({ type: 'snapshot', id: sub.id, revision, missing: true })
       : encodeWithin({ type: 'snapshot', id: sub.id, revision, value: snapshot.value });
   if (!(await send(sub, text))) return;
   await markStarted(sub, snapshot.versions);
-}
-
-/** Completes values that still hold stubs (segments the commit's records did not carry) by reading them. */
-async function complete(inc: string, changes: Change[]): Promise<Change[] | undefined> {
-  const stubs = changes.flatMap((c) => ('value' in c ? stubsIn(c.value) : []));
-  if (stubs.length === 0) return changes;
-  const read: { key: string; fragment: Json }[] = [];
-  for (const subtree of await Promise.all(stubs.map((stub) => querySubtree(inc, stub)))) read.push(...subtree.values());
-  const lookup = fragmentsOf(read);
-  try {
-    return changes.map((c) => ('value' in c ? { ...c, value: assemble(c.value, lookup) } : c));
-  } catch (error) {
-    // Rewritten again since: the value is no longer there to read; the client is told to fetch.
-    if (error instanceof MissingSegment) return undefined;
-    throw error;
-  }
 }
 
 /** What a stream batch holds besides each MODIFY: new children by `<tx> <key>`, removed segments, partners' MODIFYs. */
@@ -258,6 +204,8 @@ interface Batch {
   removed: Map<string, Json>;
   /** MODIFY records of segments changed in place beside their commit's top segment, by `<tx> <key>`. */
   partners: Map<string, DynamoDBRecord>;
+  /** Each segment key's records in this batch: their positions and the commit tokens they set. */
+  positions: Map<string, Array<{ at: number; tx?: string }>>;
 }
 
 /** A MODIFY record's commit token (`tx`), when the record is that commit's (its old image had another). */
@@ -304,7 +252,6 @@ async function recordChanges(
   if (moved) forgetBelow(inc, key);
   // A segment no longer reachable (removed by a later commit): that commit's own change tells its subscribers.
   if (base === undefined) return undefined;
-  if (after !== undefined) learnStubs(inc, base, after);
   const tx = ownTransaction(record);
   const mine =
     tx === undefined
@@ -312,6 +259,8 @@ async function recordChanges(
       : [...batch.written]
           .filter(([k]) => k.startsWith(`${tx} `))
           .map(([k, fragment]) => ({ key: k.slice(tx.length + 1), fragment }));
+  // Its stubs, and those its new children hold (a cut moves stubs along into them): their paths are known now.
+  if (after !== undefined) learnTree(inc, base, after, new Map(mine.map((m) => [m.key, m.fragment])));
   const writtenOf = fragmentsOf(mine);
   const removedOf = fragmentsOf([...batch.removed].map(([k, fragment]) => ({ key: k, fragment })));
   if (tx !== undefined && isChunkKey(key) && newImage?.[A.partners] !== undefined) {
@@ -342,13 +291,30 @@ async function recordChanges(
   return commitChanges({ base, before, after, removed: removedOf, written: writtenOf });
 }
 
+/** What completing a commit's values checks what it reads against (commit-reads.ts). */
+function commitView(key: string, record: DynamoDBRecord, batch: Batch, at: number): CommitView {
+  const newImage = imageOf(record.dynamodb?.NewImage);
+  const tx = ownTransaction(record);
+  const versions = new Map<string, number>([[key, Number(newImage?.[A.version]?.N ?? 0)]]);
+  if (tx !== undefined && partnersSetBy(record).length > 0) {
+    for (const [k, v] of Object.entries(newImage?.[A.partners]?.M ?? {})) versions.set(k, Number(v.N));
+  }
+  const pk = record.dynamodb?.Keys?.pk?.S ?? '';
+  return {
+    tx,
+    versions,
+    changedLater: (segment) =>
+      (batch.positions.get(`${pk} ${segment}`) ?? []).some((p) => p.at > at && (tx === undefined || p.tx !== tx)),
+  };
+}
+
 /**
  * One commit: its MODIFY record, with the batch's records it wrote (same `tx`) and removed. A commit that changed
  * several segments in place (a batch on a chunked array beside other paths) is one message, from its top segment's
  * record: its partners' records (`pa` = the commit) say nothing of their own, and their changes join the top's (read
  * whole when a partner's record is not in this stream batch).
  */
-async function commit(inc: string, key: string, record: DynamoDBRecord, batch: Batch): Promise<void> {
+async function commit(inc: string, key: string, record: DynamoDBRecord, batch: Batch, at: number): Promise<void> {
   const newImage = imageOf(record.dynamodb?.NewImage);
   const tx = ownTransaction(record);
   if (tx !== undefined && newImage?.[A.partnerCommit]?.S === tx) {
@@ -378,8 +344,8 @@ async function commit(inc: string, key: string, record: DynamoDBRecord, batch: B
     if (path !== undefined) derived.push({ path, value: new Stub(partner) });
   }
   if (derived.length === 0 && !unread) return;
-  const changes = unread ? undefined : await complete(inc, derived);
-  const revision = revisionOf(record);
+  const changes = unread ? undefined : await complete(inc, derived, commitView(key, record, batch, at));
+  const revision = await revisionFor(inc, record);
   const version = Number(newImage?.[A.version]?.N ?? 0);
   await logChange(inc, revision, changes ?? []);
   const subs = await querySubscriptions(inc);
@@ -410,15 +376,27 @@ async function endProject(inc: string): Promise<void> {
   await eachLimited(await querySubscriptions(inc), revoke);
 }
 
+/**
+ * New children of recent commits, by `<tx> <key>`, kept across batches: a commit over 100 items writes them first
+ * (their INSERTs may reach an earlier batch than its MODIFY), and their images are what it wrote, where reading
+ * them later might find a later commit's values.
+ */
+const CARRIED_MAX = 4096;
+const carried = new Map<string, Json>();
+
 /** Handles one batch of stream records, in order. */
 export async function consume(records: readonly DynamoDBRecord[]): Promise<void> {
   // What this batch wrote and removed, for the commits that name them: new children by their commit's `tx`, and
   // the records of segments changed in place beside a commit's top segment.
-  const batch: Batch = { written: new Map(), removed: new Map(), partners: new Map() };
+  const batch: Batch = { written: new Map(carried), removed: new Map(), partners: new Map(), positions: new Map() };
   const { written, removed } = batch;
-  for (const record of records) {
+  for (const [at, record] of records.entries()) {
     const key = record.dynamodb?.Keys?.sk?.S;
     if (!key?.startsWith('/')) continue;
+    const pk = record.dynamodb?.Keys?.pk?.S ?? '';
+    const seen = batch.positions.get(`${pk} ${key}`) ?? [];
+    seen.push({ at, tx: record.dynamodb?.NewImage?.[A.transaction]?.S });
+    batch.positions.set(`${pk} ${key}`, seen);
     const tx = record.eventName === 'MODIFY' ? ownTransaction(record) : undefined;
     if (tx !== undefined && record.dynamodb?.NewImage?.[A.partnerCommit]?.S === tx) {
       batch.partners.set(`${tx} ${key}`, record);
@@ -426,13 +404,16 @@ export async function consume(records: readonly DynamoDBRecord[]): Promise<void>
       const image = imageOf(record.dynamodb?.NewImage);
       const tx = image?.[A.transaction]?.S;
       const fragment = fragmentOf(image);
-      if (tx !== undefined && fragment !== undefined) written.set(`${tx} ${key}`, fragment);
+      if (tx !== undefined && fragment !== undefined) {
+        written.set(`${tx} ${key}`, fragment);
+        setBounded(carried, `${tx} ${key}`, fragment, CARRIED_MAX);
+      }
     } else if (record.eventName === 'REMOVE') {
       const fragment = fragmentOf(imageOf(record.dynamodb?.OldImage));
       if (fragment !== undefined) removed.set(key, fragment);
     }
   }
-  for (const record of records) {
+  for (const [at, record] of records.entries()) {
     const pk = record.dynamodb?.Keys?.pk?.S;
     const key = record.dynamodb?.Keys?.sk?.S;
     if (!pk?.startsWith('C#') || key === undefined) continue;
@@ -452,8 +433,9 @@ export async function consume(records: readonly DynamoDBRecord[]): Promise<void>
     if (newEpoch > oldEpoch && newEpoch > (verifiedEpochs.get(inc) ?? -1)) {
       // A revocation stamps every segment: the first stamp seen re-verifies the project's subscriptions.
       verifiedEpochs.set(inc, newEpoch);
+      await forgetReads(inc);
       await reverify(inc);
     }
-    if (record.eventName === 'MODIFY') await commit(inc, key, record, batch);
+    if (record.eventName === 'MODIFY') await commit(inc, key, record, batch, at);
   }
 }

@@ -10,7 +10,7 @@ import { dynamo } from '../dynamo/client';
 import { parsePath } from '../paths';
 import { type ProjectRef, canonicalName, isProjectRef, itemKeyAttributes, sessionPk } from '../schema/items';
 import type { ServerMessage } from './messages';
-import { addToConnection, putConnection, putSubscription, removeConnection, removeSubscription } from './records';
+import { addSubscription, putConnection, removeConnection, removeSubscription } from './records';
 
 /** A client's frame at most: a subscribe message is a few hundred bytes (a JWT, a path of up to 2048 characters). */
 export const MAX_CLIENT_MESSAGE_BYTES = 16 * 1024;
@@ -68,8 +68,7 @@ async function subscribe(connectionId: string, message: Record<string, unknown>)
     throw invalid('since must be a revision the service sent');
   }
   const id = randomBytes(9).toString('base64url');
-  await addToConnection(connectionId, proof.grant.inc, id);
-  await putSubscription({
+  await addSubscription({
     inc: proof.grant.inc,
     connectionId,
     id,

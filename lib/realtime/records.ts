@@ -6,6 +6,7 @@ import {
   GetItemCommand,
   PutItemCommand,
   QueryCommand,
+  TransactWriteItemsCommand,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
 import type { Principal } from '../auth/access';
@@ -16,6 +17,7 @@ import { dynamo } from '../dynamo/client';
 import { type Json, storedSize } from '../content/json';
 import { parse, stringify } from 'lossless-json';
 import type { Segments } from '../paths';
+import { refusedItems } from '../store/accounts';
 import { contentPk } from '../store/segments';
 import type { Change } from './changes';
 
@@ -64,24 +66,35 @@ export async function putConnection(connectionId: string): Promise<void> {
   );
 }
 
-/** Counts a new subscription on its connection, refusing past the limit (and for a connection that is gone). */
-export async function addToConnection(connectionId: string, inc: string, id: string): Promise<void> {
+/**
+ * Writes a subscription and counts it on its connection, in one transaction conditioned on the connection still
+ * existing and holding fewer than the limit: a connection closed meanwhile (its record deleted by `$disconnect`)
+ * gets no subscription record, and one closed after finds it in its list (`removeConnection`).
+ */
+export async function addSubscription(s: Omit<Subscription, 'started' | 'versions'>): Promise<void> {
   try {
     await dynamo.send(
-      new UpdateItemCommand({
-        TableName: tableName(),
-        Key: { pk: { S: connectionPk(connectionId) }, sk: { S: '#' } },
-        UpdateExpression: 'ADD n :one, subs :sub',
-        ConditionExpression: 'attribute_exists(pk) AND n < :max',
-        ExpressionAttributeValues: {
-          ':one': { N: '1' },
-          ':sub': { SS: [`${inc} ${id}`] },
-          ':max': { N: String(MAX_SUBSCRIPTIONS_PER_CONNECTION) },
-        },
+      new TransactWriteItemsCommand({
+        TransactItems: [
+          {
+            Update: {
+              TableName: tableName(),
+              Key: { pk: { S: connectionPk(s.connectionId) }, sk: { S: '#' } },
+              UpdateExpression: 'ADD n :one, subs :sub',
+              ConditionExpression: 'attribute_exists(pk) AND n < :max',
+              ExpressionAttributeValues: {
+                ':one': { N: '1' },
+                ':sub': { SS: [`${s.inc} ${s.id}`] },
+                ':max': { N: String(MAX_SUBSCRIPTIONS_PER_CONNECTION) },
+              },
+            },
+          },
+          { Put: { TableName: tableName(), Item: subscriptionItem(s) } },
+        ],
       }),
     );
   } catch (error) {
-    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    if (!refusedItems(error).includes(0)) throw error;
     throw new Conflict(
       'LIMIT_REACHED',
       `a connection holds at most ${MAX_SUBSCRIPTIONS_PER_CONNECTION} subscriptions; unsubscribe one first`,
@@ -89,25 +102,18 @@ export async function addToConnection(connectionId: string, inc: string, id: str
   }
 }
 
-export async function putSubscription(s: Omit<Subscription, 'started' | 'versions'>): Promise<void> {
-  await dynamo.send(
-    new PutItemCommand({
-      TableName: tableName(),
-      Item: {
-        pk: { S: contentPk(s.inc) },
-        sk: { S: subscriptionSk(s.connectionId, s.id) },
-        conn: { S: s.connectionId },
-        id: { S: s.id },
-        path: { S: JSON.stringify(s.path) },
-        project: { S: s.project },
-        principal: { S: JSON.stringify(s.principal) },
-        ...(s.expiresAt === undefined ? {} : { exp: { N: String(s.expiresAt) } }),
-        ...(s.since === undefined ? {} : { since: { S: s.since } }),
-        ttl: { N: String(now() + CONNECTION_TTL_SECONDS) },
-      },
-    }),
-  );
-}
+const subscriptionItem = (s: Omit<Subscription, 'started' | 'versions'>): Record<string, AttributeValue> => ({
+  pk: { S: contentPk(s.inc) },
+  sk: { S: subscriptionSk(s.connectionId, s.id) },
+  conn: { S: s.connectionId },
+  id: { S: s.id },
+  path: { S: JSON.stringify(s.path) },
+  project: { S: s.project },
+  principal: { S: JSON.stringify(s.principal) },
+  ...(s.expiresAt === undefined ? {} : { exp: { N: String(s.expiresAt) } }),
+  ...(s.since === undefined ? {} : { since: { S: s.since } }),
+  ttl: { N: String(now() + CONNECTION_TTL_SECONDS) },
+});
 
 export function readSubscription(inc: string, item: Record<string, AttributeValue>): Subscription {
   const versions: Record<string, number> = {};
@@ -212,15 +218,20 @@ export async function deleteSubscription(s: Pick<Subscription, 'inc' | 'connecti
   );
 }
 
-/** A closed (or gone) connection: its subscriptions, then its record. */
+/**
+ * A closed (or gone) connection: its record first, read as it is deleted (so no subscription can be added to it
+ * after the list is read: `addSubscription` requires the record), then the subscriptions it listed.
+ */
 export async function removeConnection(connectionId: string): Promise<void> {
   const key = { pk: { S: connectionPk(connectionId) }, sk: { S: '#' } };
-  const { Item } = await dynamo.send(new GetItemCommand({ TableName: tableName(), Key: key, ConsistentRead: true }));
-  const subs = (Item?.subs?.SS ?? []).map((entry) => {
+  const { Attributes } = await dynamo.send(
+    new DeleteItemCommand({ TableName: tableName(), Key: key, ReturnValues: 'ALL_OLD' }),
+  );
+  const subs = (Attributes?.subs?.SS ?? []).map((entry) => {
     const [inc, id] = entry.split(' ') as [string, string];
     return { DeleteRequest: { Key: { pk: { S: contentPk(inc) }, sk: { S: subscriptionSk(connectionId, id) } } } };
   });
-  await batchWriteAll([...subs, { DeleteRequest: { Key: key } }]);
+  if (subs.length > 0) await batchWriteAll(subs);
 }
 
 /** Change log entries over this many bytes keep only the fact that something changed (an item holds 400 KB). */
@@ -281,17 +292,22 @@ export async function lastRevision(inc: string): Promise<string> {
   return Items?.[0]?.sk?.S ?? '0';
 }
 
-/** The changes after `since`, oldest first, when the log still holds `since` itself; else undefined. */
-export async function changesSince(inc: string, since: string): Promise<LoggedChange[] | undefined> {
+/** Whether the change log holds `revision` (one consistent GetItem of its key). */
+export async function isLogged(inc: string, revision: string): Promise<boolean> {
   const { Item } = await dynamo.send(
     new GetItemCommand({
       TableName: tableName(),
-      Key: { pk: { S: logPk(inc) }, sk: { S: since } },
+      Key: { pk: { S: logPk(inc) }, sk: { S: revision } },
       ConsistentRead: true,
       ProjectionExpression: 'pk',
     }),
   );
-  if (!Item) return undefined;
+  return Item !== undefined;
+}
+
+/** The changes after `since`, oldest first, when the log still holds `since` itself; else undefined. */
+export async function changesSince(inc: string, since: string): Promise<LoggedChange[] | undefined> {
+  if (!(await isLogged(inc, since))) return undefined;
   const found: LoggedChange[] = [];
   let start: Record<string, AttributeValue> | undefined;
   do {

@@ -1,8 +1,8 @@
 // Snapshot: the value at a subscribed path, read consistently from the root, with the version of every segment read.
 import { MissingSegment, ROOT_KEY, assemble, chunkStart, fragmentsOf, locate, stubsIn } from '../content/fragments';
-import type { Json } from '../content/json';
+import { type Json, storedSize } from '../content/json';
 import type { Segments } from '../paths';
-import { type Segment, assertSnapshot, getChunk, getSegment, querySubtree } from '../store/segments';
+import { type Segment, SubtreeTooLarge, assertSnapshot, getChunk, getSegment, querySubtree } from '../store/segments';
 import { valueBelow } from './changes';
 
 export interface Snapshot {
@@ -10,13 +10,17 @@ export interface Snapshot {
   value?: Json;
   /** Every segment read (key → version): a commit whose segment is not above its version is in the snapshot. */
   versions: Record<string, number>;
+  /** The value is larger than `maxBytes`: reading stopped there (the client is told to fetch it). */
+  tooLarge?: true;
 }
 
 /**
  * Walks from the root segment (never a cached location: every segment on the way is recorded), then reads the
- * subtrees below the value; a value changed over several segments while it was read is read again.
+ * subtrees below the value, stopping once they pass `maxBytes` (a message's limit: a larger value is sent as
+ * `changed`, so reading it whole would be wasted); a value changed over several segments while it was read is read
+ * again.
  */
-export async function readSnapshot(inc: string, path: Segments): Promise<Snapshot> {
+export async function readSnapshot(inc: string, path: Segments, maxBytes: number): Promise<Snapshot> {
   for (let attempt = 1; ; attempt++) {
     const versions: Record<string, number> = {};
     /** The segments on the way, then those below the value: one state of the content, or read again. */
@@ -53,13 +57,21 @@ export async function readSnapshot(inc: string, path: Segments): Promise<Snapsho
         if (value === undefined) return { versions };
         const stubs = stubsIn(value);
         if (stubs.length === 0) return { value, versions };
-        const subtrees = await Promise.all(stubs.map((stub) => querySubtree(inc, stub)));
-        for (const subtree of subtrees) {
+        let budget = maxBytes - storedSize(value);
+        for (const stub of stubs) {
+          if (budget < 0) return { versions, tooLarge: true };
+          const subtree = await querySubtree(inc, stub, false, budget).catch((error: unknown) => {
+            if (error instanceof SubtreeTooLarge) return undefined;
+            throw error;
+          });
+          if (!subtree) return { versions, tooLarge: true };
           for (const s of subtree.values()) {
             versions[s.key] = s.version;
             read.push(s);
+            budget -= storedSize(s.fragment);
           }
         }
+        if (budget < 0) return { versions, tooLarge: true };
         assertSnapshot(read);
         return { value: assemble(value, fragmentsOf(read)), versions };
       }

@@ -146,6 +146,9 @@ export async function querySubtree(
 }
 
 /** Every segment whose key starts with `prefix`, read consistently, page by page. */
+/** What one Query page reads at most (DynamoDB's 1 MB). */
+const PAGE_BYTES = 1024 * 1024;
+
 async function queryPrefix(
   inc: string,
   prefix: string,
@@ -164,6 +167,11 @@ async function queryPrefix(
         KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
         ExpressionAttributeValues: { ':pk': { S: contentPk(inc) }, ':prefix': { S: prefix } },
         ...(keysOnly ? { ProjectionExpression: 'pk, sk, #ver', ExpressionAttributeNames: { '#ver': A.version } } : {}),
+        // A small budget (a realtime snapshot's) reads pages of about what it can use, not of 1 MB: as many items
+        // as the budget left holds at the items' size so far (a full segment's at first).
+        ...(keysOnly || maxBytes - bytes > PAGE_BYTES
+          ? {}
+          : { Limit: Math.ceil((maxBytes - bytes) / (found.size > 0 ? Math.max(64, bytes / found.size) : 4096)) + 1 }),
         ConsistentRead: true,
         ExclusiveStartKey: start,
       }),

@@ -4,6 +4,7 @@ import { type IncomingHttpHeaders, type Server, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { Webhook } from 'standardwebhooks';
+import { fragmentBytes } from '../../lib/config/env';
 import { MAX_WEBHOOKS_PER_PROJECT } from '../../lib/config/limits';
 import { documents } from '../../lib/dynamo/client';
 import { type LocalFifoQueue, installLocalWebhookQueue } from '../../lib/local/webhook-queue';
@@ -481,6 +482,33 @@ describe('webhooks end to end: a write through the API reaches the receiver thro
           JSON.parse(r.body),
         );
       }
+    } finally {
+      await target.close();
+    }
+  });
+
+  it('a change below a segment whose parent folded away (its stub held higher up) is POSTed too', async () => {
+    const target = await receiver();
+    try {
+      const project = await newProject();
+      await createHook(project, { url: target.url('/folded'), path: 'sub.n.s20' });
+      const B = fragmentBytes();
+      const blob = (n: number) => 'x'.repeat(Math.ceil(B * n));
+      const content = `/api/${project.username}/${project.slug}/content`;
+      const send = (route: string, body: unknown) => call('POST', `${content}/${route}`, { token: project.key, body });
+      const sub = { n: { s20: { f0: blob(0.4), f1: blob(0.4) }, a: blob(0.3), b: blob(0.3) }, pad: blob(0.3) };
+      expect((await send('update', { content: { sub } })).status).toBe(200);
+      expect((await send('delete', { path: 'sub.n.a' })).status).toBe(200);
+      expect((await send('delete', { path: 'sub.n.b' })).status).toBe(200);
+      expect(
+        (await send('set', { path: 'other', value: { x: blob(0.45), y: blob(0.45), z: blob(0.45) } })).status,
+      ).toBe(200);
+      expect((await send('set', { path: 'sub.n.s20.f0', value: 1 })).status).toBe(200);
+      for (let i = 0; i < 200 && target.received.length < 2; i++) await new Promise((r) => setTimeout(r, 50));
+      expect(target.received.map((r) => JSON.parse(r.body).changes)).toEqual([
+        [{ path: 'sub.n.s20', value: sub.n.s20 }],
+        [{ path: 'sub.n.s20.f0', value: 1 }],
+      ]);
     } finally {
       await target.close();
     }

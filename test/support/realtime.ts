@@ -29,8 +29,9 @@ export class Client {
     });
   }
 
-  static async open(): Promise<Client> {
-    const ws = new WebSocket(realtimeUrl());
+  /** Connects to the test server's realtime endpoint, or to another server's (`url`, ws://.../realtime). */
+  static async open(url = realtimeUrl()): Promise<Client> {
+    const ws = new WebSocket(url);
     await new Promise<void>((resolve, reject) => {
       ws.once('open', () => resolve());
       ws.once('error', reject);

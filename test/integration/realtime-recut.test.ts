@@ -1,0 +1,92 @@
+// Realtime across re-cuts: values large enough to be cut into segments, deletes that fold them back, re-cuts that
+// delete a segment whose stubs move into new ones, then writes below. Every committed change reaches a subscriber
+// and the change log, whatever segment holds the stub of the segment it changed (docs/design/storage.md §3a).
+import { type Project, content, newProject, post } from '../support/api';
+import { Client, applyChanges } from '../support/realtime';
+import { fragmentBytes } from '../../lib/config/env';
+
+const name = (p: Project) => `${p.username}/${p.slug}`;
+const clients: Client[] = [];
+afterEach(() => {
+  for (const c of clients.splice(0)) c.close();
+});
+
+type Step = { route: string; body: Record<string, unknown> };
+
+/** Runs the steps with a root subscription: after each write that changed the content, one message brings the mirror to it. */
+async function expectDelivered(steps: Step[]): Promise<void> {
+  const p = await newProject();
+  const c = await Client.open();
+  clients.push(c);
+  const { snapshot } = await c.subscribe({ project: name(p), token: p.key });
+  const mirror = structuredClone(snapshot.value);
+  let before = await content(p);
+  for (const [i, { route, body }] of steps.entries()) {
+    const res = await post(p, route, body);
+    const after = await content(p);
+    if (res.status !== 200 || JSON.stringify(before) === JSON.stringify(after)) continue;
+    const message = await c.next().catch((error) => {
+      throw new Error(`step ${i} ${route} ${JSON.stringify(body).slice(0, 200)}: ${String(error).slice(0, 300)}`);
+    });
+    applyChanges(mirror, message.changes);
+    expect({ step: i, route, value: mirror }).toEqual({ step: i, route, value: after });
+    before = after;
+  }
+  await c.quiet(200);
+}
+
+describe('realtime across re-cuts', () => {
+  it('a segment whose parent folded away, its stub now held by its grandparent: later changes below it arrive', async () => {
+    const B = fragmentBytes();
+    const blob = (n: number) => 'x'.repeat(Math.ceil(B * n));
+    await expectDelivered([
+      // sub, sub.n and sub.n.s20 each a segment.
+      {
+        route: 'update',
+        body: {
+          content: {
+            sub: { n: { s20: { f0: blob(0.4), f1: blob(0.4) }, a: blob(0.3), b: blob(0.3) }, pad: blob(0.3) },
+          },
+        },
+      },
+      // sub.n small again: it folds into sub, which now holds the stub of sub.n.s20 (whose key names sub.n's).
+      { route: 'delete', body: { path: 'sub.n.a' } },
+      { route: 'delete', body: { path: 'sub.n.b' } },
+      // A new segment beside sub: the root's stubs change (the consumer forgets what it knew below).
+      { route: 'set', body: { path: 'other', value: { x: blob(0.45), y: blob(0.45), z: blob(0.45) } } },
+      { route: 'set', body: { path: 'sub.n.s20.f0', value: 1 } },
+      { route: 'set', body: { path: 'sub.n.z', value: 1 } },
+      { route: 'set', body: { path: 'sub.n.s20.f1', value: 2 } },
+    ]);
+  });
+
+  it('random sequences of large values, folding deletes and writes below: every change arrives, the mirror equals the content', async () => {
+    const { default: fc } = await import('fast-check');
+    const B = fragmentBytes();
+    const blob = (n: number) => 'x'.repeat(Math.ceil(B * n));
+    const member = fc.constantFrom('sub', 'n', 's0', 's1', 's20', 'z', 'f0');
+    const path = fc.array(member, { minLength: 1, maxLength: 4 }).map((rest) => rest.join('.'));
+    const flat = (k: number) =>
+      Object.fromEntries(Array.from({ length: k }, (_, i) => [`s${i}`, { f0: blob(0.15), f1: i }]));
+    const large = fc.oneof(
+      fc.integer({ min: 2, max: 30 }).map(flat),
+      fc.integer({ min: 2, max: 12 }).map((k) => ({ n: flat(k), sub: { n: flat(k), z: blob(0.3) } })),
+    );
+    const step = fc.oneof(
+      fc.record({
+        route: fc.constant('set'),
+        body: fc.record({ path, value: fc.oneof(fc.integer(), large, fc.constant(blob(0.4))) }),
+      }),
+      fc.record({ route: fc.constant('delete'), body: fc.record({ path }) }),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { minLength: 3, maxLength: 10 }), async (steps) =>
+        expectDelivered(steps as Step[]),
+      ),
+      {
+        numRuns: Math.max(5, Math.round(Number(process.env.PROPERTY_RUNS ?? 40) / 4)),
+        ...(process.env.PROPERTY_SEED ? { seed: Number(process.env.PROPERTY_SEED) } : {}),
+      },
+    );
+  }, 600_000);
+});
