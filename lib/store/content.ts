@@ -1002,6 +1002,8 @@ interface Members {
   segment: Segment;
   path: Segments;
   stub: string;
+  /** Its buckets read, by key (nested ones too, when one was cut into buckets of its own): never another object's. */
+  buckets: Map<string, Segment>;
 }
 
 /** The most chunks a batch rewrites in place (with the top segment, the array's and a rollover's, one transaction). */
@@ -1095,11 +1097,16 @@ async function loadForBatch(
   tail?: readonly Segment[],
 ): Promise<{ tree: Json; below: Segment[]; newest: Newest[]; members: Members[] }> {
   const loaded = new Map<string, Segment>();
-  /** Bucketed objects planned on the buckets of the members named, by their bucket stub. */
+  /**
+   * Bucketed objects planned on the buckets of the members named, by their bucket stub, and by the stub of each of
+   * their buckets cut into buckets of its own. A bucketed object held in another's bucket is an object of its own,
+   * though its keys extend the other's: it is known by the segment that holds it, not by its key.
+   */
   const members = new Map<string, Members>();
-  const partOf = (stub: string) => [...members.keys()].some((s) => stub === s || stub.startsWith(`${s}/`));
-  /** Where each segment named by a stub in `top` is in the tree. */
+  /** Where each segment reached through a member's stub from `top` (not a bucket) is in the tree. */
   const pathOf = new Map<string, Segments>([[top.key, []]]);
+  /** The segments named by a stub in `top`: a chunked array is planned on its newest elements only there. */
+  const named = new Set<string>([top.key]);
   /** Chunk and bucket stubs read whole: each must assemble, or the content changed while it was read. */
   const whole = new Set<string>();
   for (const path of ops.flatMap(touchedPaths)) {
@@ -1111,17 +1118,24 @@ async function loadForBatch(
       if (located.at !== 'stub') break;
       if (located.bucket !== undefined) {
         const at = path.slice(0, path.length - rest.length + located.consumed);
-        const opens =
-          newest && located.consumed === 0 && (segment === top || pathOf.has(segment.key)) && plansOnMembers(ops, at);
-        if (opens) members.set(located.bucket, { segment, path: at, stub: located.bucket });
-        if (opens || partOf(located.bucket)) {
+        let object = members.get(located.bucket);
+        if (!object && newest && located.consumed === 0 && pathOf.has(segment.key) && plansOnMembers(ops, at)) {
+          object = { segment, path: at, stub: located.bucket, buckets: new Map() };
+          members.set(located.bucket, object);
+        }
+        if (object) {
           // Into a bucketed object planned on its members: the member's bucket alone (a nested one's, in turn,
           // straight to the deepest this Lambda knows: a bucket once cut stays cut into the same buckets).
           const key = knownBucket(inc, located.key, rest[0] as string);
           const bucket = loaded.get(key) ?? (await getSegment(inc, key));
           if (!bucket) throw new MissingSegment(key);
           loaded.set(bucket.key, bucket);
-          if (bucket.fragment instanceof Stub) learnBucket(inc, [], bucket.key, bucket.fragment.key);
+          object.buckets.set(bucket.key, bucket);
+          if (bucket.fragment instanceof Stub) {
+            learnBucket(inc, [], bucket.key, bucket.fragment.key);
+            // Cut into buckets of its own: still this object's.
+            members.set(bucket.fragment.key, object);
+          }
           segment = bucket;
           continue;
         }
@@ -1133,7 +1147,9 @@ async function loadForBatch(
       const next = loaded.get(located.key) ?? (await getSegment(inc, located.key));
       if (!next) throw new MissingSegment(located.key);
       loaded.set(next.key, next);
-      if (segment === top) pathOf.set(next.key, path.slice(0, path.length - rest.length + located.consumed));
+      if (pathOf.has(segment.key) || isBucketKey(segment.key))
+        pathOf.set(next.key, path.slice(0, path.length - rest.length + located.consumed));
+      if (segment === top) named.add(next.key);
       segment = next;
       rest = rest.slice(located.consumed);
     }
@@ -1147,7 +1163,7 @@ async function loadForBatch(
   for (const segment of [top, ...loaded.values()]) {
     const stub = chunkStubOf(segment.fragment);
     if (!stub) continue;
-    const path = pathOf.get(segment.key);
+    const path = named.has(segment.key) ? pathOf.get(segment.key) : undefined;
     const own = (segment.fragment as Json[]).length - 1;
     if (newest && path !== undefined && plansOnNewest(ops, path, chunkCount(stub.key), own)) {
       open.push({ segment, path, stub });
@@ -1174,22 +1190,24 @@ async function loadForBatch(
     const value = [stub, ...tail.chunks.flatMap((c) => c.fragment as Json[]), ...(segment.fragment as Json[]).slice(1)];
     tree = path.length === 0 ? value : applyToFragment(tree, { kind: 'set', steps: [...path], value });
   }
-  // A bucketed object planned on its members: the members of the buckets read, in place of its stub.
-  for (const { path, stub } of members.values()) {
+  // A bucketed object planned on its members: the members of the buckets read, in place of its stub (one that holds
+  // another, before it).
+  const objects = objectsOf(members);
+  for (const { path, buckets } of objects) {
     const value: JsonObject = {};
-    for (const bucket of bucketsOf(stub, loaded.values())) {
+    for (const bucket of buckets.values()) {
       if (bucket.fragment instanceof Stub) continue;
       const assembled = assemble(bucket.fragment, fragmentOf, 'keep') as JsonObject;
       for (const m of Object.keys(assembled)) setOwn(value, m, assembled[m] as Json);
     }
     tree = path.length === 0 ? value : applyToFragment(tree, { kind: 'set', steps: [...path], value });
   }
-  return { tree, below: [...loaded.values()], newest: open, members: [...members.values()] };
+  return { tree, below: [...loaded.values()], newest: open, members: objects };
 }
 
-/** The buckets read of the bucketed object with stub `stub` (nested ones too). */
-const bucketsOf = (stub: string, read: Iterable<Segment>) =>
-  [...read].filter((s) => s.key.startsWith(`${stub}/`) && isBucketKey(s.key));
+/** The bucketed objects planned on their members, each once, outermost first (by the length of their paths). */
+const objectsOf = (members: Map<string, Members>) =>
+  [...new Set(members.values())].sort((a, b) => a.path.length - b.path.length);
 
 /**
  * A batch planned on a bucketed object's members: each member of the result laid back into its bucket (computed as a
@@ -1201,14 +1219,13 @@ function splitMembers(
   inc: string,
   content: Json,
   members: readonly Members[],
-  below: readonly Segment[],
   top: Segment,
 ): { content: Json; rewritten: Rewritten[] } | undefined {
   const rewritten: Rewritten[] = [];
-  for (const { segment, path, stub } of members) {
+  // Innermost first: an object held in another's bucket goes back behind its stub before that bucket is laid.
+  for (const { segment, path, stub, buckets } of [...members].reverse()) {
     const value = atSteps(content, path);
     if (!isObject(value)) return undefined;
-    const buckets = new Map(bucketsOf(stub, below).map((b) => [b.key, b]));
     const laid = new Map<string, JsonObject>();
     for (const b of buckets.values()) if (!(b.fragment instanceof Stub)) laid.set(b.key, {});
     for (const m of Object.keys(value)) {
@@ -1361,7 +1378,7 @@ function decideOnNewest(
   try {
     const split = splitNewest(planned.content, open, top);
     if (!split) return undefined;
-    const objects = splitMembers(inc, split.content, members, below, top);
+    const objects = splitMembers(inc, split.content, members, top);
     if (!objects) return undefined;
     const arrays = split.arrays.map((a) => ({ segment: a.segment, pieces: piecesOf(a.segment.key, a.value) }));
     const buckets = objects.rewritten;
@@ -1373,7 +1390,7 @@ function decideOnNewest(
     // Kept under their keys: the arrays' segments, the bucketed objects' segments and every bucket read of them.
     const opened = new Set([
       ...open.map((n) => n.segment.key),
-      ...members.flatMap((m) => [m.segment.key, ...bucketsOf(m.stub, below).map((b) => b.key)]),
+      ...members.flatMap((m) => [m.segment.key, ...m.buckets.keys()]),
     ]);
     return {
       kind: 'rewrite',
