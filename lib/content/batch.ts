@@ -1,6 +1,7 @@
 // Batches: plans operations in order on an in-memory copy, each seeing the ones before it; the storage layout is not its concern.
 import { Conflict, HttpError } from '../config/errors';
 import { type Segments, asIndex } from '../paths';
+import type { PathTree } from '../paths/tree';
 import {
   type Json,
   type JsonNumber,
@@ -236,17 +237,12 @@ export function plansOnNewest(ops: readonly BatchOperation[], at: Segments, coun
 /**
  * Whether a batch can be planned on the buckets of the members it names of the bucketed object at `at`
  * (docs/design/storage.md, section 13, step 4): it meets the object, and every path that does goes to a member or
- * below one; none reads, tests, replaces or deletes the object whole.
+ * below one; none reads, tests, replaces or deletes the object whole. `touched`: the batch's paths (`touchedPaths`).
  */
-export function plansOnMembers(ops: readonly BatchOperation[], at: Segments): boolean {
-  let met = false;
-  for (const path of ops.flatMap(touchedPaths)) {
-    if (through(path, at)) {
-      if (path.length === at.length) return false;
-      met = true;
-    } else if (through(at, path)) return false;
-  }
-  return met;
+export function plansOnMembers(touched: PathTree, at: Segments): boolean {
+  // In the length of `at`, whatever the number of paths: a merge patch may name tens of thousands of members.
+  const { over, under } = touched.meets(at);
+  return under && !over;
 }
 
 /**

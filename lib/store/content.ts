@@ -20,6 +20,7 @@ import {
   type Piece,
   ROOT_KEY,
   assemble,
+  reachableFrom,
   bucketOf,
   chunkCount,
   chunkDir,
@@ -102,11 +103,14 @@ import {
   readSegment,
   segmentItemKey,
   SubtreeTooLarge,
+  changeTooLarge,
+  MAX_CHANGE_BYTES,
   stampSegment,
   tokenIn,
 } from './segments';
 import { BadRequest, Conflict, HttpError, PayloadTooLarge, PreconditionFailed } from '../config/errors';
 import { type Segments, asIndex } from '../paths';
+import { PathTree } from '../paths/tree';
 import { AccessProof, type Need, type Principal, readEpoch } from '../auth/access';
 import type { ProjectRef } from '../schema/items';
 
@@ -276,6 +280,8 @@ type Decision =
       carried?: readonly Segment[];
       version: number;
       rewritten?: readonly Rewritten[];
+      /** A batch's or patch's: all it writes in one transaction (segments.ts, `Rewrite.oneTransaction`). */
+      oneTransaction?: boolean;
     };
 
 /**
@@ -305,7 +311,11 @@ async function assertIfMatch(
   if (stubs.length > 0) {
     // The segments a GET of the path reads: a value that is a whole segment is that segment and its subtree.
     const read = w.node instanceof Stub ? [] : [segment];
-    for (const stub of stubs) read.push(...(await querySubtree(inc, stub)).values());
+    for (const stub of stubs) {
+      const subtree = await querySubtree(inc, stub);
+      const reached = reachableFrom([stub], subtree);
+      read.push(...[...subtree.values()].filter((s) => reached.has(s.key)));
+    }
     etag = etagOf(read);
   }
   if (!ifMatch.includes(etag)) throw new PreconditionFailed(formatEtag(etag));
@@ -452,6 +462,7 @@ async function carryOut(
     orphans,
     decision.rewritten,
     returnNew,
+    { oneTransaction: decision.oneTransaction },
   );
 }
 
@@ -468,6 +479,7 @@ async function commitPieces(
   orphans: Rewrite['orphans'],
   rewritten: readonly Rewritten[] = [],
   returnNew = false,
+  options: { oneTransaction?: boolean } = {},
 ): Promise<Sent> {
   const [top, ...children] = pieces as [Piece, ...Piece[]];
   // Several segments changed in place: each records the versions all of them will have (readers' torn-read check);
@@ -541,6 +553,7 @@ async function commitPieces(
       children: [...children, ...rewritten.flatMap((r) => r.pieces.slice(1))],
       orphans,
       token,
+      oneTransaction: options.oneTransaction,
     }),
   );
 }
@@ -1109,7 +1122,17 @@ async function loadForBatch(
   const named = new Set<string>([top.key]);
   /** Chunk and bucket stubs read whole: each must assemble, or the content changed while it was read. */
   const whole = new Set<string>();
-  for (const path of ops.flatMap(touchedPaths)) {
+  const paths = ops.flatMap(touchedPaths);
+  const touched = new PathTree(paths);
+  /** Stubs whose subtrees were read whole already (many paths may run below one). */
+  const queried = new Set<string>();
+  /** A value read whole: the segments its stub leads to (not an interrupted change's, which no stub names). */
+  const readWhole = async (stub: string) => {
+    const subtree = await querySubtree(inc, stub);
+    const reached = reachableFrom([stub], subtree);
+    for (const s of subtree.values()) if (reached.has(s.key) && s.key !== top.key) loaded.set(s.key, s);
+  };
+  for (const path of paths) {
     let segment = top;
     let rest = path;
     for (;;) {
@@ -1119,7 +1142,7 @@ async function loadForBatch(
       if (located.bucket !== undefined) {
         const at = path.slice(0, path.length - rest.length + located.consumed);
         let object = members.get(located.bucket);
-        if (!object && newest && located.consumed === 0 && pathOf.has(segment.key) && plansOnMembers(ops, at)) {
+        if (!object && newest && located.consumed === 0 && pathOf.has(segment.key) && plansOnMembers(touched, at)) {
           object = { segment, path: at, stub: located.bucket, buckets: new Map() };
           members.set(located.bucket, object);
         }
@@ -1140,7 +1163,8 @@ async function loadForBatch(
           continue;
         }
         // Into a bucketed object: it is planned on whole, all its buckets (and all below them) read.
-        for (const s of (await querySubtree(inc, located.bucket)).values()) loaded.set(s.key, s);
+        if (!queried.has(located.bucket)) await readWhole(located.bucket);
+        queried.add(located.bucket);
         whole.add(located.bucket);
         break;
       }
@@ -1155,8 +1179,9 @@ async function loadForBatch(
     }
     const w = walk(segment.fragment as JsonObject, rest);
     for (const stub of w.stop === undefined ? stubsIn(w.node) : []) {
-      if (isChunkStubKey(stub)) continue;
-      for (const s of (await querySubtree(inc, stub)).values()) loaded.set(s.key, s);
+      if (isChunkStubKey(stub) || queried.has(stub)) continue;
+      queried.add(stub);
+      await readWhole(stub);
     }
   }
   const open: Newest[] = [];
@@ -1178,7 +1203,7 @@ async function loadForBatch(
       continue;
     }
     // Planned on whole: every chunk of it read (its subtree).
-    for (const s of (await querySubtree(inc, segment.key)).values()) if (s.key !== top.key) loaded.set(s.key, s);
+    await readWhole(segment.key);
     whole.add(stub.key);
   }
   const fragmentOf = fragmentsOf([top, ...loaded.values()]);
@@ -1293,18 +1318,31 @@ function splitNewest(
   return { content, arrays, chunks };
 }
 
-const UNBOUNDED = { maxBytes: Number.MAX_SAFE_INTEGER, tooLarge: contentTooLarge };
+/**
+ * What a batch may grow its content to while it is planned: what one transaction can write (the content read, if
+ * that is more). Past it the planner stops at once with 413 `CHANGE_TOO_LARGE` (and the operation's index), so no
+ * request grows a value in memory beyond it, whatever it copies.
+ */
+const changeBudget = (tree: Json) => ({
+  maxBytes: Math.max(MAX_CHANGE_BYTES, storedSize(tree)),
+  tooLarge: changeTooLarge,
+});
+
+/** Whether a planner's refusal is the change's size (the budget above): no other plan of it can be smaller. */
+const isChangeTooLarge = (error: unknown) => error instanceof HttpError && error.code === 'CHANGE_TOO_LARGE';
 
 /**
  * A batch's result cut into the pieces it is stored in under `key`. One that cannot be (a piece too large for any
- * segment) fails at the operation that made it so: its index.
+ * segment) fails at the operation that made it so: its index (found planning the operations one by one, once each).
  */
 function batchPieces(key: string, tree: JsonObject, ops: readonly BatchOperation[], result: Json): Piece[] {
   const pieces = cut(key, result, fragmentBytes());
   if (piecesFit(pieces)) return pieces;
-  const index = ops.findIndex(
-    (_, i) => !piecesFit(cut(key, planBatch(tree, ops.slice(0, i + 1), UNBOUNDED).content, fragmentBytes())),
-  );
+  let content = tree;
+  const index = ops.findIndex((op) => {
+    content = planBatch(content, [op], changeBudget(tree)).content;
+    return !piecesFit(cut(key, content, fragmentBytes()));
+  });
   const error = contentTooLarge();
   // As the planner names them: a merge patch is one operation, without an index.
   if (index >= 0 && ops[index]?.kind !== 'merge') error.index = index;
@@ -1336,7 +1374,7 @@ async function decideBatch(
     const etag = etagOf([top, ...below]);
     if (!ifMatch.includes(etag)) throw new PreconditionFailed(formatEtag(etag));
   }
-  const planned = planBatch(tree as JsonObject, ops, UNBOUNDED);
+  const planned = planBatch(tree as JsonObject, ops, changeBudget(tree));
   if (!planned.changed) return { kind: 'unchanged', etag: etagOf([top, ...below]) };
   const pieces = batchPieces(top.key, tree as JsonObject, ops, planned.content);
   const kept = new Set(stubsIn(planned.content));
@@ -1346,6 +1384,7 @@ async function decideBatch(
     dropped: dropped.filter((k) => !kept.has(k)),
     carried: below,
     version: top.version,
+    oneTransaction: true,
   };
 }
 
@@ -1367,11 +1406,13 @@ function decideOnNewest(
   const moved = open.reduce((o, n) => intoNewest(o, n.path, chunkCount(n.stub.key)), ops);
   let planned: ReturnType<typeof planBatch>;
   try {
-    planned = planBatch(tree, moved, UNBOUNDED);
+    planned = planBatch(tree, moved, changeBudget(tree));
   } catch (error) {
     // Planned on members alone, a 4xx is the whole object's (an operation on a member never sees the others); on an
-    // array's newest elements or tail, the whole array's message is planned for.
-    if (error instanceof HttpError && error.statusCode < 500 && open.length > 0) return undefined;
+    // array's newest elements or tail, the whole array's message is planned for. A change too large on a part is
+    // too large on the whole.
+    if (error instanceof HttpError && error.statusCode < 500 && open.length > 0 && !isChangeTooLarge(error))
+      return undefined;
     throw error;
   }
   if (!planned.changed) return undefined;
@@ -1399,10 +1440,11 @@ function decideOnNewest(
       carried: below.filter((s) => !opened.has(s.key)),
       version: top.version,
       rewritten: [...arrays, ...split.chunks, ...buckets],
+      oneTransaction: true,
     };
   } catch (error) {
     // A piece too large: planned on the whole, which names the operation.
-    if (error instanceof HttpError && error.statusCode < 500) return undefined;
+    if (error instanceof HttpError && error.statusCode < 500 && !isChangeTooLarge(error)) return undefined;
     throw error;
   }
 }
@@ -1628,7 +1670,11 @@ export async function readContent(request: ReadRequest): Promise<{ value: Json; 
     if (stubs.length === 0) return { value, etag: formatEtag(segment.etag) };
     // Everything below the value: what the whole segment's Query read, or each stub's subtree (read in parallel).
     const subtrees = whole ? [whole] : await Promise.all(stubs.map((stub) => readSubtree(grant.inc, stub)));
-    const below = subtrees.flatMap((t) => [...t.values()]).filter((s) => s.key !== segment.key);
+    const all = new Map(subtrees.flatMap((t) => [...t]));
+    // Only what the value's stubs lead to: not the segments of a change interrupted before its commit (its size,
+    // its ETag and its torn-read check are the value's alone, before the sweeper as after).
+    const reached = reachableFrom(stubs, all);
+    const below = [...all.values()].filter((s) => s.key !== segment.key && reached.has(s.key));
     const bytes = below.reduce((sum, s) => sum + storedSize(s.fragment), storedSize(value));
     if (bytes > MAX_READ_BYTES) throw readTooLarge();
     const read = [segment, ...below];
