@@ -184,14 +184,20 @@ export function touchedPaths(op: BatchOperation): Segments[] {
   if ('segments' in op) return [op.segments];
   if (op.kind === 'patch') return op.from === undefined ? [op.path] : [op.path, op.from];
   if (op.kind !== 'merge') return [];
+  // A merge patch's leaves are asked for once per array or object it meets: listed once.
+  const known = mergeLeaves.get(op);
+  if (known) return known;
   const paths: Segments[] = [];
   const leaves = (value: Json, prefix: string[]) => {
     if (!isObject(value) || Object.keys(value).length === 0) paths.push(prefix);
     else for (const k of Object.keys(value)) leaves(value[k] as Json, [...prefix, k]);
   };
   leaves(op.patch, []);
+  mergeLeaves.set(op, paths);
   return paths;
 }
+
+const mergeLeaves = new WeakMap<MergeOperation, Segments[]>();
 
 /** Whether `path` runs through `at` (is `at` or below it). */
 const through = (path: Segments, at: Segments) => path.length >= at.length && at.every((s, i) => path[i] === s);
