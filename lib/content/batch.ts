@@ -1,6 +1,7 @@
 // Batches: plans operations in order on an in-memory copy, each seeing the ones before it; the storage layout is not its concern.
 import { Conflict, HttpError } from '../config/errors';
 import { type Segments, asIndex } from '../paths';
+import type { PathTree } from '../paths/tree';
 import {
   type Json,
   type JsonNumber,
@@ -183,14 +184,20 @@ export function touchedPaths(op: BatchOperation): Segments[] {
   if ('segments' in op) return [op.segments];
   if (op.kind === 'patch') return op.from === undefined ? [op.path] : [op.path, op.from];
   if (op.kind !== 'merge') return [];
+  // A merge patch's leaves are asked for once per array or object it meets: listed once.
+  const known = mergeLeaves.get(op);
+  if (known) return known;
   const paths: Segments[] = [];
   const leaves = (value: Json, prefix: string[]) => {
     if (!isObject(value) || Object.keys(value).length === 0) paths.push(prefix);
     else for (const k of Object.keys(value)) leaves(value[k] as Json, [...prefix, k]);
   };
   leaves(op.patch, []);
+  mergeLeaves.set(op, paths);
   return paths;
 }
+
+const mergeLeaves = new WeakMap<MergeOperation, Segments[]>();
 
 /** Whether `path` runs through `at` (is `at` or below it). */
 const through = (path: Segments, at: Segments) => path.length >= at.length && at.every((s, i) => path[i] === s);
@@ -236,17 +243,12 @@ export function plansOnNewest(ops: readonly BatchOperation[], at: Segments, coun
 /**
  * Whether a batch can be planned on the buckets of the members it names of the bucketed object at `at`
  * (docs/design/storage.md, section 13, step 4): it meets the object, and every path that does goes to a member or
- * below one; none reads, tests, replaces or deletes the object whole.
+ * below one; none reads, tests, replaces or deletes the object whole. `touched`: the batch's paths (`touchedPaths`).
  */
-export function plansOnMembers(ops: readonly BatchOperation[], at: Segments): boolean {
-  let met = false;
-  for (const path of ops.flatMap(touchedPaths)) {
-    if (through(path, at)) {
-      if (path.length === at.length) return false;
-      met = true;
-    } else if (through(at, path)) return false;
-  }
-  return met;
+export function plansOnMembers(touched: PathTree, at: Segments): boolean {
+  // In the length of `at`, whatever the number of paths: a merge patch may name tens of thousands of members.
+  const { over, under } = touched.meets(at);
+  return under && !over;
 }
 
 /**

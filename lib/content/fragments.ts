@@ -200,6 +200,40 @@ export function stubsIn(value: Json | undefined, found: string[] = []): string[]
 }
 
 /**
+ * The keys of the segments read that stubs lead to from `roots` (segment keys, chunk stubs or bucket stubs), through
+ * the fragments of those read: what assembling them may use. A Query by key prefix also returns segments no
+ * committed stub names (the new segments of a change interrupted before its commit, until the sweeper deletes them):
+ * they are no part of any value.
+ */
+export function reachableFrom(roots: readonly string[], read: ReadonlyMap<string, { fragment: Json }>): Set<string> {
+  const chunksByDir = new Map<string, string[]>();
+  for (const key of read.keys()) {
+    if (!isChunkKey(key)) continue;
+    const dir = chunkDir(key);
+    const chunks = chunksByDir.get(dir);
+    if (chunks) chunks.push(key);
+    else chunksByDir.set(dir, [key]);
+  }
+  const reached = new Set<string>();
+  const pending = [...roots];
+  const visit = (key: string) => {
+    if (reached.has(key) || !read.has(key)) return;
+    reached.add(key);
+    stubsIn(read.get(key)?.fragment, pending);
+  };
+  for (let stub = pending.pop(); stub !== undefined; stub = pending.pop()) {
+    if (isChunkStubKey(stub)) {
+      const count = chunkCount(stub);
+      for (const key of chunksByDir.get(chunkDir(stub)) ?? []) if (chunkStart(key) < count) visit(key);
+    } else if (isBucketStubKey(stub)) {
+      const fanout = Number(stub.slice(stub.lastIndexOf('#') + 1));
+      for (let r = 0; r < fanout; r++) visit(`${stub}/${r}/`);
+    } else visit(stub);
+  }
+  return reached;
+}
+
+/**
  * Where a fragment's stubs are, by the first key of their path (key → count; what a segment's A.stubsUnder holds):
  * every segment records it when written whole, so a set or delete that does not read first can be conditioned on
  * not replacing a stub.

@@ -26,6 +26,7 @@ import {
   type Piece,
   ROOT_KEY,
   assemble,
+  reachableFrom,
   bucketOf,
   chunkCount,
   chunkDir,
@@ -108,12 +109,15 @@ import {
   readSegment,
   segmentItemKey,
   SubtreeTooLarge,
+  changeTooLarge,
+  MAX_CHANGE_BYTES,
   stampSegment,
   tokenIn,
 } from './segments';
 import { type RequestRecord, isRecorded, recordPut, recordedBefore, requestRecordOf } from './request-records';
 import { BadRequest, Conflict, HttpError, PayloadTooLarge, PreconditionFailed } from '../config/errors';
 import { type Segments, asIndex } from '../paths';
+import { PathTree } from '../paths/tree';
 import { AccessProof, type Need, type Principal, readEpoch } from '../auth/access';
 import type { ProjectRef } from '../schema/items';
 
@@ -349,6 +353,8 @@ type Decision =
       carried?: readonly Segment[];
       version: number;
       rewritten?: readonly Rewritten[];
+      /** A batch's or patch's: all it writes in one transaction (segments.ts, `Rewrite.oneTransaction`). */
+      oneTransaction?: boolean;
     };
 
 /**
@@ -378,7 +384,11 @@ async function assertIfMatch(
   if (stubs.length > 0) {
     // The segments a GET of the path reads: a value that is a whole segment is that segment and its subtree.
     const read = w.node instanceof Stub ? [] : [segment];
-    for (const stub of stubs) read.push(...(await querySubtree(inc, stub)).values());
+    for (const stub of stubs) {
+      const subtree = await querySubtree(inc, stub);
+      const reached = reachableFrom([stub], subtree);
+      read.push(...[...subtree.values()].filter((s) => reached.has(s.key)));
+    }
     etag = etagOf(read);
   }
   if (!ifMatch.includes(etag)) throw new PreconditionFailed(formatEtag(etag));
@@ -533,6 +543,7 @@ async function carryOut(
     orphans,
     decision.rewritten,
     returnNew,
+    { oneTransaction: decision.oneTransaction },
   );
 }
 
@@ -549,6 +560,7 @@ async function commitPieces(
   orphans: Rewrite['orphans'],
   rewritten: readonly Rewritten[] = [],
   returnNew = false,
+  options: { oneTransaction?: boolean } = {},
 ): Promise<Sent> {
   const [top, ...children] = pieces as [Piece, ...Piece[]];
   // Several segments changed in place: each records the versions all of them will have (readers' torn-read check);
@@ -623,6 +635,7 @@ async function commitPieces(
       orphans,
       token,
       record: base.record,
+      oneTransaction: options.oneTransaction,
     }),
   );
 }
@@ -1118,6 +1131,8 @@ interface Members {
   segment: Segment;
   path: Segments;
   stub: string;
+  /** Its buckets read, by key (nested ones too, when one was cut into buckets of its own): never another object's. */
+  buckets: Map<string, Segment>;
 }
 
 /** The most chunks a batch rewrites in place (with the top segment, the array's and a rollover's, one transaction). */
@@ -1211,14 +1226,29 @@ async function loadForBatch(
   tail?: readonly Segment[],
 ): Promise<{ tree: Json; below: Segment[]; newest: Newest[]; members: Members[] }> {
   const loaded = new Map<string, Segment>();
-  /** Bucketed objects planned on the buckets of the members named, by their bucket stub. */
+  /**
+   * Bucketed objects planned on the buckets of the members named, by their bucket stub, and by the stub of each of
+   * their buckets cut into buckets of its own. A bucketed object held in another's bucket is an object of its own,
+   * though its keys extend the other's: it is known by the segment that holds it, not by its key.
+   */
   const members = new Map<string, Members>();
-  const partOf = (stub: string) => [...members.keys()].some((s) => stub === s || stub.startsWith(`${s}/`));
-  /** Where each segment named by a stub in `top` is in the tree. */
+  /** Where each segment reached through a member's stub from `top` (not a bucket) is in the tree. */
   const pathOf = new Map<string, Segments>([[top.key, []]]);
+  /** The segments named by a stub in `top`: a chunked array is planned on its newest elements only there. */
+  const named = new Set<string>([top.key]);
   /** Chunk and bucket stubs read whole: each must assemble, or the content changed while it was read. */
   const whole = new Set<string>();
-  for (const path of ops.flatMap(touchedPaths)) {
+  const paths = ops.flatMap(touchedPaths);
+  const touched = new PathTree(paths);
+  /** Stubs whose subtrees were read whole already (many paths may run below one). */
+  const queried = new Set<string>();
+  /** A value read whole: the segments its stub leads to (not an interrupted change's, which no stub names). */
+  const readWhole = async (stub: string) => {
+    const subtree = await querySubtree(inc, stub);
+    const reached = reachableFrom([stub], subtree);
+    for (const s of subtree.values()) if (reached.has(s.key) && s.key !== top.key) loaded.set(s.key, s);
+  };
+  for (const path of paths) {
     let segment = top;
     let rest = path;
     for (;;) {
@@ -1227,43 +1257,54 @@ async function loadForBatch(
       if (located.at !== 'stub') break;
       if (located.bucket !== undefined) {
         const at = path.slice(0, path.length - rest.length + located.consumed);
-        const opens =
-          newest && located.consumed === 0 && (segment === top || pathOf.has(segment.key)) && plansOnMembers(ops, at);
-        if (opens) members.set(located.bucket, { segment, path: at, stub: located.bucket });
-        if (opens || partOf(located.bucket)) {
+        let object = members.get(located.bucket);
+        if (!object && newest && located.consumed === 0 && pathOf.has(segment.key) && plansOnMembers(touched, at)) {
+          object = { segment, path: at, stub: located.bucket, buckets: new Map() };
+          members.set(located.bucket, object);
+        }
+        if (object) {
           // Into a bucketed object planned on its members: the member's bucket alone (a nested one's, in turn,
           // straight to the deepest this Lambda knows: a bucket once cut stays cut into the same buckets).
           const key = knownBucket(inc, located.key, rest[0] as string);
           const bucket = loaded.get(key) ?? (await getSegment(inc, key));
           if (!bucket) throw new MissingSegment(key);
           loaded.set(bucket.key, bucket);
-          if (bucket.fragment instanceof Stub) learnBucket(inc, [], bucket.key, bucket.fragment.key);
+          object.buckets.set(bucket.key, bucket);
+          if (bucket.fragment instanceof Stub) {
+            learnBucket(inc, [], bucket.key, bucket.fragment.key);
+            // Cut into buckets of its own: still this object's.
+            members.set(bucket.fragment.key, object);
+          }
           segment = bucket;
           continue;
         }
         // Into a bucketed object: it is planned on whole, all its buckets (and all below them) read.
-        for (const s of (await querySubtree(inc, located.bucket)).values()) loaded.set(s.key, s);
+        if (!queried.has(located.bucket)) await readWhole(located.bucket);
+        queried.add(located.bucket);
         whole.add(located.bucket);
         break;
       }
       const next = loaded.get(located.key) ?? (await getSegment(inc, located.key));
       if (!next) throw new MissingSegment(located.key);
       loaded.set(next.key, next);
-      if (segment === top) pathOf.set(next.key, path.slice(0, path.length - rest.length + located.consumed));
+      if (pathOf.has(segment.key) || isBucketKey(segment.key))
+        pathOf.set(next.key, path.slice(0, path.length - rest.length + located.consumed));
+      if (segment === top) named.add(next.key);
       segment = next;
       rest = rest.slice(located.consumed);
     }
     const w = walk(segment.fragment as JsonObject, rest);
     for (const stub of w.stop === undefined ? stubsIn(w.node) : []) {
-      if (isChunkStubKey(stub)) continue;
-      for (const s of (await querySubtree(inc, stub)).values()) loaded.set(s.key, s);
+      if (isChunkStubKey(stub) || queried.has(stub)) continue;
+      queried.add(stub);
+      await readWhole(stub);
     }
   }
   const open: Newest[] = [];
   for (const segment of [top, ...loaded.values()]) {
     const stub = chunkStubOf(segment.fragment);
     if (!stub) continue;
-    const path = pathOf.get(segment.key);
+    const path = named.has(segment.key) ? pathOf.get(segment.key) : undefined;
     const own = (segment.fragment as Json[]).length - 1;
     if (newest && path !== undefined && plansOnNewest(ops, path, chunkCount(stub.key), own)) {
       open.push({ segment, path, stub });
@@ -1278,7 +1319,7 @@ async function loadForBatch(
       continue;
     }
     // Planned on whole: every chunk of it read (its subtree).
-    for (const s of (await querySubtree(inc, segment.key)).values()) if (s.key !== top.key) loaded.set(s.key, s);
+    await readWhole(segment.key);
     whole.add(stub.key);
   }
   const fragmentOf = fragmentsOf([top, ...loaded.values()]);
@@ -1290,22 +1331,24 @@ async function loadForBatch(
     const value = [stub, ...tail.chunks.flatMap((c) => c.fragment as Json[]), ...(segment.fragment as Json[]).slice(1)];
     tree = path.length === 0 ? value : applyToFragment(tree, { kind: 'set', steps: [...path], value });
   }
-  // A bucketed object planned on its members: the members of the buckets read, in place of its stub.
-  for (const { path, stub } of members.values()) {
+  // A bucketed object planned on its members: the members of the buckets read, in place of its stub (one that holds
+  // another, before it).
+  const objects = objectsOf(members);
+  for (const { path, buckets } of objects) {
     const value: JsonObject = {};
-    for (const bucket of bucketsOf(stub, loaded.values())) {
+    for (const bucket of buckets.values()) {
       if (bucket.fragment instanceof Stub) continue;
       const assembled = assemble(bucket.fragment, fragmentOf, 'keep') as JsonObject;
       for (const m of Object.keys(assembled)) setOwn(value, m, assembled[m] as Json);
     }
     tree = path.length === 0 ? value : applyToFragment(tree, { kind: 'set', steps: [...path], value });
   }
-  return { tree, below: [...loaded.values()], newest: open, members: [...members.values()] };
+  return { tree, below: [...loaded.values()], newest: open, members: objects };
 }
 
-/** The buckets read of the bucketed object with stub `stub` (nested ones too). */
-const bucketsOf = (stub: string, read: Iterable<Segment>) =>
-  [...read].filter((s) => s.key.startsWith(`${stub}/`) && isBucketKey(s.key));
+/** The bucketed objects planned on their members, each once, outermost first (by the length of their paths). */
+const objectsOf = (members: Map<string, Members>) =>
+  [...new Set(members.values())].sort((a, b) => a.path.length - b.path.length);
 
 /**
  * A batch planned on a bucketed object's members: each member of the result laid back into its bucket (computed as a
@@ -1317,14 +1360,13 @@ function splitMembers(
   inc: string,
   content: Json,
   members: readonly Members[],
-  below: readonly Segment[],
   top: Segment,
 ): { content: Json; rewritten: Rewritten[] } | undefined {
   const rewritten: Rewritten[] = [];
-  for (const { segment, path, stub } of members) {
+  // Innermost first: an object held in another's bucket goes back behind its stub before that bucket is laid.
+  for (const { segment, path, stub, buckets } of [...members].reverse()) {
     const value = atSteps(content, path);
     if (!isObject(value)) return undefined;
-    const buckets = new Map(bucketsOf(stub, below).map((b) => [b.key, b]));
     const laid = new Map<string, JsonObject>();
     for (const b of buckets.values()) if (!(b.fragment instanceof Stub)) laid.set(b.key, {});
     for (const m of Object.keys(value)) {
@@ -1392,18 +1434,31 @@ function splitNewest(
   return { content, arrays, chunks };
 }
 
-const UNBOUNDED = { maxBytes: Number.MAX_SAFE_INTEGER, tooLarge: contentTooLarge };
+/**
+ * What a batch may grow its content to while it is planned: what one transaction can write (the content read, if
+ * that is more). Past it the planner stops at once with 413 `CHANGE_TOO_LARGE` (and the operation's index), so no
+ * request grows a value in memory beyond it, whatever it copies.
+ */
+const changeBudget = (tree: Json) => ({
+  maxBytes: Math.max(MAX_CHANGE_BYTES, storedSize(tree)),
+  tooLarge: changeTooLarge,
+});
+
+/** Whether a planner's refusal is the change's size (the budget above): no other plan of it can be smaller. */
+const isChangeTooLarge = (error: unknown) => error instanceof HttpError && error.code === 'CHANGE_TOO_LARGE';
 
 /**
  * A batch's result cut into the pieces it is stored in under `key`. One that cannot be (a piece too large for any
- * segment) fails at the operation that made it so: its index.
+ * segment) fails at the operation that made it so: its index (found planning the operations one by one, once each).
  */
 function batchPieces(key: string, tree: JsonObject, ops: readonly BatchOperation[], result: Json): Piece[] {
   const pieces = cut(key, result, fragmentBytes());
   if (piecesFit(pieces)) return pieces;
-  const index = ops.findIndex(
-    (_, i) => !piecesFit(cut(key, planBatch(tree, ops.slice(0, i + 1), UNBOUNDED).content, fragmentBytes())),
-  );
+  let content = tree;
+  const index = ops.findIndex((op) => {
+    content = planBatch(content, [op], changeBudget(tree)).content;
+    return !piecesFit(cut(key, content, fragmentBytes()));
+  });
   const error = contentTooLarge();
   // As the planner names them: a merge patch is one operation, without an index.
   if (index >= 0 && ops[index]?.kind !== 'merge') error.index = index;
@@ -1435,7 +1490,7 @@ async function decideBatch(
     const etag = etagOf([top, ...below]);
     if (!ifMatch.includes(etag)) throw new PreconditionFailed(formatEtag(etag));
   }
-  const planned = planBatch(tree as JsonObject, ops, UNBOUNDED);
+  const planned = planBatch(tree as JsonObject, ops, changeBudget(tree));
   if (!planned.changed) return { kind: 'unchanged', etag: etagOf([top, ...below]) };
   const pieces = batchPieces(top.key, tree as JsonObject, ops, planned.content);
   const kept = new Set(stubsIn(planned.content));
@@ -1445,6 +1500,7 @@ async function decideBatch(
     dropped: dropped.filter((k) => !kept.has(k)),
     carried: below,
     version: top.version,
+    oneTransaction: true,
   };
 }
 
@@ -1466,18 +1522,20 @@ function decideOnNewest(
   const moved = open.reduce((o, n) => intoNewest(o, n.path, chunkCount(n.stub.key)), ops);
   let planned: ReturnType<typeof planBatch>;
   try {
-    planned = planBatch(tree, moved, UNBOUNDED);
+    planned = planBatch(tree, moved, changeBudget(tree));
   } catch (error) {
     // Planned on members alone, a 4xx is the whole object's (an operation on a member never sees the others); on an
-    // array's newest elements or tail, the whole array's message is planned for.
-    if (error instanceof HttpError && error.statusCode < 500 && open.length > 0) return undefined;
+    // array's newest elements or tail, the whole array's message is planned for. A change too large on a part is
+    // too large on the whole.
+    if (error instanceof HttpError && error.statusCode < 500 && open.length > 0 && !isChangeTooLarge(error))
+      return undefined;
     throw error;
   }
   if (!planned.changed) return undefined;
   try {
     const split = splitNewest(planned.content, open, top);
     if (!split) return undefined;
-    const objects = splitMembers(inc, split.content, members, below, top);
+    const objects = splitMembers(inc, split.content, members, top);
     if (!objects) return undefined;
     const arrays = split.arrays.map((a) => ({ segment: a.segment, pieces: piecesOf(a.segment.key, a.value) }));
     const buckets = objects.rewritten;
@@ -1489,7 +1547,7 @@ function decideOnNewest(
     // Kept under their keys: the arrays' segments, the bucketed objects' segments and every bucket read of them.
     const opened = new Set([
       ...open.map((n) => n.segment.key),
-      ...members.flatMap((m) => [m.segment.key, ...bucketsOf(m.stub, below).map((b) => b.key)]),
+      ...members.flatMap((m) => [m.segment.key, ...m.buckets.keys()]),
     ]);
     return {
       kind: 'rewrite',
@@ -1498,10 +1556,11 @@ function decideOnNewest(
       carried: below.filter((s) => !opened.has(s.key)),
       version: top.version,
       rewritten: [...arrays, ...split.chunks, ...buckets],
+      oneTransaction: true,
     };
   } catch (error) {
     // A piece too large: planned on the whole, which names the operation.
-    if (error instanceof HttpError && error.statusCode < 500) return undefined;
+    if (error instanceof HttpError && error.statusCode < 500 && !isChangeTooLarge(error)) return undefined;
     throw error;
   }
 }
@@ -1736,7 +1795,11 @@ export async function readContent(request: ReadRequest): Promise<{ value: Json; 
     if (stubs.length === 0) return { value, etag: formatEtag(segment.etag) };
     // Everything below the value: what the whole segment's Query read, or each stub's subtree (read in parallel).
     const subtrees = whole ? [whole] : await Promise.all(stubs.map((stub) => readSubtree(grant.inc, stub)));
-    const below = subtrees.flatMap((t) => [...t.values()]).filter((s) => s.key !== segment.key);
+    const all = new Map(subtrees.flatMap((t) => [...t]));
+    // Only what the value's stubs lead to: not the segments of a change interrupted before its commit (its size,
+    // its ETag and its torn-read check are the value's alone, before the sweeper as after).
+    const reached = reachableFrom(stubs, all);
+    const below = [...all.values()].filter((s) => s.key !== segment.key && reached.has(s.key));
     const bytes = below.reduce((sum, s) => sum + storedSize(s.fragment), storedSize(value));
     if (bytes > MAX_READ_BYTES) throw readTooLarge();
     const read = [segment, ...below];

@@ -27,6 +27,7 @@ import {
   isChunkStubKey,
   stubsIn,
   stubsUnderOf,
+  reachableFrom,
   subtreePrefix,
 } from '../content/fragments';
 import { type Json, storedSize } from '../content/json';
@@ -123,12 +124,11 @@ export async function querySubtree(
   keysOnly = false,
   maxBytes = Number.POSITIVE_INFINITY,
 ): Promise<Map<string, Segment>> {
-  const found = await queryPrefix(inc, subtreePrefix(key), keysOnly, maxBytes);
+  const found = await queryPrefix(inc, key, keysOnly, maxBytes);
   if (keysOnly) return found;
-  let bytes = 0;
+  let bytes = Number.isFinite(maxBytes) ? reachableBytes(key, found) : 0;
   const elsewhere: string[] = [];
   for (const segment of found.values()) {
-    bytes += storedSize(segment.fragment);
     for (const stub of stubsIn(segment.fragment)) {
       // A chunk stub's chunks and a bucket stub's buckets are below the segment that holds it.
       if (!found.has(stub) && !isChunkStubKey(stub) && !isBucketStubKey(stub)) elsewhere.push(stub);
@@ -145,22 +145,35 @@ export async function querySubtree(
   return found;
 }
 
-/** Every segment whose key starts with `prefix`, read consistently, page by page. */
 /** What one Query page reads at most (DynamoDB's 1 MB). */
 const PAGE_BYTES = 1024 * 1024;
 
+/** The bytes of the segments read that stubs lead to from `key` (a read never counts what no stub names). */
+const reachableBytes = (key: string, found: ReadonlyMap<string, Segment>) =>
+  [...reachableFrom([key], found)].reduce((sum, k) => sum + storedSize((found.get(k) as Segment).fragment), 0);
+
+/**
+ * How much more than its limit a reader reads before it gives up on a subtree: room for segments no stub names (an
+ * interrupted change's, until the sweeper deletes them), which it does not count, within a bound on its memory.
+ */
+const UNREACHABLE_ALLOWANCE = 4;
+
+/** Every segment of `key`'s subtree (by its key prefix), read consistently, page by page. */
 async function queryPrefix(
   inc: string,
-  prefix: string,
+  key: string,
   keysOnly: boolean,
   maxBytes: number,
 ): Promise<Map<string, Segment>> {
+  const prefix = subtreePrefix(key);
   const found = new Map<string, Segment>();
   let start: Record<string, AttributeValue> | undefined;
   let bytes = 0;
   do {
-    // A reader that can use only so much stops paging past it (a GET past what a response carries).
-    if (bytes > maxBytes) throw new SubtreeTooLarge();
+    // A reader that can use only so much stops paging past it (a GET past what a response carries), counting only
+    // what stubs lead to (it reads on past segments left by an interrupted change, up to a bound).
+    if (bytes > maxBytes && (bytes > UNREACHABLE_ALLOWANCE * maxBytes || reachableBytes(key, found) > maxBytes))
+      throw new SubtreeTooLarge();
     const page = await dynamo.send(
       new QueryCommand({
         TableName: tableName(),
@@ -171,7 +184,12 @@ async function queryPrefix(
         // as the budget left holds at the items' size so far (a full segment's at first).
         ...(keysOnly || maxBytes - bytes > PAGE_BYTES
           ? {}
-          : { Limit: Math.ceil((maxBytes - bytes) / (found.size > 0 ? Math.max(64, bytes / found.size) : 4096)) + 1 }),
+          : {
+              // At least one item: past its budget a reader still pages on over unreachable leftovers (above).
+              Limit:
+                Math.max(0, Math.ceil((maxBytes - bytes) / (found.size > 0 ? Math.max(64, bytes / found.size) : 4096))) +
+                1,
+            }),
         ConsistentRead: true,
         ExclusiveStartKey: start,
       }),
@@ -580,7 +598,7 @@ export async function createRoot(inc: string, epoch: number, project?: string): 
 }
 
 /** A change that would have to rewrite, atomically, more segments than one transaction holds. */
-const changeTooLarge = () =>
+export const changeTooLarge = () =>
   new PayloadTooLarge(
     'CHANGE_TOO_LARGE',
     `the change reads and rewrites more than ${MAX_TRANSACTION_ITEMS - 1} segments at once; change smaller parts, one request each`,
@@ -592,6 +610,11 @@ export type Committed = { ok: true; earlier?: true } | { ok: false; item?: Recor
 /** DynamoDB's limits on one transaction. */
 const MAX_TRANSACTION_ITEMS = 100;
 const MAX_TRANSACTION_BYTES = 4 * 1024 * 1024;
+/**
+ * The most a batch or patch may write (the new segments' fragments): what one transaction carries with room for its
+ * other items. Planning stops past it, so no request grows a value in memory beyond it (a chain of self-copies).
+ */
+export const MAX_CHANGE_BYTES = MAX_TRANSACTION_BYTES / 2;
 
 /**
  * Pending-commit markers (docs/design/storage.md §7.4): what a change over 100 items would leave if interrupted, in
@@ -650,6 +673,12 @@ export interface Rewrite {
   token?: { slot: number; value: string };
   /** A named request's record (docs/design/storage.md §8a): put in the commit, which it refuses if already there. */
   record?: RequestRecord;
+  /**
+   * A batch or patch: every segment it writes (its new ones too) in the one transaction that commits it, or 413
+   * `CHANGE_TOO_LARGE` before anything is written. Only the deletes of what it drops may follow the commit. A single
+   * write of a large value (`set`, `update`) writes its new segments first, behind a pending-commit marker.
+   */
+  oneTransaction?: boolean;
 }
 
 /**
@@ -700,13 +729,25 @@ export async function commitRewrite(rewrite: Rewrite): Promise<Committed> {
   const recorded = rewrite.record ? [recordPut(rewrite.record)] : [];
   const fits =
     1 + rewritten.length + puts.length + deletes.length + recorded.length <= MAX_TRANSACTION_ITEMS &&
-    bytes <= MAX_TRANSACTION_BYTES / 2;
+    bytes <= MAX_CHANGE_BYTES;
   const carried = deletes.filter((_, i) => rewrite.orphans[i]?.carried);
   let first: TransactWriteItem[];
   let after: TransactWriteItem[] = [];
   let marker: Record<string, AttributeValue> | undefined;
   if (fits) {
     first = [parent, ...rewritten, ...puts, ...deletes, ...recorded];
+  } else if (rewrite.oneTransaction) {
+    // Every item it writes counted, its new segments too, the record, and the marker's own when deletes follow.
+    const fixed = 2 + rewritten.length + puts.length + carried.length + recorded.length;
+    if (fixed > MAX_TRANSACTION_ITEMS || bytes > MAX_CHANGE_BYTES) throw changeTooLarge();
+    const dropped = deletes.filter((d) => !carried.includes(d));
+    const room = MAX_TRANSACTION_ITEMS - fixed;
+    first = [parent, ...rewritten, ...puts, ...carried, ...dropped.slice(0, room), ...recorded];
+    after = dropped.slice(room);
+    // A marker naming the deletes left for after the commit (no children: none is written before it).
+    marker = markerKey(rewrite.inc, `${MARKER_PREFIX}${randomBytes(12).toString('base64url')}`);
+    await putMarker(marker, rewrite.parent.key, [], keyRoots(after.map((d) => d.Delete?.Key?.sk?.S as string)));
+    first.push(settleMarker(table, marker, after.length > 0));
   } else {
     // The parent, the segments written in place, the carried deletes, the marker's own item and the record.
     const fixed = 2 + rewritten.length + carried.length + recorded.length;
@@ -725,26 +766,7 @@ export async function commitRewrite(rewrite: Rewrite): Promise<Committed> {
     );
     // The new children next: no stub names them until the commit.
     await batchWriteAll(puts.map((p) => ({ PutRequest: { Item: p.Put?.Item } })));
-    // The commit settles the marker, on its still being pending (a sweeper that claimed it makes the commit fail):
-    // deleted, or turned into the list of the orphans still to delete.
-    const settle = {
-      TableName: table,
-      Key: marker,
-      ConditionExpression: '#k = :pending',
-      ExpressionAttributeNames: { '#k': MARKER.kind },
-    };
-    first.push(
-      after.length === 0
-        ? { Delete: { ...settle, ExpressionAttributeValues: { ':pending': { S: 'pending' } } } }
-        : {
-            Update: {
-              ...settle,
-              UpdateExpression: 'SET #k = :deletes REMOVE #mc',
-              ExpressionAttributeNames: { ...settle.ExpressionAttributeNames, '#mc': MARKER.children },
-              ExpressionAttributeValues: { ':pending': { S: 'pending' }, ':deletes': { S: 'deletes' } },
-            },
-          },
-    );
+    first.push(settleMarker(table, marker, after.length > 0));
   }
   try {
     // The SDK's own retries resend this token: a transaction applied whose answer was lost is not applied again,
@@ -753,7 +775,8 @@ export async function commitRewrite(rewrite: Rewrite): Promise<Committed> {
   } catch (error) {
     if (error instanceof TransactionCanceledException) {
       // Not applied: the children written first are unreachable for good; delete them now (the sweeper would).
-      if (marker) await abandon(rewrite.inc, marker, rewrite.children).catch(() => undefined);
+      if (marker)
+        await abandon(rewrite.inc, marker, rewrite.oneTransaction ? [] : rewrite.children).catch(() => undefined);
       // The named request's record was there: it applied before (its answer was lost); nothing applies twice.
       const at = recorded.length > 0 ? first.indexOf(recorded[0] as TransactWriteItem) : -1;
       if (at >= 0 && recordedBefore(error, at)) return { ok: true, earlier: true };
@@ -768,6 +791,29 @@ export async function commitRewrite(rewrite: Rewrite): Promise<Committed> {
     if (marker) await batchWriteAll([{ DeleteRequest: { Key: marker } }]);
   }
   return { ok: true };
+}
+
+/**
+ * The commit's settling of its marker, on its still being pending (a sweeper that claimed it makes the commit fail):
+ * deleted, or turned into the list of the orphans still to delete (`deletesLeft`).
+ */
+function settleMarker(table: string, marker: Record<string, AttributeValue>, deletesLeft: boolean): TransactWriteItem {
+  const settle = {
+    TableName: table,
+    Key: marker,
+    ConditionExpression: '#k = :pending',
+    ExpressionAttributeNames: { '#k': MARKER.kind },
+  };
+  return deletesLeft
+    ? {
+        Update: {
+          ...settle,
+          UpdateExpression: 'SET #k = :deletes REMOVE #mc',
+          ExpressionAttributeNames: { ...settle.ExpressionAttributeNames, '#mc': MARKER.children },
+          ExpressionAttributeValues: { ':pending': { S: 'pending' }, ':deletes': { S: 'deletes' } },
+        },
+      }
+    : { Delete: { ...settle, ExpressionAttributeValues: { ':pending': { S: 'pending' } } } };
 }
 
 async function putMarker(

@@ -285,13 +285,46 @@ function patchBodies(p: Project): fc.Arbitrary<Case> {
       .map(([doc, bad]) => `{"fuzz":{"x":${bad}},${json(doc).slice(1)}`),
     nonObject.map((v) => json(v)),
   );
+  // A value copied into itself over and over doubles each time (into an object member, or at an array's end): past
+  // what one change may write, a 413 at once; a shorter chain meets the failing test at the end.
+  const copyChain = fc
+    .tuple(fc.integer({ min: 12, max: 100 }), fc.constantFrom('/nested', '/x.y', '/list', '/arr', '/nested/deep'))
+    .map(([n, from]) =>
+      json([
+        ...Array.from({ length: n }, (_, i) => ({
+          op: 'copy',
+          from,
+          path: from === '/list' || from === '/arr' ? `${from}/-` : `${from}/k${i}`,
+        })),
+        { op: 'test', path: '/fuzz-missing', value: 1 },
+      ]),
+    );
+  // Tens of thousands of members, nearly all naming nothing, and one that breaks a rule (at the end, or the start).
+  const largeMerge = fc
+    .tuple(
+      fc.integer({ min: 1000, max: 34_000 }),
+      badValueText.filter((t) => t.length < 20_000),
+      fc.boolean(),
+    )
+    .map(([n, bad, first]) => {
+      const nulls = Array.from({ length: n }, (_, i) => `"z${i}":null`).join(',');
+      return first ? `{"fuzz":${bad},${nulls}}` : `{${nulls},"keep":{"x":${bad}}}`;
+    });
   return fc
     .oneof(
-      jsonPatch.map((body) => ({ type: 'application/json-patch+json', body })),
-      mergePatch.map((body) => ({ type: 'application/merge-patch+json', body })),
+      { weight: 4, arbitrary: jsonPatch.map((body) => ({ type: 'application/json-patch+json', body, what: '' })) },
+      { weight: 4, arbitrary: mergePatch.map((body) => ({ type: 'application/merge-patch+json', body, what: '' })) },
+      {
+        weight: 1,
+        arbitrary: copyChain.map((body) => ({ type: 'application/json-patch+json', body, what: ' (copy chain)' })),
+      },
+      {
+        weight: 1,
+        arbitrary: largeMerge.map((body) => ({ type: 'application/merge-patch+json', body, what: ' (large)' })),
+      },
     )
-    .map(({ type, body }) => ({
-      kind: `patch: ${type}`,
+    .map(({ type, body, what }) => ({
+      kind: `patch: ${type}${what}`,
       method: 'PATCH',
       url: p.content,
       headers: { 'content-type': type },

@@ -1,6 +1,7 @@
 // POST content/batch: our own operations applied in order, each seeing the ones before it, all or none; a failing
 // operation fails the batch with the error it gets alone plus its position.
 import { call, expectError, newKey, newUser, post, type Project, project, type Reply, state } from '../support/api';
+import { strays } from '../support/segments';
 
 type Op = Record<string, unknown> & { op: string };
 const MESSAGE = 'Batch applied successfully';
@@ -342,6 +343,23 @@ describe('POST content/batch', () => {
       ]);
       expectErrorAt(r, 413, 'CONTENT_TOO_LARGE', 1);
       expect(await state(p)).toEqual(before);
+    });
+
+    it('a batch that would write more new segments than one commit holds: 413 CHANGE_TOO_LARGE, nothing written', async () => {
+      // 120 strings of 4 KiB: a segment each at any segment size, so more than one commit's 100 items.
+      const big = Object.fromEntries(Array.from({ length: 120 }, (_, i) => [`k${i}`, 'x'.repeat(4096)]));
+      const p = await project({ n: 0 });
+      const before = await state(p);
+      const r = await batch(p, [
+        { op: 'set', path: 'big', value: big },
+        { op: 'increment', path: 'n' },
+      ]);
+      expect({ status: r.status, code: r.body.code }).toEqual({ status: 413, code: 'CHANGE_TOO_LARGE' });
+      expect(await state(p)).toEqual(before);
+      expect(await strays(p)).toEqual({ orphans: [], dangling: [] });
+      // The single route writes it (its new segments first, committed by one transaction).
+      expect((await post(p, 'set', { path: 'big', value: big })).status).toBe(200);
+      expect((await state(p)).value).toEqual({ n: 0, big });
     });
   });
 

@@ -1,5 +1,6 @@
 // PATCH content: RFC 6902 JSON Patch and RFC 7396 merge patch, all or none, with our content rules and error codes.
 import { call, expectError, newKey, newUser, type Project, project, type Reply, state } from '../support/api';
+import { strays } from '../support/segments';
 
 const JSON_PATCH = 'application/json-patch+json';
 const MERGE_PATCH = 'application/merge-patch+json';
@@ -410,6 +411,32 @@ describe('PATCH content, application/json-patch+json (RFC 6902)', () => {
       );
     });
 
+    it.each([16, 20, 29, 100])(
+      'a value copied into itself %i times (doubling each time): 413 CHANGE_TOO_LARGE at the copy past the budget, nothing changed',
+      async (n) => {
+        const amp = { v: 'x'.repeat(80) };
+        const ops = Array.from({ length: n }, (_, i) => ({ op: 'copy', from: '/amp', path: `/amp/k${i}` }));
+        // 100 bytes doubled 15 times is past what one commit writes (2 MiB): refused there, before it grows further.
+        await failsWith({ amp, keep: 1 }, ops, 413, 'CHANGE_TOO_LARGE', 14);
+        // Into an array, from the end: the same.
+        const list = Array.from({ length: n }, () => ({ op: 'copy', from: '/list', path: '/list/-' }));
+        await failsWith({ list: [amp] }, list, 413, 'CHANGE_TOO_LARGE', 14);
+      },
+    );
+
+    it('a patch that would write more new segments than one commit holds: 413 CHANGE_TOO_LARGE, nothing left behind', async () => {
+      // 12 doublings of 100 bytes: 400 KiB, within the planning budget, cut into more segments than one commit holds.
+      const ops = Array.from({ length: 12 }, (_, i) => ({ op: 'copy', from: '/amp', path: `/amp/k${i}` }));
+      const p = await project({ amp: { v: 'x'.repeat(80) } });
+      const before = await state(p);
+      expectErrorAt(await patch(p, ops), 413, 'CHANGE_TOO_LARGE');
+      expect(await state(p)).toEqual(before);
+      expect(await strays(p)).toEqual({ orphans: [], dangling: [] });
+      // A few doublings land.
+      await patched(p, ops.slice(0, 3));
+      expect(Object.keys((await state(p)).value.amp).sort()).toEqual(['k0', 'k1', 'k2', 'v']);
+    });
+
     it('a body over 512 KiB: 413 PAYLOAD_TOO_LARGE', async () => {
       await failsWith({}, [{ op: 'add', path: '/a', value: 'x'.repeat(520 * 1024) }], 413, 'PAYLOAD_TOO_LARGE');
     });
@@ -483,6 +510,24 @@ describe('PATCH content, application/merge-patch+json (RFC 7396)', () => {
     expect(r.text).toContain('"n":12345678901234567890');
     expect(r.text).toContain('"m":{"x":0.30000000000000001}');
     expect(Object.keys(r.body.value).sort()).toEqual(['m', 'n']);
+  });
+
+  it('a merge of tens of thousands of members: as any merge (nothing named, nothing changed; the rest applied)', async () => {
+    const p = await project({ a: { b: 1 }, z7: 'kept?' });
+    const before = await state(p);
+    const nulls = Object.fromEntries(Array.from({ length: 30_000 }, (_, i) => [`n${i}`, null]));
+    expect((await patched(p, nulls, MERGE_PATCH)).headers.get('etag')).toBe(before.etag);
+    expect(await state(p)).toEqual(before);
+    // Nested, and beside members that change.
+    const deep = { a: { ...Object.fromEntries(Array.from({ length: 20_000 }, (_, i) => [`m${i}`, null])), c: 2 } };
+    await patched(p, { ...deep, z7: null }, MERGE_PATCH);
+    expect((await state(p)).value).toEqual({ a: { b: 1, c: 2 } });
+    // Many members that are set: one change, stored in more new segments than one commit writes.
+    const after = await state(p);
+    const many = Object.fromEntries(Array.from({ length: 20_000 }, (_, i) => [`s${i}`, i]));
+    expectErrorAt(await patch(p, { a: many }, MERGE_PATCH), 413, 'CHANGE_TOO_LARGE');
+    expect(await state(p)).toEqual(after);
+    expect(await strays(p)).toEqual({ orphans: [], dangling: [] });
   });
 
   it('a merge with a value too large for any segment: 413 CONTENT_TOO_LARGE, no index', async () => {

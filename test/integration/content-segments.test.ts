@@ -1430,6 +1430,98 @@ describe('a bucketed object (more members than one segment holds)', () => {
     await expectSegmentsWithinBudget(p);
   });
 
+  it('a bucketed object in a bucket of another: batches, JSON Patches and merge patches on its members, in place', async () => {
+    const B = fragmentBytes();
+    const obj: Record<string, unknown> = Object.fromEntries(
+      Array.from({ length: Math.ceil(B / 6) }, (_, i) => [`m${i}`, { n: 0 }]),
+    );
+    const blob = { a: 'xxxxxxxx', b: 'yyyyyyyy', c: 12345, d: true };
+    const c: Record<string, unknown> = {
+      obj,
+      ...Object.fromEntries(Array.from({ length: Math.ceil(B / 20) }, (_, i) => [`blob${i}`, { ...blob }])),
+    };
+    const p = await project({ c });
+    const segments = await segmentsOf(p);
+    // The inner object's bucket stub extends a bucket of the outer one's: two objects, one key prefix.
+    const stubs = segments.map((s) => (s.fragment as { key?: string }).key).filter((k) => /#\d+$/.test(String(k)));
+    expect(stubs.some((inner) => stubs.some((outer) => inner !== outer && inner?.startsWith(`${outer}/`)))).toBe(true);
+    const versions = async () => new Map(bucketStubs(await segmentsOf(p)).map((s) => [s.key, s.version]));
+    /** Landed on the members' buckets alone: every bucket kept under its key, a few rewritten. */
+    async function expectInPlace(change: () => Promise<{ status: number; body: unknown }>, most: number) {
+      const before = await versions();
+      const r = await change();
+      expect({ status: r.status, body: r.body }).toEqual({ status: 200, body: expect.anything() });
+      const after = await versions();
+      for (const key of before.keys()) expect(after.has(key)).toBe(true);
+      expect([...before].filter(([k, v]) => after.get(k) !== v).length).toBeLessThanOrEqual(most);
+      expect((await get(p)).body).toEqual({ value: { c } });
+    }
+    const batch = (operations: unknown[]) => call('POST', `${p.content}/batch`, { token: p.key, body: { operations } });
+    const patch = (type: string, body: unknown) =>
+      call('PATCH', p.content, { token: p.key, headers: { 'content-type': type }, body });
+    await expectInPlace(() => {
+      obj.y5 = 1;
+      c.n = 1;
+      return batch([
+        { op: 'set', path: 'c.obj.y5', value: 1 },
+        { op: 'increment', path: 'c.n' },
+      ]);
+    }, 3);
+    await expectInPlace(() => {
+      (obj.m3 as { n: number }).n = 2;
+      obj.m7 = 'moved';
+      delete obj.m4;
+      return batch([
+        { op: 'test', path: 'c.obj.m3.n', value: 0 },
+        { op: 'increment', path: 'c.obj.m3.n', value: 2 },
+        { op: 'set', path: 'c.obj.m7', value: 'moved' },
+        { op: 'delete', path: 'c.obj.m4' },
+      ]);
+    }, 4);
+    await expectInPlace(() => {
+      obj.p1 = { q: [1] };
+      obj.m9moved = obj.m9;
+      delete obj.m9;
+      (c.blob0 as Record<string, unknown>).d = false;
+      return patch('application/json-patch+json', [
+        { op: 'test', path: '/c/obj/m8/n', value: 0 },
+        { op: 'add', path: '/c/obj/p1', value: { q: [1] } },
+        { op: 'move', from: '/c/obj/m9', path: '/c/obj/m9moved' },
+        { op: 'replace', path: '/c/blob0/d', value: false },
+      ]);
+    }, 6);
+    await expectInPlace(() => {
+      obj.fresh = 1;
+      delete obj.m10;
+      return patch('application/merge-patch+json', { c: { obj: { fresh: 1, m10: null } } });
+    }, 3);
+    // What fails on a member fails as on the whole object, with its operation's index; nothing changes.
+    const unchanged = await versions();
+    const refused = await batch([
+      { op: 'set', path: 'c.obj.m11.n', value: 1 },
+      { op: 'increment', path: 'c.obj.m12' },
+    ]);
+    expect({ status: refused.status, code: refused.body.code, index: refused.body.index }).toEqual({
+      status: 400,
+      code: 'NOT_A_NUMBER',
+      index: 1,
+    });
+    const failed = await batch([
+      { op: 'increment', path: 'c.n' },
+      { op: 'test', path: 'c.obj.m13.n', value: 'not it' },
+    ]);
+    expect({ status: failed.status, code: failed.body.code, index: failed.body.index }).toEqual({
+      status: 409,
+      code: 'TEST_FAILED',
+      index: 1,
+    });
+    const missing = await patch('application/json-patch+json', [{ op: 'remove', path: '/c/obj/absent' }]);
+    expect({ status: missing.status, code: missing.body.code }).toEqual({ status: 404, code: 'PATH_NOT_FOUND' });
+    expect(await versions()).toEqual(unchanged);
+    expect((await get(p)).body).toEqual({ value: { c } });
+    await expectSegmentsWithinBudget(p);
+  });
+
   it('16 batches naming members, beside 16 single writes to the same members, while buckets split: nothing lost', async () => {
     const base = Object.fromEntries(Array.from({ length: Math.ceil(fragmentBytes() / 8) }, (_, i) => [`k${i}`, 0]));
     const p = await project({ runs: 0, m: base });

@@ -16,6 +16,8 @@ import {
   batchRequest,
   describeBody,
   initialContent,
+  layeredBatchRequest,
+  layeredContent,
   resolveBody,
 } from '../support/model-generators';
 import {
@@ -283,7 +285,15 @@ class BatchStep implements fc.AsyncCommand<Model, Real> {
 }
 
 const batches = batchRequest.map((operations) => new BatchStep(operations));
-const commands = [...anyRequest.map((r) => r.map(([route, body]) => new Step(route, body))), batches, batches, batches];
+const layered = layeredBatchRequest.map((operations) => new BatchStep(operations));
+const commands = [
+  ...anyRequest.map((r) => r.map(([route, body]) => new Step(route, body))),
+  batches,
+  batches,
+  batches,
+  layered,
+  layered,
+];
 
 describe('the service against the reference model', () => {
   afterAll(() => {
@@ -299,7 +309,7 @@ describe('the service against the reference model', () => {
     async () => {
       await fc.assert(
         fc.asyncProperty(
-          initialContent,
+          fc.oneof({ weight: 2, arbitrary: initialContent }, { weight: 1, arbitrary: layeredContent }),
           fc.commands(commands, { maxCommands: MAX_COMMANDS, size: 'max' }),
           async (initial, cmds) => {
             stats.runs++;

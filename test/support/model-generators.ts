@@ -6,6 +6,7 @@
 import Big from 'big.js';
 import fc from 'fast-check';
 import { LosslessNumber } from 'lossless-json';
+import { fragmentBytes } from '../../lib/config/env';
 import { type Json, type JsonObject, type Route, formatPath, integerSegment } from './model-reference';
 
 /** An index relative to the array the path meets at that point (or the insert target), resolved when run. */
@@ -17,7 +18,25 @@ export interface SymbolicPath {
 }
 
 const HOT_KEYS = ['a', 'list', 'x.y', '0', 'constructor'];
-const KEYS = ['b', 'n', 'w\\z', 'a.b.c', '1', '2', '-1', '-2', '007', '-0', '1e3', 'prototype', 'é', 'sp ace', 'ключ'];
+const KEYS = [
+  'b',
+  'n',
+  'm1',
+  'm2',
+  'w\\z',
+  'a.b.c',
+  '1',
+  '2',
+  '-1',
+  '-2',
+  '007',
+  '-0',
+  '1e3',
+  'prototype',
+  'é',
+  'sp ace',
+  'ключ',
+];
 /**
  * Every member name of `Object.prototype` (`constructor`, `toString`, `valueOf`, `hasOwnProperty`, `__defineGetter__`,
  * ...): plain keys to DynamoDB, but found on every object by code that resolves keys with `obj[key]` or `key in obj`.
@@ -52,9 +71,26 @@ const hotSegments = fc
     }),
   )
   .map(([head, tail]): Segment[] => [head, ...tail]);
+/**
+ * Paths into the levels of `layeredContent`: members of the bucketed object in a bucket of another (`a.0.m1`, a new
+ * `a.0.y2`), of the one in it (`a.0.constructor.m3`), of the outer one (`a.m2.c`), elements of the chunked arrays.
+ */
+const layeredSegments = fc
+  .tuple(
+    fc.constantFrom<Segment[]>(['a', '0'], ['a', '0', 'constructor'], ['a'], ['a', 'list'], ['list'], ['a', '0', 'm1']),
+    fc.oneof(
+      fc.integer({ min: 0, max: 5 }).map((i) => `m${i}`),
+      fc.integer({ min: 0, max: 3 }).map((i) => `y${i}`),
+      indexSegment,
+      fc.constantFrom('b', 'n', 'c'),
+    ),
+    fc.array(fc.oneof(fc.constantFrom('b', 'n', 'c'), indexSegment), { maxLength: 1 }),
+  )
+  .map(([head, member, tail]): Segment[] => [...head, member, ...tail]);
 /** Mostly well-formed paths, sometimes malformed ones (sent as they are). */
 export const path: fc.Arbitrary<SymbolicPath | string> = fc.oneof(
   { weight: 12, arbitrary: hotSegments.map((s) => ({ segments: s })) },
+  { weight: 6, arbitrary: layeredSegments.map((s) => ({ segments: s })) },
   { weight: 8, arbitrary: segments.map((s) => ({ segments: s })) },
   {
     weight: 1,
@@ -156,6 +192,26 @@ export const initialContent = fc.record(
   },
   { requiredKeys: [] },
 ) as fc.Arbitrary<JsonObject>;
+/**
+ * Contents that bucket and chunk at any segment size (scaled to SEGMENT_FRAGMENT_BYTES): at `a` a bucketed object that
+ * holds, in its buckets, another bucketed object (`0`, itself holding one more at `constructor`) and a chunked array of
+ * objects (`list`); at `list` a chunked array whose elements hold objects. Hot keys and `m1`, `m2` are among their
+ * members, so random paths run through each level.
+ */
+export const layeredContent: fc.Arbitrary<JsonObject> = fc
+  .record({ fill: fc.integer({ min: 0, max: 3 }), leaf: scalar, tail: fc.array(value, { maxLength: 3 }) })
+  .map(({ fill, leaf, tail }) => {
+    // About 60 values of a 30th of a segment each in every object and array: twice what a segment holds, whatever
+    // its size, so each is bucketed or chunked with as few values (and containers to read back) at any size.
+    const n = 60;
+    const text = (i: number) => `${i}`.padEnd(Math.ceil(fragmentBytes() / 30), 'x');
+    const of = (i: number): Json => (i % 7 === 1 ? { n: i, b: leaf } : i % 7 === 3 ? i : text(i));
+    const members = (count: number): JsonObject =>
+      Object.fromEntries(Array.from({ length: count }, (_, i) => [`m${i}`, of(i)]));
+    const inner = { ...members(n), constructor: members(n), b: leaf };
+    const outer = { ...members(n + fill), '0': inner, list: [...Array.from({ length: n }, (_, i) => of(i)), ...tail] };
+    return { a: outer, list: Array.from({ length: n }, (_, i) => (i % 7 === 1 ? { b: { n: i } } : of(i))), n: 0 };
+  });
 /** Exact amounts that keep sums within 38 digits often: 20-digit integers, short fractions, small exponents. */
 const exactAmount = fc.oneof(
   fc.stringMatching(/^[1-9][0-9]{15,19}$/).map((d) => new LosslessNumber(d)),
@@ -192,6 +248,7 @@ export const requests: Array<fc.Arbitrary<[Route, Body]>> = [
 export const rare: Array<fc.Arbitrary<[Route, Body]>> = [
   object.map((content) => ['update', { content }]),
   initialContent.map((content) => ['update', { content }]),
+  layeredContent.map((content) => ['update', { content }]),
   fc
     .tuple(fc.constantFrom('set', 'push', 'insert'), unstorableDecimal, fc.boolean())
     .map(([route, n, nested]): [Route, Body] => [
@@ -317,3 +374,31 @@ const batchOperation: fc.Arbitrary<Body> = fc.oneof(
 
 /** A batch of 1 to 6 operations (symbolic paths resolved one by one, each on the content the ones before it left). */
 export const batchRequest: fc.Arbitrary<Body[]> = fc.array(batchOperation, { minLength: 1, maxLength: 6 });
+
+/**
+ * A batch through the levels of `layeredContent`: operations on members of nested bucketed objects and elements of
+ * chunked arrays, beside one elsewhere (so that it is planned from a segment above them all).
+ */
+export const layeredBatchRequest: fc.Arbitrary<Body[]> = fc
+  .tuple(
+    fc.array(
+      fc.oneof(
+        fc.record({ path: layeredSegments, value }).map((b): Body => ({ op: 'set', ...b, path: { segments: b.path } })),
+        layeredSegments.map((s): Body => ({ op: 'increment', path: { segments: s } })),
+        layeredSegments.map((s): Body => ({ op: 'delete', path: { segments: s } })),
+        layeredSegments.map((s): Body => ({ op: 'test', path: { segments: s }, value: new CurrentValue() })),
+        fc
+          .record({ path: layeredSegments, value })
+          .map((b): Body => ({ op: 'push', ...b, path: { segments: b.path } })),
+      ),
+      { minLength: 1, maxLength: 4 },
+    ),
+    fc.constantFrom<Body>(
+      { op: 'increment', path: 'n' },
+      { op: 'set', path: 'b', value: null },
+      { op: 'push', path: 'list', value: 1 },
+      { op: 'increment', path: 'a.m3' },
+    ),
+    fc.boolean(),
+  )
+  .map(([ops, other, first]) => (first ? [other, ...ops] : [...ops, other]));

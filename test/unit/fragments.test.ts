@@ -9,6 +9,7 @@ import {
   isChunkKey,
   locate,
   logicalLength,
+  reachableFrom,
   stubsIn,
 } from '../../lib/content/fragments';
 import { type Json, Stub, storedSize } from '../../lib/content/json';
@@ -159,5 +160,22 @@ describe('stubs on disk', () => {
 
   test('assemble reports a stub whose segment is missing', () => {
     expect(() => assemble({ a: new Stub('/gone/') }, () => undefined)).toThrow('segment /gone/ is missing');
+  });
+});
+
+describe('reachableFrom: the segments committed stubs lead to', () => {
+  it('follows segment, chunk and bucket stubs, and leaves out what no stub names', () => {
+    const content = {
+      a: { t: 'x'.repeat(400) },
+      log: Array.from({ length: 60 }, (_, i) => `e${i}`.padEnd(30, 'x')),
+      m: Object.fromEntries(Array.from({ length: 80 }, (_, i) => [`k${i}`, i])),
+    };
+    const pieces = cut(ROOT_KEY, content, 256);
+    const read = new Map(pieces.map((p) => [p.key, p]));
+    // An interrupted change's child under the root's prefix: no stub names it.
+    read.set('/zzzzzzzz/', { key: '/zzzzzzzz/', fragment: { left: 'behind' } });
+    const reached = reachableFrom([ROOT_KEY], read);
+    expect([...reached].sort()).toEqual(pieces.map((p) => p.key).sort());
+    expect(assemble(read.get(ROOT_KEY)?.fragment as never, fragmentsOf(pieces))).toEqual(content);
   });
 });

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { asIndex, escapeSegment, formatPath, parsePath } from '../../lib/paths';
+import { PathTree } from '../../lib/paths/tree';
 import { badRequest, failure } from './helpers';
 
 describe('parsePath', () => {
@@ -121,5 +122,33 @@ describe('formatPath property', () => {
         expect(parsePath(formatPath(segments))).toEqual(segments);
       }),
     );
+  });
+});
+
+describe('PathTree: how a set of paths meets a path, against comparing every pair', () => {
+  const step = fc.constantFrom('a', 'b', '0', 'c.d');
+  const pathArb = fc.array(step, { maxLength: 4 });
+  const isPrefix = (a: readonly string[], b: readonly string[]) =>
+    a.length <= b.length && a.every((s, i) => s === b[i]);
+
+  it('prefixFree and meets agree with the pairwise definitions', () => {
+    fc.assert(
+      fc.property(fc.array(pathArb, { maxLength: 8 }), pathArb, (paths, at) => {
+        const tree = new PathTree(paths);
+        const pairwise = paths.every((a, i) => paths.every((b, j) => i === j || !isPrefix(a, b)));
+        expect(tree.prefixFree).toBe(pairwise);
+        expect(tree.meets(at)).toEqual({
+          over: paths.some((p) => isPrefix(p, at)),
+          under: paths.some((p) => p.length > at.length && isPrefix(at, p)),
+        });
+      }),
+    );
+  });
+
+  it('answers for 40,000 paths in time proportional to them', () => {
+    const tree = new PathTree(Array.from({ length: 40_000 }, (_, i) => [`z${i}`]));
+    expect(tree.prefixFree).toBe(true);
+    expect(tree.meets(['z7'])).toEqual({ over: true, under: false });
+    expect(tree.meets([])).toEqual({ over: false, under: true });
   });
 });
