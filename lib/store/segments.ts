@@ -187,8 +187,10 @@ async function queryPrefix(
           : {
               // At least one item: past its budget a reader still pages on over unreachable leftovers (above).
               Limit:
-                Math.max(0, Math.ceil((maxBytes - bytes) / (found.size > 0 ? Math.max(64, bytes / found.size) : 4096))) +
-                1,
+                Math.max(
+                  0,
+                  Math.ceil((maxBytes - bytes) / (found.size > 0 ? Math.max(64, bytes / found.size) : 4096)),
+                ) + 1,
             }),
         ConsistentRead: true,
         ExclusiveStartKey: start,

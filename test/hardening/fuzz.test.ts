@@ -12,9 +12,9 @@ import { baseUrl, call, newKey, newProject, type Project } from '../support/api'
 import { unstorableDecimal } from '../support/model-generators';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 400);
-/** The error codes README documents; the local server adds its own two for unknown routes and methods. */
+/** The error codes docs/errors.md documents; the local server adds its own two for unknown routes and methods. */
 const DOCUMENTED_CODES = new Set([
-  ...[...readFileSync('README.md', 'utf8').matchAll(/`([A-Z][A-Z_]{3,})`/g)].map((m) => m[1] as string),
+  ...[...readFileSync('docs/errors.md', 'utf8').matchAll(/`([A-Z][A-Z_]{3,})`/g)].map((m) => m[1] as string),
   'ROUTE_NOT_FOUND',
   'METHOD_NOT_ALLOWED',
 ]);
@@ -834,7 +834,7 @@ describe('fuzzed bad input', () => {
     const b = body as Record<string, unknown>;
     if (typeof b?.message !== 'string' || typeof b?.code !== 'string' || !/^[A-Z_]+$/.test(b.code))
       throw new Error(`not {message, code}: ${what}`);
-    if (!DOCUMENTED_CODES.has(b.code)) throw new Error(`code ${b.code} is not documented in README: ${what}`);
+    if (!DOCUMENTED_CODES.has(b.code)) throw new Error(`code ${b.code} is not documented in docs/errors.md: ${what}`);
     if (c.expect && (res.status !== c.expect.status || b.code !== c.expect.code))
       throw new Error(`not ${c.expect.status} ${c.expect.code}: ${what}`);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);

@@ -42,9 +42,9 @@ function expectMutationEtag(reply: string | null, whole: string | null): void {
 const RUNS = Number(process.env.PROPERTY_RUNS ?? 40);
 const MAX_COMMANDS = Number(process.env.PROPERTY_MAX_COMMANDS ?? 30);
 const SEED = process.env.PROPERTY_SEED === undefined ? undefined : Number(process.env.PROPERTY_SEED);
-/** The error codes README documents. */
+/** The error codes docs/errors.md documents. */
 const DOCUMENTED_CODES = new Set(
-  [...readFileSync('README.md', 'utf8').matchAll(/`([A-Z][A-Z_]{3,})`/g)].map((m) => m[1] as string),
+  [...readFileSync('docs/errors.md', 'utf8').matchAll(/`([A-Z][A-Z_]{3,})`/g)].map((m) => m[1] as string),
 );
 
 interface Model {
