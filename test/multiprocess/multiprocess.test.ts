@@ -35,11 +35,18 @@ import { strays } from '../support/segments';
 import { CURRENT, batch, bigString, initial, jsonPatch, mergePatch, request, value } from './generators';
 
 const URLS = (process.env.MULTIPROCESS_URLS ?? '').split(' ').filter(Boolean);
-const RUNS = Number(process.env.MULTIPROCESS_RUNS ?? 4);
-const MAX_COMMANDS = Number(process.env.MULTIPROCESS_MAX_COMMANDS ?? 16);
-/** Stop (and report the smallest failure found so far) after this long per property. */
-const TIME_LIMIT_MS = Number(process.env.MULTIPROCESS_TIME_LIMIT_MS ?? 150_000);
+const RUNS = Number(process.env.MULTIPROCESS_RUNS ?? 10);
+const MAX_COMMANDS = Number(process.env.MULTIPROCESS_MAX_COMMANDS ?? 20);
+/**
+ * Each property stops after this long, runs and shrinking included (CI's budget: four properties in about four
+ * minutes per engine); a failure found by then is reported, shrunk as far as the time allowed.
+ */
+const TIME_LIMIT_MS = Number(process.env.MULTIPROCESS_TIME_LIMIT_MS ?? 45_000);
+/** How long a subscriber waits for a change to arrive before calling it lost (shorter makes shrinking faster). */
+const REALTIME_WAIT_MS = Number(process.env.MULTIPROCESS_WAIT_MS ?? WAIT_MS);
 const SEED = process.env.MULTIPROCESS_SEED === undefined ? undefined : Number(process.env.MULTIPROCESS_SEED);
+/** With MULTIPROCESS_SEED, fast-check's `path` of a reported failure replays that (shrunk) case alone. */
+const PATH = process.env.MULTIPROCESS_PATH;
 const server = fc.integer({ min: 0, max: Math.max(0, URLS.length - 1) });
 
 interface Model {
@@ -283,7 +290,8 @@ class LostAnswer implements fc.AsyncCommand<Model, Real> {
     const key = `mp-${randomUUID()}`;
     const original = this.request.prepare(model.content);
     const context = `${original.describe} with Idempotency-Key through server ${this.first}, answer discarded`;
-    await send(this.first, real.project, original, key);
+    // The client never sees this answer; the test checks it, so that a failure here is not blamed on the retry.
+    expectReply(original, await send(this.first, real.project, original, key), context);
     model.content = original.expected.content;
     await expectContent(this.retry, real, model, `${context}; then`);
     for (const step of this.beside) await step.run(model, real);
@@ -379,13 +387,13 @@ class Subscriber {
 
   /** Waits until the mirror equals the model (every committed change delivered). */
   async settle(content: JsonObject, context: string): Promise<void> {
-    const deadline = Date.now() + WAIT_MS;
+    const deadline = Date.now() + REALTIME_WAIT_MS;
     for (;;) {
       await this.apply(context);
       if (sameJson(this.mirror, content)) return;
       if (Date.now() > deadline || this.client.closed)
         throw new Error(
-          `${context}\n  realtime: after ${WAIT_MS} ms the subscriber's mirror differs: ${differences(this.mirror, content).join('; ')}\n  last frames: ${this.client.texts
+          `${context}\n  realtime: after ${REALTIME_WAIT_MS} ms the subscriber's mirror differs: ${differences(this.mirror, content).join('; ')}\n  last frames: ${this.client.texts
             .slice(-4)
             .map((t) => t.slice(0, 300))
             .join('\n    ')}`,
@@ -484,24 +492,29 @@ async function property(
   const runSeed = SEED ?? seed;
   try {
     await fc.assert(
-      fc.asyncProperty(initial, fc.commands(commands, { maxCommands: MAX_COMMANDS }), async (start, cmds) => {
-        stats.runs++;
-        const project = await newProject();
-        const real: Real = { project };
-        const model: Model = { content: start };
-        const update = await http(0, project, 'POST', '/update', { body: stringify({ content: start }) });
-        if (update.status !== 200) throw new Error(`initial update: ${update.status} ${update.text}`);
-        try {
-          if (options.realtime) real.subscriber = await Subscriber.open(project);
-          await fc.asyncModelRun(async () => ({ model, real }), cmds);
-          if (options.layout) expect(await strays(project)).toEqual({ orphans: [], dangling: [] });
-        } finally {
-          real.subscriber?.close();
-        }
-      }),
+      fc.asyncProperty(
+        initial,
+        fc.commands(commands, { maxCommands: MAX_COMMANDS, size: 'max' }),
+        async (start, cmds) => {
+          stats.runs++;
+          const project = await newProject();
+          const real: Real = { project };
+          const model: Model = { content: start };
+          const update = await http(0, project, 'POST', '/update', { body: stringify({ content: start }) });
+          if (update.status !== 200) throw new Error(`initial update: ${update.status} ${update.text}`);
+          try {
+            if (options.realtime) real.subscriber = await Subscriber.open(project);
+            await fc.asyncModelRun(async () => ({ model, real }), cmds);
+            if (options.layout) expect(await strays(project)).toEqual({ orphans: [], dangling: [] });
+          } finally {
+            real.subscriber?.close();
+          }
+        },
+      ),
       {
         numRuns: RUNS,
         seed: runSeed,
+        ...(SEED !== undefined && PATH ? { path: PATH, endOnFailure: true } : {}),
         verbose: 0,
         interruptAfterTimeLimit: TIME_LIMIT_MS,
         markInterruptAsFailure: false,
@@ -509,7 +522,7 @@ async function property(
     );
   } catch (error) {
     (error as Error).message =
-      `${name}: replay with MULTIPROCESS_SEED=${runSeed} npm run test:multiprocess -- -t '${name}'\n${(error as Error).message}`;
+      `${name}: replay with MULTIPROCESS_SEED=${runSeed} (and MULTIPROCESS_PATH=<path below> for the shrunk case) npm run test:multiprocess -- -t '${name}'\n${(error as Error).message}`;
     throw error;
   }
 }
