@@ -25,6 +25,8 @@ import {
   type Json,
   type JsonObject,
   type Route,
+  formatPath,
+  parsePath,
   reference,
   referenceBatch,
   sameJson,
@@ -35,7 +37,7 @@ import { strays } from '../support/segments';
 import { CURRENT, batch, bigString, initial, jsonPatch, mergePatch, request, value } from './generators';
 
 const URLS = (process.env.MULTIPROCESS_URLS ?? '').split(' ').filter(Boolean);
-const RUNS = Number(process.env.MULTIPROCESS_RUNS ?? 10);
+const RUNS = Number(process.env.MULTIPROCESS_RUNS ?? 30);
 const MAX_COMMANDS = Number(process.env.MULTIPROCESS_MAX_COMMANDS ?? 20);
 /**
  * Each property stops after this long, runs and shrinking included (CI's budget: four properties in about four
@@ -272,6 +274,64 @@ class Step implements fc.AsyncCommand<Model, Real> {
   toString = () => `${this.request} @${this.at} (read @${this.reader})`;
 }
 
+/** The dot path a request names first (a batch's first operation, a patch's first pointer), for writes beside it. */
+function pathOf(p: Prepared): string | undefined {
+  if (p.body === undefined) return undefined;
+  const body = parse(p.body) as { path?: unknown; operations?: Array<{ path?: unknown }> } | PatchOperation[];
+  if (Array.isArray(body)) return typeof body[0]?.path === 'string' ? pointerTokens(body[0].path).join('.') : undefined;
+  if (p.route === 'patch') return 'c.obj';
+  const path = body.path ?? body.operations?.[0]?.path;
+  return typeof path === 'string' ? path : undefined;
+}
+
+/** The path `key` beside `path`, `up` levels above it (the root for a malformed path). */
+function besidePath(path: string | undefined, up: number, key: string): string {
+  let segments: string[] = [];
+  try {
+    segments = path === undefined ? [] : parsePath(path);
+  } catch {
+    // a malformed path: beside the root
+  }
+  return formatPath([...segments.slice(0, Math.max(0, segments.length - up)), key]);
+}
+
+/**
+ * More small writes beside the path a lost request wrote than a segment has request-token slots (32): each takes a
+ * slot of that segment, so a retry can no longer count on finding its own token there.
+ */
+class WritesNear {
+  constructor(
+    readonly count: number,
+    readonly at: number,
+  ) {}
+  near(path: string | undefined): Step[] {
+    const where = besidePath(path, 1, 'tick');
+    return Array.from(
+      { length: this.count },
+      () => new Step(new Request('route', ['increment', { path: where }]), this.at, this.at),
+    );
+  }
+  toString = () => `${this.count} × increment <parent>.tick @${this.at}`;
+}
+
+/**
+ * A large value set beside the path a lost request wrote, `up` levels above it (its parent, or the parent's parent):
+ * it cuts the segment that holds the path, so the path moves to a new segment before the retry.
+ */
+class CutNear {
+  constructor(
+    readonly up: number,
+    readonly key: string,
+    readonly value: Json,
+    readonly at: number,
+  ) {}
+  near(path: string | undefined): Step[] {
+    const where = besidePath(path, this.up, this.key);
+    return [new Step(new Request('route', ['set', { path: where, value: this.value }]), this.at, this.at)];
+  }
+  toString = () => `set <${this.up} up>.${this.key} = <${stringify(this.value)?.length} chars> @${this.at}`;
+}
+
 /**
  * A lost answer: the request goes through `first` with an Idempotency-Key and its answer is discarded; writes beside
  * it follow (values that cut its segment); the retrying process reads the request's path; the retry goes through it
@@ -281,7 +341,7 @@ class LostAnswer implements fc.AsyncCommand<Model, Real> {
   constructor(
     readonly request: Request,
     readonly first: number,
-    readonly beside: Step[],
+    readonly beside: Array<Step | CutNear | WritesNear>,
     readonly retry: number,
   ) {}
   check = () => true;
@@ -294,9 +354,10 @@ class LostAnswer implements fc.AsyncCommand<Model, Real> {
     expectReply(original, await send(this.first, real.project, original, key), context);
     model.content = original.expected.content;
     await expectContent(this.retry, real, model, `${context}; then`);
-    for (const step of this.beside) await step.run(model, real);
-    const path = (parse(original.body ?? '{}') as { path?: unknown }).path;
-    if (typeof path === 'string') await readPath(this.retry, real.project, path);
+    const path = pathOf(original);
+    for (const step of this.beside)
+      for (const each of step instanceof Step ? [step] : step.near(path)) await each.run(model, real);
+    if (path !== undefined) await readPath(this.retry, real.project, path);
     const again: Prepared =
       original.expected.status === 200
         ? { ...original, expected: { ...original.expected, content: model.content } }
@@ -420,13 +481,8 @@ const mutation = anyRequest.filter((r) => r.kind !== 'route' || (r.payload as [R
 const step = fc.tuple(anyRequest, server, server).map(([r, at, reader]) => new Step(r, at, reader));
 /** Writes that cut segments where the lost request wrote: large values beside it, in its parent and the parent's. */
 const besideStep = fc
-  .tuple(
-    fc.constantFrom('c', 'c.obj', 'log', 'sub.n', 'c.blob1'),
-    fc.constantFrom('big', 'big2', 'y1'),
-    bigString,
-    server,
-  )
-  .map(([parent, k, v, at]) => new Step(new Request('route', ['set', { path: `${parent}.${k}`, value: v }]), at, at));
+  .tuple(fc.integer({ min: 1, max: 2 }), fc.constantFrom('big', 'big2', 'y1'), bigString, server)
+  .map(([up, key, v, at]) => new CutNear(up, key, v, at));
 const lostAnswer = fc
   .tuple(mutation, server, fc.array(fc.oneof(besideStep, step), { maxLength: 3 }), server)
   .map(
