@@ -5,8 +5,12 @@
 // compared with the reference model (test/support/model-reference.ts, model-patch.ts) after every step, each read
 // through yet another process:
 // - sequential steps: every route, batches, JSON Patch and merge patch;
-// - lost answers: a mutation with an Idempotency-Key whose answer is discarded, writes beside it that cut its
-//   segment, a read of its path through the retrying process, then the retry there with the same key: applied once;
+// - lost answers: a mutation with an Idempotency-Key whose answer is discarded, then writes beside its path (a large
+//   value that cuts the segment holding it, or more small writes than a segment has request-token slots), a read of
+//   its path through the retrying process, then the retry there with the same key: applied once. Half of them go
+//   through a fourth, lossy process whose DynamoDB answers to content writes are lost after the engine applied them
+//   (the service answers 5xx, so no success is remembered and only the segments' request tokens can recognise the
+//   retry); the others are answered (a discarded 200, which the idempotency record answers again);
 // - concurrent bursts across processes of disjoint or commutative operations, checked after the burst (a 409
 //   WRITE_CONFLICT or 503 is retried with the same key, as a client does);
 // - realtime across processes: a subscriber to the whole content sees every committed change made through any
@@ -14,8 +18,9 @@
 //   The subscriber connects to the first process: it plays API Gateway's WebSocket API and runs the table's one
 //   stream consumer (the embedded engine's stream exists only in the process that serves the engine, and one
 //   consumer per process would handle each record three times; see test/support/servers.ts).
-// Seeds are fixed (one per property, MULTIPROCESS_RUNS runs each); a failure prints the seed and the shrunk command
-// list; MULTIPROCESS_SEED replays one (bursts replay their commands, not their interleaving).
+// Seeds are fixed (one per property, MULTIPROCESS_RUNS runs each, at most MULTIPROCESS_TIME_LIMIT_MS per property,
+// shrinking included); a failure prints the seed, fast-check's path and the shrunk command list; MULTIPROCESS_SEED
+// (with MULTIPROCESS_PATH) replays it (bursts replay their commands, not their interleaving).
 import fc from 'fast-check';
 import { randomUUID } from 'node:crypto';
 import { parse, stringify } from 'lossless-json';
