@@ -56,6 +56,8 @@ const REALTIME_WAIT_MS = Number(process.env.MULTIPROCESS_WAIT_MS ?? WAIT_MS);
 const SEED = process.env.MULTIPROCESS_SEED === undefined ? undefined : Number(process.env.MULTIPROCESS_SEED);
 /** With MULTIPROCESS_SEED, fast-check's `path` of a reported failure replays that (shrunk) case alone. */
 const PATH = process.env.MULTIPROCESS_PATH;
+/** ...and the command list's `replayPath` (printed at the end of the counterexample as /*replayPath="…"*\/). */
+const REPLAY_PATH = process.env.MULTIPROCESS_REPLAY_PATH;
 const server = fc.integer({ min: 0, max: Math.max(0, URLS.length - 1) });
 
 interface Model {
@@ -616,7 +618,11 @@ async function property(
     await fc.assert(
       fc.asyncProperty(
         initial,
-        fc.commands(commands, { maxCommands: MAX_COMMANDS, size: 'max' }),
+        fc.commands(commands, {
+          maxCommands: MAX_COMMANDS,
+          size: 'max',
+          ...(REPLAY_PATH ? { replayPath: REPLAY_PATH } : {}),
+        }),
         async (start, cmds) => {
           stats.runs++;
           const project = await newProject();
@@ -644,7 +650,7 @@ async function property(
     );
   } catch (error) {
     (error as Error).message =
-      `${name}: replay with MULTIPROCESS_SEED=${runSeed} (and MULTIPROCESS_PATH=<path below> for the shrunk case) npm run test:multiprocess -- -t '${name}'\n${(error as Error).message}`;
+      `${name}: replay with MULTIPROCESS_SEED=${runSeed} (and MULTIPROCESS_PATH=<path> MULTIPROCESS_REPLAY_PATH=<replayPath> below for the shrunk case) npm run test:multiprocess -- -t '${name}'\n${(error as Error).message}`;
     throw error;
   }
 }
