@@ -91,11 +91,16 @@ async function main(): Promise<void> {
   sweeping.unref();
   // The stream consumer posts to connections through this server's management API, as it would through API Gateway's.
   process.env.REALTIME_ENDPOINT ??= url;
-  const stopStream = await startStreamConsumer(readServerlessConfig().functions, {
-    embedded: runtime.embedded,
-    endpoint: runtime.endpoint,
-    tableName: process.env.TABLE_NAME as string,
-  });
+  // LOCAL_STREAM_CONSUMER=off: another local process consumes the table's stream (AWS runs one consumer per shard;
+  // test/support/servers.ts starts several API processes over one table).
+  const stopStream =
+    process.env.LOCAL_STREAM_CONSUMER === 'off'
+      ? undefined
+      : await startStreamConsumer(readServerlessConfig().functions, {
+          embedded: runtime.embedded,
+          endpoint: runtime.endpoint,
+          tableName: process.env.TABLE_NAME as string,
+        });
   const base = `${url}/api/${demo.username}/${demo.projectSlug}/content`;
   console.log(
     `DynamoDB: ${runtime.embedded ? `embedded dynalite at ${runtime.endpoint}, data in ${local.dataDir()}` : runtime.endpoint}`,

@@ -1,14 +1,22 @@
-// Several API processes over one DynamoDB engine, as AWS runs the service: each process has its own warm memory
-// (locations, grants, chunked arrays), all share one table. The first process serves the embedded engine (its
-// LOCAL_DYNAMODB_PORT) and the others point at it; under `npm run test:dynamodb-local` (DYNAMODB_ENGINE names it) all
-// of them point at DynamoDB Local. Fixtures are written straight to the engine with lib/ modules of their own.
+// Several API processes over one DynamoDB engine, as AWS runs many warm Lambdas over one table: each process has its
+// own warm memory (where paths live, chunk ranges, buckets, grants), the table is shared. The first process serves the
+// embedded engine (its LOCAL_DYNAMODB_PORT) and the others point at it; under `npm run test:dynamodb-local`
+// (DYNAMODB_ENGINE names it) all of them point at DynamoDB Local. Fixtures are written straight to the engine with
+// lib/ modules of their own.
+//
+// Realtime: the first process plays API Gateway's WebSocket API and the table's one stream consumer. The embedded
+// engine's change stream exists only inside the process that runs it, and on DynamoDB Local a consumer per process
+// would handle every record several times (a change-log write and a message each, and a 410 for every connection
+// another process holds, which drops the subscription). So the others run no consumer (LOCAL_STREAM_CONSUMER=off)
+// and post through the first one's management API. A subscriber connects to `urls[0]` and sees the changes written
+// through any process, as a client of API Gateway sees changes written by any Lambda.
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { ChildProcess } from 'node:child_process';
 import { type Project, unique } from './api';
 import { startLocalApi, stopProcess } from './local-api';
 
 export interface Servers {
-  /** Each process's API, e.g. http://127.0.0.1:1234, in start order. */
+  /** Each process's API, e.g. http://127.0.0.1:1234, in start order; urls[0] also serves the WebSocket API. */
   urls: string[];
   /** The engine they share (the first process's embedded one, or DynamoDB Local). */
   endpoint: string;
@@ -21,6 +29,8 @@ export interface Servers {
 
 export interface ServersOptions {
   count: number;
+  /** The table they share: a fresh one when absent. */
+  table?: string;
   /** Added to every process's environment (SEGMENT_FRAGMENT_BYTES, say). */
   env?: Record<string, string>;
   /**
@@ -33,7 +43,7 @@ export interface ServersOptions {
 /** Starts `count` API processes over one engine and table; `stop` ends them (the engine's host last). */
 export async function startServers(options: ServersOptions): Promise<Servers> {
   const external = process.env.DYNAMODB_ENGINE === 'dynamodb-local' ? process.env.AWS_ENDPOINT_URL_DYNAMODB : undefined;
-  const table = unique('content-api-servers-');
+  const table = options.table ?? unique('content-api-servers-');
   const base: Record<string, string | undefined> = {
     ...process.env,
     PORT: '0',
@@ -52,15 +62,18 @@ export async function startServers(options: ServersOptions): Promise<Servers> {
     for (let index = 0; index < options.count; index++) {
       const hostsEngine = endpoint === undefined;
       const own = hostsEngine ? undefined : await (options.endpointFor?.(index, endpoint as string) ?? endpoint);
+      // Only the first consumes the stream and serves the WebSocket API; the others post through it.
+      const realtime = index === 0 ? {} : { LOCAL_STREAM_CONSUMER: 'off', REALTIME_ENDPOINT: urls[0] };
       const env = hostsEngine
         ? { ...base, AWS_ENDPOINT_URL_DYNAMODB: undefined, LOCAL_DYNAMODB_PORT: '0' }
-        : { ...base, AWS_ENDPOINT_URL_DYNAMODB: own };
+        : { ...base, ...realtime, AWS_ENDPOINT_URL_DYNAMODB: own };
       const api = await startLocalApi({ env, stdio: ['ignore', 'ignore', 'inherit'] });
       children.push(api.child);
       urls.push(api.url);
       endpoint ??= api.endpoint;
     }
-    const accounts = await accountsOn(endpoint as string, table);
+    // Account fixtures on first use (a global setup, which has no `jest`, never asks for them).
+    let accounts: Promise<typeof import('../../lib/store/accounts')> | undefined;
     return {
       urls,
       endpoint: endpoint as string,
@@ -69,10 +82,12 @@ export async function startServers(options: ServersOptions): Promise<Servers> {
       async newProject() {
         const username = `@${unique('u')}`;
         const slug = unique('p');
-        await accounts.createUser(username);
-        await accounts.createProject({ username, slug });
-        const { token } = await accounts.createSession(username, 3600);
-        const { id, key } = await accounts.createApiKey(
+        accounts ??= accountsOn(endpoint as string, table);
+        const { createUser, createProject, createSession, createApiKey } = await accounts;
+        await createUser(username);
+        await createProject({ username, slug });
+        const { token } = await createSession(username, 3600);
+        const { id, key } = await createApiKey(
           { username, slug },
           { name: 'servers', permissions: ['content:read', 'content:write'] },
         );
