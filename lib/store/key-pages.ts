@@ -25,12 +25,14 @@ const MAX_AHEAD = BATCH_KEYS * BATCHES_IN_FLIGHT;
 const PROJECTION = { '#pk': 'pk', '#sk': 'sk', '#f': A.content, '#v': A.version, '#e': A.etag, '#p': A.partners };
 
 /**
- * Per warm Lambda: keys per bucket seen, per bucketed object, to size the next read (a page of 1,000 keys reads about
- * as many buckets as it needs). A first guess of 8: buckets are cut at about half of a segment's budget.
+ * Per warm Lambda: keys per bucket read (a bucket cut into buckets counted too), per bucketed object, to size the next
+ * read (a page of 1,000 keys reads about as many buckets as it needs). A first guess of 8.
  */
 const density = new Map<string, number>();
 const DENSITIES_MAX = 1_000;
 const FIRST_DENSITY = 8;
+const MIN_DENSITY = 0.25;
+const MIN_LEAVES_MEASURED = 8;
 
 /** A bucket stub being walked: its buckets `<stub>/<r>/`, the next one to visit. */
 interface Level {
@@ -96,17 +98,34 @@ class BucketWalk {
     }
   }
 
-  /** Reads the buckets after the walk's position, in order, as if none were cut: about what `wanted` keys need. */
+  /**
+   * Reads the buckets after the walk's position in order, about as many as `wanted` keys need: buckets read already
+   * are followed (a cut one by the buckets it was cut into), the first ones not read yet are asked for, up to 400 in
+   * BatchGetItems of 100 at once.
+   */
   private async readAhead(wanted: number): Promise<void> {
-    const perBucket = this.leaves > 0 ? Math.max(this.keys / this.leaves, 0.25) : this.guess;
-    const count = Math.min(MAX_AHEAD, Number.isFinite(wanted) ? Math.ceil(wanted / perBucket) + 1 : MAX_AHEAD);
+    // Keys per bucket read (cut ones counted: they hold none), once a few buckets with members were met; the object's
+    // last walk's figure until then (the first buckets of a walk are often the cut ones above its first members).
+    const perBucket =
+      this.leaves >= MIN_LEAVES_MEASURED ? Math.max(this.keys / this.visited.length, MIN_DENSITY) : this.guess;
+    const levels = this.levels.map((l) => ({ ...l }));
     const keys: string[] = [];
-    for (let i = this.levels.length - 1; i >= 0 && keys.length < count; i--) {
-      const level = this.levels[i] as Level;
-      for (let r = level.next; r < level.fanout && keys.length < count; r++) {
-        const key = `${level.stub}/${r}/`;
-        if (!this.fetched.has(key)) keys.push(key);
+    let ahead = 0;
+    const room = () =>
+      Number.isFinite(wanted) ? Math.min(MAX_AHEAD, Math.ceil((wanted - ahead) / perBucket) + 1) : MAX_AHEAD;
+    while (keys.length < room()) {
+      const level = levels[levels.length - 1];
+      if (!level) break;
+      if (level.next >= level.fanout) {
+        levels.pop();
+        continue;
       }
+      const key = `${level.stub}/${level.next++}/`;
+      const known = this.fetched.get(key)?.fragment;
+      if (known === undefined) keys.push(key);
+      else if (known instanceof Stub && isBucketStubKey(known.key))
+        levels.push({ stub: known.key, fanout: fanoutOf(known.key), next: 0 });
+      else if (isObject(known)) ahead += Object.keys(known).length;
     }
     const batches: string[][] = [];
     for (let i = 0; i < keys.length; i += BATCH_KEYS) batches.push(keys.slice(i, i + BATCH_KEYS));
@@ -219,7 +238,9 @@ export async function readBucketKeys(
   }
   read.push(...walk.visited);
   assertSnapshot(read);
-  if (walk.leaves > 0) setBounded(density, `${inc}\u0000${stub}`, walk.keys / walk.leaves, DENSITIES_MAX);
+  if (walk.leaves >= MIN_LEAVES_MEASURED) {
+    setBounded(density, `${inc}\u0000${stub}`, Math.max(walk.keys / walk.visited.length, MIN_DENSITY), DENSITIES_MAX);
+  }
   const at = position as { bucket: string; key?: string } | undefined;
   const more = !ended && !(at?.key === undefined && walk.done) && at !== undefined;
   return {

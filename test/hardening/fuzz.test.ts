@@ -5,14 +5,24 @@
 // Wherever the case allows it, the request would change the sentinel if it were accepted (a valid body on a route
 // of the sentinel), so a request wrongly applied shows up as changed content. FUZZ_RUNS scales the generated cases.
 import fc from 'fast-check';
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { baseUrl, call, newKey, newProject, type Project } from '../support/api';
 import { unstorableDecimal } from '../support/model-generators';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 400);
-/** The error codes README documents; the local server adds its own two for unknown routes and methods. */
+/** Markdown files that document the API: README.md and the guides and design notes under docs/. */
+const DOC_FILES = [
+  'README.md',
+  ...readdirSync('docs', { recursive: true, encoding: 'utf8' })
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => join('docs', f)),
+];
+/** The error codes the docs document; the local server adds its own two for unknown routes and methods. */
 const DOCUMENTED_CODES = new Set([
-  ...[...readFileSync('README.md', 'utf8').matchAll(/`([A-Z][A-Z_]{3,})`/g)].map((m) => m[1] as string),
+  ...DOC_FILES.flatMap((file) =>
+    [...readFileSync(file, 'utf8').matchAll(/`([A-Z][A-Z_]{3,})`/g)].map((m) => m[1] as string),
+  ),
   'ROUTE_NOT_FOUND',
   'METHOD_NOT_ALLOWED',
 ]);
@@ -711,7 +721,8 @@ describe('fuzzed bad input', () => {
     const b = body as Record<string, unknown>;
     if (typeof b?.message !== 'string' || typeof b?.code !== 'string' || !/^[A-Z_]+$/.test(b.code))
       throw new Error(`not {message, code}: ${what}`);
-    if (!DOCUMENTED_CODES.has(b.code)) throw new Error(`code ${b.code} is not documented in README: ${what}`);
+    if (!DOCUMENTED_CODES.has(b.code))
+      throw new Error(`code ${b.code} is not documented in README.md or docs/: ${what}`);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
     await sentinelUnchanged(what);
   }
