@@ -25,40 +25,55 @@ const MAX_AHEAD = BATCH_KEYS * BATCHES_IN_FLIGHT;
 const PROJECTION = { '#pk': 'pk', '#sk': 'sk', '#f': A.content, '#v': A.version, '#e': A.etag, '#p': A.partners };
 
 /**
- * Per warm Lambda: keys per bucket read (a bucket cut into buckets counted too), per bucketed object, to size the next
- * read (a page of 1,000 keys reads about as many buckets as it needs). A first guess of 8.
+ * Per warm Lambda, per bucketed object: how many keys a bucket holds, with the buckets it was cut into, at each depth
+ * of cuts (0: the object's own buckets), from its last walk: to size the next page's reads. A first guess of 8 for
+ * a depth not measured yet.
  */
-const density = new Map<string, number>();
-const DENSITIES_MAX = 1_000;
-const FIRST_DENSITY = 8;
-const MIN_DENSITY = 0.25;
-const MIN_LEAVES_MEASURED = 8;
+const shapes = new Map<string, number[]>();
+const SHAPES_MAX = 1_000;
+const FIRST_GUESS = 8;
+/** How much more than the keys still wanted a read asks for, by its estimate: one more round costs a request. */
+const READ_MARGIN = 1.1;
 
-/** A bucket stub being walked: its buckets `<stub>/<r>/`, the next one to visit. */
+/** A bucket stub being walked: its buckets `<stub>/<r>/`, the next one to visit, its depth of cuts. */
 interface Level {
   stub: string;
   fanout: number;
   next: number;
+  depth: number;
+  /** Keys met below it so far; `whole`: walked from its first bucket, so at its end they are all its keys. */
+  keys: number;
+  whole: boolean;
 }
 
 const fanoutOf = (stub: string) => Number(stub.slice(stub.lastIndexOf('#') + 1));
+const level = (stub: string, depth: number, next = 0): Level => ({
+  stub,
+  fanout: fanoutOf(stub),
+  next,
+  depth,
+  keys: 0,
+  whole: next === 0,
+});
 
 /**
  * The buckets of a bucketed object in the key order, read ahead in BatchGetItems of computed keys (a bucket's key is
- * its stub and number, a bucket cut into buckets names their stub), as many as the keys still wanted need.
+ * its stub and number, a bucket cut into buckets names their stub), as many as the keys still wanted need by what
+ * buckets at each depth were seen to hold.
  */
 class BucketWalk {
   private readonly fetched = new Map<string, Segment>();
   /** Every bucket visited, for the ETag and the torn-read check. */
   readonly visited: Segment[] = [];
   bytes = 0;
-  leaves = 0;
-  keys = 0;
+  /** Keys per bucket (its cuts included) by depth: sums and counts of the buckets walked whole. */
+  private readonly sums: number[] = [];
+  private readonly counts: number[] = [];
 
   constructor(
     private readonly inc: string,
     private readonly levels: Level[],
-    private readonly guess: number,
+    private readonly remembered: readonly number[] = [],
   ) {}
 
   /** Whether every bucket has been visited. */
@@ -66,65 +81,78 @@ class BucketWalk {
     return this.levels.every((l) => l.next >= l.fanout);
   }
 
+  /** Keys per bucket at each depth, as far as this walk measured them, else as remembered. */
+  get shape(): number[] {
+    const depths = Math.max(this.remembered.length, this.counts.length);
+    return Array.from({ length: depths }, (_, d) => this.estimate(d));
+  }
+
+  private record(depth: number, keys: number): void {
+    this.sums[depth] = (this.sums[depth] ?? 0) + keys;
+    this.counts[depth] = (this.counts[depth] ?? 0) + 1;
+  }
+
+  private estimate(depth: number): number {
+    const counted = this.counts[depth] ?? 0;
+    if (counted >= 2) return (this.sums[depth] ?? 0) / counted;
+    return this.remembered[depth] ?? FIRST_GUESS;
+  }
+
   /** The next bucket holding members, with its keys in UTF-16 code unit order; none after the last. */
   async nextLeaf(wanted: number): Promise<{ key: string; keys: string[] } | undefined> {
     for (;;) {
-      const level = this.levels[this.levels.length - 1];
-      if (!level) return undefined;
-      if (level.next >= level.fanout) {
+      const top = this.levels[this.levels.length - 1];
+      if (!top) return undefined;
+      if (top.next >= top.fanout) {
         this.levels.pop();
+        if (top.whole && top.depth > 0) this.record(top.depth - 1, top.keys);
         continue;
       }
-      const key = `${level.stub}/${level.next}/`;
+      const key = `${top.stub}/${top.next}/`;
       if (!this.fetched.has(key)) await this.readAhead(wanted);
       const bucket = this.fetched.get(key);
       // Every bucket exists while its stub does (all are made with it): one gone is a change met half-way.
       if (!bucket) throw new MissingSegment(key);
       this.fetched.delete(key);
-      level.next++;
+      top.next++;
       this.visited.push(bucket);
       this.bytes += storedSize(bucket.fragment);
       const fragment = bucket.fragment;
       if (fragment instanceof Stub && isBucketStubKey(fragment.key)) {
         // Cut into buckets of its own: they take its place, in their order.
-        this.levels.push({ stub: fragment.key, fanout: fanoutOf(fragment.key), next: 0 });
+        this.levels.push(level(fragment.key, top.depth + 1));
         continue;
       }
       if (!isObject(fragment)) throw new MissingSegment(key);
       const keys = Object.keys(fragment as JsonObject).sort(byCodeUnits);
-      this.leaves++;
-      this.keys += keys.length;
+      this.record(top.depth, keys.length);
+      for (const l of this.levels) l.keys += keys.length;
       return { key, keys };
     }
   }
 
   /**
    * Reads the buckets after the walk's position in order, about as many as `wanted` keys need: buckets read already
-   * are followed (a cut one by the buckets it was cut into), the first ones not read yet are asked for, up to 400 in
-   * BatchGetItems of 100 at once.
+   * are followed (a cut one into the buckets it was cut into), each one not read yet counted as holding what buckets
+   * of its depth were seen to hold; up to 400 in BatchGetItems of 100 at once.
    */
   private async readAhead(wanted: number): Promise<void> {
-    // Keys per bucket read (cut ones counted: they hold none), once a few buckets with members were met; the object's
-    // last walk's figure until then (the first buckets of a walk are often the cut ones above its first members).
-    const perBucket =
-      this.leaves >= MIN_LEAVES_MEASURED ? Math.max(this.keys / this.visited.length, MIN_DENSITY) : this.guess;
     const levels = this.levels.map((l) => ({ ...l }));
     const keys: string[] = [];
     let ahead = 0;
-    const room = () =>
-      Number.isFinite(wanted) ? Math.min(MAX_AHEAD, Math.ceil((wanted - ahead) / perBucket) + 1) : MAX_AHEAD;
-    while (keys.length < room()) {
-      const level = levels[levels.length - 1];
-      if (!level) break;
-      if (level.next >= level.fanout) {
+    while (keys.length < MAX_AHEAD && ahead < wanted * READ_MARGIN) {
+      const top = levels[levels.length - 1];
+      if (!top) break;
+      if (top.next >= top.fanout) {
         levels.pop();
         continue;
       }
-      const key = `${level.stub}/${level.next++}/`;
+      const key = `${top.stub}/${top.next++}/`;
       const known = this.fetched.get(key)?.fragment;
-      if (known === undefined) keys.push(key);
-      else if (known instanceof Stub && isBucketStubKey(known.key))
-        levels.push({ stub: known.key, fanout: fanoutOf(known.key), next: 0 });
+      if (known === undefined) {
+        keys.push(key);
+        ahead += this.estimate(top.depth);
+      } else if (known instanceof Stub && isBucketStubKey(known.key)) levels.push(level(known.key, top.depth + 1));
       else if (isObject(known)) ahead += Object.keys(known).length;
     }
     const batches: string[][] = [];
@@ -147,11 +175,11 @@ class BucketWalk {
 /** The walk's levels after a bucket (its path below the object's bucket stub): at each, the buckets after it. */
 function levelsAfter(stub: string, bucket: string): Level[] {
   const first = /^\/(\d+)\//.exec(bucket) as RegExpExecArray;
-  const levels: Level[] = [{ stub, fanout: fanoutOf(stub), next: Number(first[1]) + 1 }];
+  const levels: Level[] = [level(stub, 0, Number(first[1]) + 1)];
   let at = `${stub}${first[0]}`;
   for (const [, id, r] of bucket.slice(first[0].length).matchAll(/([A-Za-z0-9_-]{8}#\d+)\/(\d+)\//g)) {
     const cut = `${at}${id}`;
-    levels.push({ stub: cut, fanout: fanoutOf(cut), next: Number(r) + 1 });
+    levels.push(level(cut, levels.length, Number(r) + 1));
     at = `${cut}/${r}/`;
   }
   return levels;
@@ -180,7 +208,7 @@ export async function readBucketKeys(
   const limit = request.limit ?? Number.POSITIVE_INFINITY;
   const layout = layoutOf(stub);
   if (after && after.layout !== layout) throw staleCursor();
-  const guess = density.get(`${inc}\u0000${stub}`) ?? FIRST_DENSITY;
+  const remembered = shapes.get(`${inc}\u0000${stub}`) ?? [];
   const taken: string[] = [];
   let keyBytes = 0;
   /** Where the page is: the bucket last given from, and its last key given (none: all of them). */
@@ -207,7 +235,8 @@ export async function readBucketKeys(
       let below: BucketWalk | undefined;
       if (bucket.fragment instanceof Stub && isBucketStubKey(bucket.fragment.key)) {
         const cutStub = bucket.fragment.key;
-        below = new BucketWalk(inc, [{ stub: cutStub, fanout: fanoutOf(cutStub), next: 0 }], guess);
+        const depth = after.bucket.split('#').length;
+        below = new BucketWalk(inc, [level(cutStub, depth)], remembered);
         for (let leaf = await below.nextLeaf(Infinity); leaf; leaf = await below.nextLeaf(Infinity)) {
           rest.push(...leaf.keys);
         }
@@ -218,9 +247,9 @@ export async function readBucketKeys(
       const from = after.key;
       give(after.bucket, rest.filter((k) => k > from).sort(byCodeUnits));
     }
-    walk = new BucketWalk(inc, levelsAfter(stub, after.bucket), guess);
+    walk = new BucketWalk(inc, levelsAfter(stub, after.bucket), remembered);
   } else {
-    walk = new BucketWalk(inc, [{ stub, fanout: fanoutOf(stub), next: 0 }], guess);
+    walk = new BucketWalk(inc, [level(stub, 0)], remembered);
   }
   const budget = request.limit === undefined ? MAX_ALL_KEYS_SCAN_BYTES : MAX_PAGE_SCAN_BYTES;
   let ended = false;
@@ -238,9 +267,7 @@ export async function readBucketKeys(
   }
   read.push(...walk.visited);
   assertSnapshot(read);
-  if (walk.leaves >= MIN_LEAVES_MEASURED) {
-    setBounded(density, `${inc}\u0000${stub}`, Math.max(walk.keys / walk.visited.length, MIN_DENSITY), DENSITIES_MAX);
-  }
+  setBounded(shapes, `${inc}\u0000${stub}`, walk.shape, SHAPES_MAX);
   const at = position as { bucket: string; key?: string } | undefined;
   const more = !ended && !(at?.key === undefined && walk.done) && at !== undefined;
   return {
