@@ -12,11 +12,12 @@ import { type Segment, assertSnapshot, etagOf, readSegment, segmentItemKey } fro
 /** Largest answer of keys, in DynamoDB's bytes (what a GET answers at most). */
 const MAX_KEYS_BYTES = 4 * 1024 * 1024;
 /**
- * Buckets a page reads at most, in bytes of their fragments: a page that meets this many (empty buckets, say) before
- * it holds `limit` keys ends shorter, with its `next`. Without `limit`, a 413 past `MAX_ALL_KEYS_SCAN_BYTES`.
+ * Buckets one request reads at most (each at most 4 KB, 1 RCU: 4,096 RCU, a few seconds): a page that meets this
+ * many (empty buckets, say) before it holds `limit` keys ends shorter, with its `next`; without `limit`, a 413 that
+ * says to page. An object of 32,768 records of 1 KiB is about 3,200 buckets; of 32,768 strings of 1 KiB (a bucket
+ * holds two) about 20,700, which no request reads whole before its deadline.
  */
-const MAX_PAGE_SCAN_BYTES = 4 * 1024 * 1024;
-const MAX_ALL_KEYS_SCAN_BYTES = 64 * 1024 * 1024;
+const MAX_BUCKETS_READ = 4096;
 /** Keys per BatchGetItem (DynamoDB's cap), requests in flight at once, and buckets asked for ahead at most. */
 const BATCH_KEYS = 100;
 const BATCHES_IN_FLIGHT = 4;
@@ -65,7 +66,6 @@ class BucketWalk {
   private readonly fetched = new Map<string, Segment>();
   /** Every bucket visited, for the ETag and the torn-read check. */
   readonly visited: Segment[] = [];
-  bytes = 0;
   /** Keys per bucket (its cuts included) by depth: sums and counts of the buckets walked whole. */
   private readonly sums: number[] = [];
   private readonly counts: number[] = [];
@@ -116,7 +116,6 @@ class BucketWalk {
       this.fetched.delete(key);
       top.next++;
       this.visited.push(bucket);
-      this.bytes += storedSize(bucket.fragment);
       const fragment = bucket.fragment;
       if (fragment instanceof Stub && isBucketStubKey(fragment.key)) {
         // Cut into buckets of its own: they take its place, in their order.
@@ -197,7 +196,7 @@ export interface BucketKeysRequest {
 
 /**
  * A page of a bucketed object's keys: after the cursor (a bucket cut since it was made read whole, its keys after the
- * cursor's), then bucket by bucket until `limit` keys or `MAX_PAGE_SCAN_BYTES` of buckets. Each bucket is one item of
+ * cursor's), then bucket by bucket until `limit` keys or `MAX_BUCKETS_READ` buckets. Each bucket is one item of
  * at most 4 KB, 1 read unit strongly consistent (DynamoDB bills the item, not the projection): a page costs about
  * `limit` ÷ (keys per bucket) read units, in BatchGetItems of up to 100, up to 4 at once.
  */
@@ -251,10 +250,10 @@ export async function readBucketKeys(
   } else {
     walk = new BucketWalk(inc, [level(stub, 0)], remembered);
   }
-  const budget = request.limit === undefined ? MAX_ALL_KEYS_SCAN_BYTES : MAX_PAGE_SCAN_BYTES;
+
   let ended = false;
   while (taken.length < limit) {
-    if (walk.bytes > budget) {
+    if (walk.visited.length >= MAX_BUCKETS_READ) {
       if (request.limit === undefined) throw keysTooLarge();
       break;
     }
@@ -280,5 +279,5 @@ export async function readBucketKeys(
 const keysTooLarge = () =>
   new PayloadTooLarge(
     'RESPONSE_TOO_LARGE',
-    'the object has too many keys for one response; list them page by page with shallow=true&limit=1000, then &after=<next>',
+    'the object is too wide to list all its keys in one response; list them page by page with shallow=true&limit=1000, then &after=<next>',
   );
