@@ -12,9 +12,9 @@ import { type Segment, assertSnapshot, etagOf, readSegment, segmentItemKey } fro
 /** Largest answer of keys, in DynamoDB's bytes (what a GET answers at most). */
 const MAX_KEYS_BYTES = 4 * 1024 * 1024;
 /**
- * Buckets one request reads at most (each at most 4 KB, 1 RCU: 4,096 RCU, a few seconds): a page that meets this
- * many (empty buckets, say) before it holds `limit` keys ends shorter, with its `next`; without `limit`, a 413 that
- * says to page. An object of 32,768 records of 1 KiB is about 3,200 buckets; of 32,768 strings of 1 KiB (a bucket
+ * Buckets one request reads, past which it reads no more (each at most 4 KB, 1 RCU: 4,096 RCU, and at most one
+ * read-ahead of 400 over it, a few seconds): a page that meets this many (empty buckets, say) before it holds `limit`
+ * keys ends shorter, with its `next`; without `limit`, a 413 that says to page. An object of 32,768 records of 1 KiB is about 3,200 buckets; of 32,768 strings of 1 KiB (a bucket
  * holds two) about 20,700, which no request reads whole before its deadline.
  */
 const MAX_BUCKETS_READ = 4096;
@@ -66,6 +66,8 @@ class BucketWalk {
   private readonly fetched = new Map<string, Segment>();
   /** Every bucket visited, for the ETag and the torn-read check. */
   readonly visited: Segment[] = [];
+  /** Buckets read, visited or read ahead: what the walk has cost. */
+  read = 0;
   /** Keys per bucket (its cuts included) by depth: sums and counts of the buckets walked whole. */
   private readonly sums: number[] = [];
   private readonly counts: number[] = [];
@@ -74,6 +76,8 @@ class BucketWalk {
     private readonly inc: string,
     private readonly levels: Level[],
     private readonly remembered: readonly number[] = [],
+    /** Buckets it may read; past them `nextLeaf` answers 'spent'. */
+    private readonly budget = Number.POSITIVE_INFINITY,
   ) {}
 
   /** Whether every bucket has been visited. */
@@ -98,8 +102,11 @@ class BucketWalk {
     return this.remembered[depth] ?? FIRST_GUESS;
   }
 
-  /** The next bucket holding members, with its keys in UTF-16 code unit order; none after the last. */
-  async nextLeaf(wanted: number): Promise<{ key: string; keys: string[] } | undefined> {
+  /**
+   * The next bucket holding members, with its keys in UTF-16 code unit order; none after the last; 'spent' when it
+   * would have to read past its budget.
+   */
+  async nextLeaf(wanted: number): Promise<{ key: string; keys: string[] } | undefined | 'spent'> {
     for (;;) {
       const top = this.levels[this.levels.length - 1];
       if (!top) return undefined;
@@ -109,7 +116,10 @@ class BucketWalk {
         continue;
       }
       const key = `${top.stub}/${top.next}/`;
-      if (!this.fetched.has(key)) await this.readAhead(wanted);
+      if (!this.fetched.has(key)) {
+        if (this.read >= this.budget) return 'spent';
+        await this.readAhead(wanted);
+      }
       const bucket = this.fetched.get(key);
       // Every bucket exists while its stub does (all are made with it): one gone is a change met half-way.
       if (!bucket) throw new MissingSegment(key);
@@ -164,6 +174,7 @@ class BucketWalk {
         ),
       ),
     );
+    this.read += keys.length;
     for (const item of items.flat()) {
       const segment = readSegment(item);
       this.fetched.set(segment.key, segment);
@@ -236,7 +247,11 @@ export async function readBucketKeys(
         const cutStub = bucket.fragment.key;
         const depth = after.bucket.split('#').length;
         below = new BucketWalk(inc, [level(cutStub, depth)], remembered);
-        for (let leaf = await below.nextLeaf(Infinity); leaf; leaf = await below.nextLeaf(Infinity)) {
+        for (
+          let leaf = await below.nextLeaf(Infinity);
+          leaf && leaf !== 'spent';
+          leaf = await below.nextLeaf(Infinity)
+        ) {
           rest.push(...leaf.keys);
         }
         read.push(...below.visited);
@@ -246,18 +261,19 @@ export async function readBucketKeys(
       const from = after.key;
       give(after.bucket, rest.filter((k) => k > from).sort(byCodeUnits));
     }
-    walk = new BucketWalk(inc, levelsAfter(stub, after.bucket), remembered);
+    walk = new BucketWalk(inc, levelsAfter(stub, after.bucket), remembered, MAX_BUCKETS_READ);
   } else {
-    walk = new BucketWalk(inc, [level(stub, 0)], remembered);
+    walk = new BucketWalk(inc, [level(stub, 0)], remembered, MAX_BUCKETS_READ);
   }
 
   let ended = false;
   while (taken.length < limit) {
-    if (walk.visited.length >= MAX_BUCKETS_READ) {
+    const leaf = await walk.nextLeaf(limit - taken.length);
+    if (leaf === 'spent') {
+      // A page ends shorter (its next goes on from here); every key at once cannot be had.
       if (request.limit === undefined) throw keysTooLarge();
       break;
     }
-    const leaf = await walk.nextLeaf(limit - taken.length);
     if (!leaf) {
       ended = true;
       break;
