@@ -30,6 +30,8 @@ Options:
   --string                   take <value> as a string, verbatim
   --shallow                  get: an object's keys each with true, an array's length as {"length":n}
   --start <n> --limit <n>    get: a slice of an array from n (negative from the end: --start=-10), at most --limit elements
+  --shallow --limit <n> [--after <next>]
+                             get: a page of an object's keys; the output's next is the next page's --after
   --raw                      print the bare value (get) or the new ETag (writes) instead of JSON
   -h, --help                 this text
   -v, --version              the version of this command
@@ -141,6 +143,7 @@ function parse(argv: string[]) {
       shallow: { type: 'boolean' },
       start: { type: 'string' },
       limit: { type: 'string' },
+      after: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
       version: { type: 'boolean', short: 'v' },
     },
@@ -207,6 +210,7 @@ async function run(args: ReturnType<typeof parse>, env: NodeJS.ProcessEnv, readS
         shallow: values.shallow,
         start: number(values.start, '--start'),
         limit: number(values.limit, '--limit'),
+        after: values.after,
       });
       break;
     }

@@ -36,12 +36,17 @@ export interface WriteOptions extends RequestOptions {
 }
 
 export interface GetOptions extends RequestOptions {
-  /** An object's keys each with `true`, an array's length as `{length: n}`, a scalar as itself. */
+  /**
+   * An object's keys each with `true`, an array's length as `{length: n}`, a scalar as itself. With `limit` or
+   * `after`: a page of an object's keys, the result adding `next` (the cursor of the next page, or null).
+   */
   shallow?: boolean;
   /** Slice an array from this index (negative counts from the end); the result adds `start` and `length`. */
   start?: number;
-  /** Slice an array: at most this many elements (1 to 1000; the server's default is 100). */
+  /** Slice an array: at most this many elements; with `shallow`, keys (1 to 1000; the server's default is 100). */
   limit?: number;
+  /** With `shallow`: the `next` of the previous page of keys. */
+  after?: string;
   /** Poll: an `etag` from an earlier get of the same read; while it is current, `{ notModified: true, etag }`. */
   ifNoneMatch?: string;
 }
@@ -161,13 +166,14 @@ export function createClient(options: ClientOptions) {
       name,
       /** What `subscribe` (`content-api-client/realtime`) connects with. */
       connection: { baseUrl: base, credential: options.credential },
-      /** The whole content, or the value at `path` (shallow, or a slice of an array); a missing path is a 404. */
+      /** The whole content, or the value at `path` (shallow, a page of keys, or a slice of an array); a missing path is a 404. */
       get: (path?: string, opts: GetOptions = {}): Promise<GetResult> => {
         const query = [
           path === undefined ? '' : `path=${encodeURIComponent(path)}`,
           opts.shallow ? 'shallow=true' : '',
           opts.start === undefined ? '' : `start=${opts.start}`,
           opts.limit === undefined ? '' : `limit=${opts.limit}`,
+          opts.after === undefined ? '' : `after=${encodeURIComponent(opts.after)}`,
         ].filter((p) => p !== '');
         return request('GET', query.length ? `${content}?${query.join('&')}` : content, undefined, opts);
       },

@@ -111,9 +111,14 @@ export const ERROR_CODES = {
     message: `limit must be a whole number from 1 to ${MAX_SLICE_LIMIT}`,
   },
   INVALID_QUERY: {
-    when: 'Query parameters that do not go together (shallow=true with start or limit)',
+    when: 'Query parameters that do not go together (shallow=true with start; after without shallow=true)',
     status: 400,
-    message: 'shallow=true cannot be combined with start or limit',
+    message: 'shallow=true cannot be combined with start',
+  },
+  INVALID_CURSOR: {
+    when: 'The after query parameter is not the next of an earlier page of shallow=true&limit=',
+    status: 400,
+    message: 'after must be the next of an earlier page of shallow=true&limit=',
   },
   INVALID_NAME: {
     when: 'name is missing or not 1 to 100 characters',
@@ -162,6 +167,11 @@ export const ERROR_CODES = {
     when: 'The target is not an array (of a push or insert, or of a GET with start or limit)',
     status: 400,
     message: "the value at 'data.items' is not an array",
+  },
+  NOT_AN_OBJECT: {
+    when: 'A page of keys (shallow=true with limit or after) of a value that is not an object',
+    status: 400,
+    message: "the value at 'data.items' is not an object: shallow=true with limit or after pages the keys of an object",
   },
   NOT_A_NUMBER: {
     when: 'The target is not a number',
@@ -228,6 +238,11 @@ export const ERROR_CODES = {
     when: "A batch's test operation does not hold",
     status: 409,
     message: "the value at 'a.b' is not the one tested",
+  },
+  STALE_CURSOR: {
+    when: 'A page of keys after a cursor made before the object was rewritten as a whole (or first bucketed)',
+    status: 409,
+    message: 'the object was rewritten as a whole since this cursor was made; list its keys again from the first page',
   },
   WRITE_CONFLICT: {
     when: 'Too many concurrent writers',

@@ -41,7 +41,9 @@ export const MAX_WEBHOOK_URL_LENGTH = 2048;
 export const MAX_EXPIRES_IN_SECONDS = 10 * 365 * 24 * 3600;
 /** Elements an array slice of GET content (`start`/`limit`) returns when `limit` is left out. */
 export const DEFAULT_SLICE_LIMIT = 100;
-/** Most elements one array slice returns (`limit`). */
+/** Most elements one array slice returns (`limit`), and most keys one page of an object's keys. */
 export const MAX_SLICE_LIMIT = 1000;
 /** How long a request named by an Idempotency-Key is remembered (its Powertools record and its own record), in seconds. */
 export const IDEMPOTENCY_TTL_SECONDS = 24 * 3600;
+/** Longest `after` (a page of keys' cursor) accepted: it holds a key (1,024 characters, up to 3 bytes each) and a bucket path. */
+export const MAX_CURSOR_LENGTH = 8192;

@@ -1,4 +1,4 @@
-// Content read: GET content[?path=][&shallow=true | &start=&limit=], one GetItem with the projection the path needs.
+// Content read: GET content[?path=][&shallow=true[&limit=&after=] | &start=&limit=].
 import { parsePath, type Segments } from '../paths';
 import { type ReadView, assertProjectAccess, readContent } from '../store/content';
 import { DEFAULT_SLICE_LIMIT } from '../config/limits';
@@ -7,28 +7,35 @@ import { BadRequest } from '../config/errors';
 import { notModified } from './request';
 import { beginRequest } from './route-context';
 import { type Validator, schemaError, validated } from './validation';
+import { decodeCursor } from '../content/key-pages';
 
 interface ReadQuery {
   segments?: Segments;
-  /** What the store reads of the value (shallow, a slice); none: the whole value. */
+  /** What the store reads of the value (shallow, a page of keys, a slice); none: the whole value. */
   view?: ReadView;
-  /** A slice answers `{value, start, length}` itself; everything else `{value}`. */
-  slice: boolean;
+  /** A slice (`{value, start, length}`) and a page of keys (`{value, next}`) are the body themselves; else `{value}`. */
+  paged: boolean;
 }
 
 function parseReadQuery(query: Record<string, string | undefined>, validate: Validator): ReadQuery {
   if (!validate(query)) throw schemaError(validate.errors);
   const segments = query.path === undefined ? undefined : parsePath(query.path);
-  const slice = query.start !== undefined || query.limit !== undefined;
-  if (query.shallow === 'true') {
-    if (slice) throw new BadRequest('INVALID_QUERY', 'shallow=true cannot be combined with start or limit');
-    return { segments, view: { kind: 'shallow' }, slice: false };
-  }
-  if (!slice) return { segments, slice: false };
-  const start = Number(query.start ?? 0);
-  const limit = Number(query.limit ?? DEFAULT_SLICE_LIMIT);
   const where = query.path === undefined ? 'the content' : `the value at '${query.path}'`;
-  return { segments, view: { kind: 'slice', start, limit, where }, slice: true };
+  const limit = Number(query.limit ?? DEFAULT_SLICE_LIMIT);
+  if (query.shallow === 'true') {
+    if (query.start !== undefined) throw new BadRequest('INVALID_QUERY', 'shallow=true cannot be combined with start');
+    // With limit or after: a page of an object's keys (lib/content/key-pages.ts); without, every key at once.
+    if (query.limit === undefined && query.after === undefined)
+      return { segments, view: { kind: 'shallow' }, paged: false };
+    const after = query.after === undefined ? undefined : decodeCursor(query.after);
+    return { segments, view: { kind: 'shallow', page: { limit, after, where } }, paged: true };
+  }
+  if (query.after !== undefined) {
+    throw new BadRequest('INVALID_QUERY', "after pages an object's keys: it goes with shallow=true");
+  }
+  if (query.start === undefined && query.limit === undefined) return { segments, paged: false };
+  const start = Number(query.start ?? 0);
+  return { segments, view: { kind: 'slice', start, limit, where }, paged: true };
 }
 
 export function contentRead(validate: Validator) {
@@ -42,6 +49,6 @@ export function contentRead(validate: Validator) {
     const { value, etag } = await readContent({ project, principal, segments: query.segments, view: query.view });
     // A 304 reads what the 200 would (the ETag is the value's); it saves the transfer, not the read.
     if (notModified(event, etag)) return { statusCode: 304, body: undefined, headers: { ETag: etag } };
-    return { statusCode: 200, body: query.slice ? value : { value }, headers: { ETag: etag } };
+    return { statusCode: 200, body: query.paged ? value : { value }, headers: { ETag: etag } };
   });
 }

@@ -1,6 +1,7 @@
 // Request schemas: the one source for the ajv validators (compiled at build time) and the OpenAPI document.
 import {
   DEFAULT_SLICE_LIMIT,
+  MAX_CURSOR_LENGTH,
   MAX_EXPIRES_IN_SECONDS,
   MAX_PATH_LENGTH,
   MAX_SLICE_LIMIT,
@@ -103,7 +104,7 @@ export const readQuerySchema = {
       type: 'string',
       enum: ['true', 'false'],
       description:
-        '`true`: an object\'s keys each with `true` (members held in other segments are not read), an array\'s length as `{"length": n}`, a scalar as itself. Not with `start` or `limit`.',
+        '`true`: an object\'s keys each with `true` (members held in other segments are not read), an array\'s length as `{"length": n}`, a scalar as itself. Not with `start`. With `limit` (and `after`): a page of an object\'s keys, `{"value": {...}, "next": <cursor or null>}`.',
       examples: ['true'],
     },
     start: {
@@ -116,8 +117,16 @@ export const readQuerySchema = {
     limit: {
       type: 'string',
       pattern: '^([1-9][0-9]{0,2}|1000)$',
-      description: `Slice an array: at most this many elements, 1 to ${MAX_SLICE_LIMIT} (default ${DEFAULT_SLICE_LIMIT}).`,
+      description: `Slice an array: at most this many elements, 1 to ${MAX_SLICE_LIMIT} (default ${DEFAULT_SLICE_LIMIT}). With \`shallow=true\`: at most this many keys of an object in one page.`,
       examples: ['50'],
+    },
+    after: {
+      type: 'string',
+      minLength: 1,
+      maxLength: MAX_CURSOR_LENGTH,
+      pattern: '^[A-Za-z0-9_-]+$',
+      description: `With \`shallow=true\`: the \`next\` of the previous page of an object's keys; the page after it (\`limit\` keys, default ${DEFAULT_SLICE_LIMIT}).`,
+      examples: ['eyJsIjoiIiwiayI6ImIwMDEyIn0'],
     },
   },
 } as const;

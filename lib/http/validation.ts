@@ -28,6 +28,7 @@ const FIELD_ERRORS: Record<string, [CodeWithStatus<400>, string]> = {
     'start must be an integer of at most 15 digits, without leading zeros (negative counts from the end)',
   ],
   limit: ['INVALID_LIMIT', `limit must be a whole number from 1 to ${MAX_SLICE_LIMIT}`],
+  after: ['INVALID_CURSOR', 'after must be the next of an earlier page of shallow=true&limit='],
   url: ['INVALID_WEBHOOK_URL', 'url is required and must be a string of 1 to 2048 characters'],
 };
 

@@ -63,8 +63,8 @@ export const CONTENT_ROUTES: readonly RouteDoc[] = [
     tag: 'content',
     summary: 'Get project content',
     description:
-      'The value at `path`, or the whole content when `path` is left out. Needs `content:read` (or any member role). `shallow=true` answers an object\'s keys each with `true` (members held in other segments are not read: one GetItem of the segment that holds the value), an array\'s length as `{"length": n}` and a scalar as itself. `start`/`limit` slice an array (not a shallow read): `{"value": [...], "start": <first index>, "length": <the array\'s length>}`, so the next page starts at `start + value.length` until it reaches `length`; a negative `start` counts from the end, one at or past the end answers `[]`, and a slice of anything but an array is a 400 `NOT_AN_ARRAY`. `If-None-Match` with the ETag the request would answer with: 304 without a body (polling; the read still costs what a 200 costs). Other query parameters are ignored.',
-    query: (['path', 'shallow', 'start', 'limit'] as const).map((name) => {
+      'The value at `path`, or the whole content when `path` is left out. Needs `content:read` (or any member role). `shallow=true` answers an object\'s keys each with `true` (members held in other segments are not read: one GetItem of the segment that holds the value), an array\'s length as `{"length": n}` and a scalar as itself. `start`/`limit` slice an array (not a shallow read): `{"value": [...], "start": <first index>, "length": <the array\'s length>}`, so the next page starts at `start + value.length` until it reaches `length`; a negative `start` counts from the end, one at or past the end answers `[]`, and a slice of anything but an array is a 400 `NOT_AN_ARRAY`. `shallow=true` with `limit` (1 to 1,000 keys) pages an object\'s keys: `{"value": {<key>: true, ...}, "next": <cursor or null>}`; pass `next` back as `after` (with `shallow=true`, and `limit`, default 100) for the next page until `next` is null. Keys come in a documented order (an object held in one segment: UTF-16 code units; a bucketed object: bucket by bucket, then UTF-16 code units; within a page the JSON object\'s members have no order), so a key present from the first page to the last is given exactly once whatever is written in between; a page of a bucketed object reads about `limit` ÷ (keys per bucket) buckets of 1 RCU each, never its members\' values. A cursor made before the object was rewritten as a whole is a 409 `STALE_CURSOR`: start again. A page of anything but an object is a 400 `NOT_AN_OBJECT`. `If-None-Match` with the ETag the request would answer with: 304 without a body (polling; the read still costs what a 200 costs). Other query parameters are ignored.',
+    query: (['path', 'shallow', 'start', 'limit', 'after'] as const).map((name) => {
       const { description, examples, ...schema } = readQuerySchema.properties[name] as {
         description: string;
         examples?: readonly string[];
@@ -75,7 +75,7 @@ export const CONTENT_ROUTES: readonly RouteDoc[] = [
     success: {
       status: 200,
       description:
-        "The value (or its shallow form), or a slice of an array with its start and the array's length; `ETag` carries the version of what was read: the value's (send it back in `If-Match` with a write to the same path, or in `If-None-Match` to poll). A shallow read or a slice reads only the segment that holds the value, so its ETag is that segment's: the value's own while the value lies in one segment.",
+        "The value (or its shallow form), a slice of an array with its start and the array's length, or a page of an object's keys with the next page's cursor; `ETag` carries the version of what was read: the value's (send it back in `If-Match` with a write to the same path, or in `If-None-Match` to poll). A shallow read or a slice reads only the segment that holds the value, so its ETag is that segment's: the value's own while the value lies in one segment.",
       schema: {
         oneOf: [
           {
@@ -104,6 +104,23 @@ export const CONTENT_ROUTES: readonly RouteDoc[] = [
             required: ['value', 'start', 'length'],
             additionalProperties: false,
           },
+          {
+            type: 'object',
+            description: "A page of an object's keys (`shallow=true` with `limit` or `after`).",
+            properties: {
+              value: {
+                type: 'object',
+                additionalProperties: { const: true },
+                description: 'At most `limit` keys, each with `true`, after the cursor in the documented key order.',
+              },
+              next: {
+                type: ['string', 'null'],
+                description: 'The cursor of the next page (send it as `after`); null when no key follows.',
+              },
+            },
+            required: ['value', 'next'],
+            additionalProperties: false,
+          },
         ],
       },
       example: { value: { data: { items: ['a', 'b'], count: 3 } } },
@@ -115,8 +132,11 @@ export const CONTENT_ROUTES: readonly RouteDoc[] = [
       'INVALID_START',
       'INVALID_LIMIT',
       'INVALID_QUERY',
+      'INVALID_CURSOR',
       'NOT_AN_ARRAY',
+      'NOT_AN_OBJECT',
       'PATH_NOT_FOUND',
+      'STALE_CURSOR',
       'RESPONSE_TOO_LARGE',
     ],
   },

@@ -20,6 +20,7 @@ import {
   plansOnNewest,
   touchedPaths,
 } from '../content/batch';
+import { type KeyPageView, pageOfValue } from '../content/key-pages';
 import { shallowView, sliceArray } from '../content/views';
 import {
   MissingSegment,
@@ -115,6 +116,7 @@ import {
   tokenIn,
 } from './segments';
 import { type RequestRecord, isRecorded, recordPut, recordedBefore, requestRecordOf } from './request-records';
+import { readBucketKeys } from './key-pages';
 import { BadRequest, Conflict, HttpError, PayloadTooLarge, PreconditionFailed } from '../config/errors';
 import { type Segments, asIndex } from '../paths';
 import { PathTree } from '../paths/tree';
@@ -1658,16 +1660,21 @@ export interface ReadRequest {
   view?: ReadView;
 }
 
-export type ReadView = { kind: 'shallow' } | { kind: 'slice'; start: number; limit: number; where: string };
+/** `page`: a page of an object's keys (shallow=true with limit or after; lib/content/key-pages.ts). */
+export type ReadView =
+  | { kind: 'shallow'; page?: KeyPageView }
+  | { kind: 'slice'; start: number; limit: number; where: string };
 
 /** A view of a value that is all in hand. */
-const viewOf = (value: Json, view: ReadView): Json =>
-  view.kind === 'shallow' ? shallowView(value) : sliceArray(value, view.start, view.limit, view.where);
+const viewOf = (value: Json, view: ReadView): Json => {
+  if (view.kind === 'slice') return sliceArray(value, view.start, view.limit, view.where);
+  return view.page ? { ...pageOfValue(value, view.page) } : shallowView(value);
+};
 
 /**
  * A view of the value a segment holds at the path: a chunked array's length is its stub's count plus its own
  * elements, and a slice of it reads the chunks of its range (one Query for the first, one for the rest); a bucketed
- * object's keys are its buckets' (one Query of them all). Its ETag is that of the segments read.
+ * object's keys are its buckets' (read by key, as many as a page needs). Its ETag is that of the segments read.
  */
 async function readView(
   inc: string,
@@ -1676,15 +1683,20 @@ async function readView(
   view: ReadView,
 ): Promise<{ value: Json; etag: string }> {
   const chunked = chunkStubOf(held);
-  if (view.kind === 'shallow' && chunked) {
-    return { value: { length: logicalLength(held as Json[]) }, etag: formatEtag(segment.etag) };
-  }
   if (view.kind === 'shallow' && held instanceof Stub && isBucketStubKey(held.key)) {
-    const buckets = [...(await readSubtree(inc, held.key)).values()];
-    const object = fragmentsOf(buckets)(held.key);
-    if (object === undefined) throw new MissingSegment(held.key);
-    assertSnapshot([segment, ...buckets]);
-    return { value: shallowView(object), etag: formatEtag(etagOf([segment, ...buckets])) };
+    // Its buckets, read by key as far as the page needs (all of them without a page): lib/store/key-pages.ts.
+    const keys = await readBucketKeys({
+      inc,
+      segment,
+      stub: held.key,
+      limit: view.page?.limit,
+      after: view.page?.after,
+    });
+    const value = view.page ? { value: keys.value, next: keys.next } : keys.value;
+    return { value, etag: formatEtag(keys.etag) };
+  }
+  if (view.kind === 'shallow' && chunked && !view.page) {
+    return { value: { length: logicalLength(held as Json[]) }, etag: formatEtag(segment.etag) };
   }
   if (view.kind === 'slice' && chunked) {
     const list = held as Json[];

@@ -672,11 +672,39 @@ function badReads(p: Project): fc.Arbitrary<Case> {
         url: `${p.content}?${path}${name}=${encodeURIComponent(value)}`,
       })),
     fc
-      .tuple(fc.constantFrom('start=0', 'limit=5', 'start=-1&limit=2', 'limit=1000'), fc.constantFrom('', 'path=list&'))
+      .tuple(fc.constantFrom('start=0', 'start=-1&limit=2', 'start=0&after=x'), fc.constantFrom('', 'path=list&'))
       .map(([slice, path]) => ({
         kind: 'GET shallow with a slice',
         method: 'GET',
         url: `${p.content}?${path}shallow=true&${slice}`,
+      })),
+    // A page of keys: after that is no cursor this service made (any text, or any JSON in base64url), or a page of an
+    // array's or a scalar's keys, or after without shallow=true.
+    fc
+      .tuple(
+        fc.oneof(
+          fc.string({ maxLength: 40 }),
+          fc.jsonValue({ maxDepth: 2 }).map((v) => Buffer.from(JSON.stringify(v) ?? '').toString('base64url')),
+        ),
+        fc.constantFrom(
+          'shallow=true&',
+          'shallow=true&limit=3&',
+          'path=keep&shallow=true&',
+          'path=list&shallow=true&',
+          '',
+        ),
+      )
+      .map(([after, query]) => ({
+        kind: 'GET bad cursor',
+        method: 'GET',
+        url: `${p.content}?${query}after=${encodeURIComponent(after)}`,
+      })),
+    fc
+      .tuple(fc.constantFrom('path=list&', 'path=n&', 'path=list.0&'), fc.constantFrom('limit=1', 'limit=1000'))
+      .map(([path, limit]) => ({
+        kind: 'GET keys of a non-object',
+        method: 'GET',
+        url: `${p.content}?${path}shallow=true&${limit}`,
       })),
     fc
       .tuple(

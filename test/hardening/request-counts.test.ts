@@ -237,6 +237,32 @@ describe('DynamoDB requests per operation, cold and warm', () => {
     expect(read.body.value.builds.b2).toEqual({ i: 7, ok: true });
   });
 
+  it("a page of a bucketed object's keys reads its segment and the buckets the page needs by key, never a Query", async () => {
+    // 1,000 small members: about 40 KB, bucketed (32 buckets of about 31 keys at the default segment size).
+    const builds = Object.fromEntries(Array.from({ length: 1000 }, (_, i) => [`b${i}`, { i, ok: true }]));
+    const big = await stack.newProject();
+    await request(`${big.content}/update`, { method: 'POST', token: big.owner, body: { content: { builds } } });
+    const { key } = await stack.newKey(big, ['content:read']);
+    expect((await counted(`${big.content}?path=builds.b1`, { token: key })).status).toBe(200);
+    // The object's segment (the root first the first time: the path names the object, not a member), then one
+    // BatchGetItem of the buckets ten keys need.
+    const url = `${big.content}?path=builds&shallow=true&limit=10`;
+    expect(await counted(url, { token: key })).toEqual({ status: 200, requests: { GetItem: 2, BatchGetItem: 1 } });
+    expect(await counted(url, { token: key })).toEqual({ status: 200, requests: { GetItem: 1, BatchGetItem: 1 } });
+    const page = await request(url, { token: key });
+    const after = `${url}&after=${encodeURIComponent(page.body.next as string)}`;
+    expect(await counted(after, { token: key })).toEqual({ status: 200, requests: { GetItem: 1, BatchGetItem: 1 } });
+    // All 1,000 in one page, and every key at once: the 32 buckets in one BatchGetItem; no member's segment read.
+    const whole = `${big.content}?path=builds&shallow=true&limit=1000`;
+    expect(await counted(whole, { token: key })).toEqual({ status: 200, requests: { GetItem: 1, BatchGetItem: 1 } });
+    const all = await request(whole, { token: key });
+    expect({ keys: Object.keys(all.body.value).length, next: all.body.next }).toEqual({ keys: 1000, next: null });
+    expect(await counted(`${big.content}?path=builds&shallow=true`, { token: key })).toEqual({
+      status: 200,
+      requests: { GetItem: 1, BatchGetItem: 1 },
+    });
+  });
+
   it('a read: BatchGetItem + one read with a new key, then one read (a Query for the whole content, GetItem for a path)', async () => {
     const { key } = await stack.newKey(p, ['content:read']);
     expect(await counted(p.content, { token: key })).toEqual({

@@ -228,8 +228,11 @@ describe('GET content: query validation', () => {
     ['limit=9999', 'INVALID_LIMIT'],
     ['limit=ten', 'INVALID_LIMIT'],
     ['shallow=true&start=0', 'INVALID_QUERY'],
-    ['shallow=true&limit=5', 'INVALID_QUERY'],
     ['shallow=true&start=-1&limit=5', 'INVALID_QUERY'],
+    ['start=0&after=x', 'INVALID_QUERY'],
+    // shallow=true with limit pages an object's keys (content-keys.test.ts): an array has none.
+    ['shallow=true&limit=5', 'NOT_AN_OBJECT'],
+    ['shallow=true&after=!', 'INVALID_CURSOR'],
     ['path=l..x&start=0', 'INVALID_PATH'],
     ['path=l.__proto__&shallow=true', 'RESERVED_KEY'],
   ])('?path=l&%s is a 400 %s', async (query, code) => {

@@ -17,6 +17,7 @@ import {
   MAX_PATH_LENGTH,
   MAX_RESPONSE_BYTES,
   MAX_SLICE_LIMIT,
+  MAX_CURSOR_LENGTH,
   MAX_WEBHOOK_URL_LENGTH,
   MAX_WEBHOOKS_PER_PROJECT,
   MAX_WRITE_ATTEMPTS,
@@ -192,9 +193,10 @@ describe('figures the docs state come from the code', () => {
     expect(row('Request body')).toContain(`${MAX_BODY_BYTES / 1024} KiB`);
     expect(row('Content per project')).toContain(`at most ${MAX_CONTENT_BYTES / 1024} KiB`);
     expect(row('One GET')).toContain(`${MAX_RESPONSE_BYTES / 1024 / 1024} MiB`);
-    expect(row('One array slice')).toContain(
-      `1 to ${thousands(MAX_SLICE_LIMIT)} elements (default ${DEFAULT_SLICE_LIMIT})`,
+    expect(row('One array slice or page of keys')).toContain(
+      `1 to ${thousands(MAX_SLICE_LIMIT)} elements or keys (default ${DEFAULT_SLICE_LIMIT})`,
     );
+    expect(row('One array slice or page of keys')).toContain(`${thousands(MAX_CURSOR_LENGTH)} characters`);
     expect(row('Nesting')).toContain(`${MAX_DEPTH} levels`);
     expect(row('Nesting')).toContain(`${MAX_CONTAINER_DEPTH} path segments`);
     expect(row('Path')).toContain(`${MAX_PATH_LENGTH} characters; a segment or object key at most ${MAX_KEY_LENGTH}`);

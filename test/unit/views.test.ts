@@ -1,7 +1,7 @@
 // GET content's partial reads (pure): shallow views, array slices, the query's validator and If-None-Match.
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import fc from 'fast-check';
-import { DEFAULT_SLICE_LIMIT, MAX_SLICE_LIMIT } from '../../lib/config/limits';
+import { DEFAULT_SLICE_LIMIT, MAX_CURSOR_LENGTH, MAX_SLICE_LIMIT } from '../../lib/config/limits';
 import { type Json, Stub } from '../../lib/content/json';
 import { shallowView, sliceArray } from '../../lib/content/views';
 import { notModified } from '../../lib/http/request';
@@ -94,6 +94,16 @@ describe('the GET content query validator', () => {
     expect(verdict({ shallow })).toBe('valid');
     for (const bad of ['', 'TRUE', '1', 'yes', 'true,true'])
       expect({ bad, verdict: verdict({ shallow: bad }) }).toEqual({ bad, verdict: 'INVALID_SHALLOW' });
+  });
+
+  it('after: base64url text of 1 to MAX_CURSOR_LENGTH characters; anything else INVALID_CURSOR', () => {
+    for (const after of ['a', 'eyJsIjoiIiwiayI6ImEifQ', 'A-_z09', 'x'.repeat(MAX_CURSOR_LENGTH)])
+      expect(verdict({ after })).toBe('valid');
+    for (const after of ['', 'a+b', 'a/b', 'a=', ' a', 'a,b', 'x'.repeat(MAX_CURSOR_LENGTH + 1)])
+      expect({ after: after.slice(0, 20), verdict: verdict({ after }) }).toEqual({
+        after: after.slice(0, 20),
+        verdict: 'INVALID_CURSOR',
+      });
   });
 
   it('other parameters are ignored', () => {

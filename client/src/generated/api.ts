@@ -13,6 +13,9 @@ export interface Operations {
       value: Array<unknown>;
       start: number;
       length: number;
+    } | {
+      value: { [key: string]: unknown };
+      next: string | null;
     };
   };
   patchContent: {

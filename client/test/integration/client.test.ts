@@ -72,6 +72,12 @@ describe('content methods', () => {
     await expect(s.get('a', { start: 0 })).rejects.toMatchObject({ status: 400, code: 'NOT_AN_ARRAY' });
     await expect(s.get('log', { limit: 0 })).rejects.toMatchObject({ status: 400, code: 'INVALID_LIMIT' });
     await expect(s.get('log', { shallow: true, start: 1 })).rejects.toMatchObject({ code: 'INVALID_QUERY' });
+    // Pages of an object's keys: limit, then after with the page's next, until next is null.
+    const first = await s.get('a', { shallow: true, limit: 1 });
+    expect(first).toEqual({ value: { b: true }, next: expect.any(String), etag: expect.any(String) });
+    const rest = await s.get('a', { shallow: true, limit: 1, after: (first as { next: string }).next });
+    expect(rest).toMatchObject({ value: { c: true }, next: null });
+    await expect(s.get('log', { shallow: true, limit: 1 })).rejects.toMatchObject({ code: 'NOT_AN_OBJECT' });
     // Polling: unchanged is a 304, a write makes it a 200 with the new ETag.
     const { etag } = await s.get('log');
     expect(await s.get('log', { ifNoneMatch: etag! })).toEqual({ notModified: true, etag });

@@ -57,6 +57,13 @@ describe('requests', () => {
     ['get a slice', (s) => s.get('log', { start: -10, limit: 5 }), 'GET', `${C}?path=log&start=-10&limit=5`, undefined],
     ['get from start 0', (s) => s.get('log', { start: 0 }), 'GET', `${C}?path=log&start=0`, undefined],
     ['get a limit', (s) => s.get('log', { limit: 50 }), 'GET', `${C}?path=log&limit=50`, undefined],
+    [
+      'get a page of keys',
+      (s) => s.get('docs', { shallow: true, limit: 2, after: 'eyJrIjoiYSJ9' }),
+      'GET',
+      `${C}?path=docs&shallow=true&limit=2&after=eyJrIjoiYSJ9`,
+      undefined,
+    ],
     ['set', (s) => s.set('a.b', { x: null }), 'POST', `${C}/set`, { path: 'a.b', value: { x: null } }],
     ['set null', (s) => s.set('a', null), 'POST', `${C}/set`, { path: 'a', value: null }],
     ['insert', (s) => s.insert('list', 'x', -1), 'POST', `${C}/insert`, { path: 'list', value: 'x', index: -1 }],
