@@ -54,6 +54,11 @@ export const ERROR_CODES = {
     status: 400,
     message: 'If-Match may name at most 20 entity tags',
   },
+  INVALID_RULES: {
+    when: 'A rules document is invalid: the message names the rule (rules[i]) and what is wrong',
+    status: 400,
+    message: 'rules[0]: invalid CEL: <input>:1:3: found + but expecting end of input',
+  },
   INVALID_PATH: {
     when: 'path is missing, not a string, empty, has an empty segment or a bad escape',
     status: 400,

@@ -162,6 +162,40 @@ export const managementSchemas = {
     },
     ['url'],
   ),
+  putRules: body(
+    {
+      rules: {
+        type: 'array',
+        items: { type: 'object' },
+        description:
+          'The rules, in order: each `{"match", "read"?, "write"?, "validate"?}` (README, "Rules"; docs/rules.md).',
+      },
+      allowPublicWrite: {
+        type: 'boolean',
+        description: 'Must be true for a rule that lets anyone write everywhere below a pattern of captures only.',
+      },
+    },
+    ['rules'],
+  ),
+  testRules: body(
+    {
+      auth: {
+        type: ['object', 'null'],
+        description:
+          'The caller as conditions see it: null (no credential) or `{kind, username?, sub?, claims?, keyId?, permissions?, paths?}`.',
+      },
+      operation: { enum: ['read', 'write'] },
+      path: { type: 'string', maxLength: MAX_PATH_LENGTH, description: "The path; '' is the root." },
+      value: { description: 'write: the value it leaves at the path (newData; its schemas are checked).' },
+      rules: {
+        type: 'array',
+        items: { type: 'object' },
+        description: 'Rules to try instead of the stored ones (nothing is stored).',
+      },
+      allowPublicWrite: { type: 'boolean' },
+    },
+    ['operation', 'path'],
+  ),
   putMember: body({ role: { enum: ['viewer', 'editor'], description: 'viewer reads; editor reads and writes.' } }, [
     'role',
   ]),

@@ -254,7 +254,7 @@ export async function createApiKey(
  * A revocation's second half: the content's segments take the head's new grant epoch before the revocation answers,
  * so a grant remembered from before it fails on whichever segment it writes or reads next (docs/design/storage.md 6).
  */
-async function stampContent(project: ProjectRef, inc: string): Promise<void> {
+export async function stampContent(project: ProjectRef, inc: string): Promise<void> {
   const head = await readEpoch(project);
   const epoch = Number(head?.[A.grantEpoch]?.N ?? 0);
   if (head) await stampSegments(inc, epoch);

@@ -1,0 +1,164 @@
+// Access rules: the routes (GET/PUT .../rules with If-Match, the tester) over HTTP on the engine, and fuzzed rules
+// documents answered 400, never 500, never slowly.
+import fc from 'fast-check';
+import { type Project, call, expectError, newProject, newUser } from '../support/api';
+
+const rulesUrl = (p: Project, rest = '') => `/api/${p.username}/${p.slug}/rules${rest}`;
+const putRules = (p: Project, body: unknown, headers?: Record<string, string>) =>
+  call('PUT', rulesUrl(p), { token: p.owner, body, headers });
+const tester = (p: Project, body: unknown) => call('POST', rulesUrl(p, '/test'), { token: p.owner, body });
+
+const NOTES = [
+  { match: 'public.**', read: 'true' },
+  { match: 'users.{uid}.**', read: 'auth != null && auth.sub == uid', write: 'auth != null && auth.sub == uid' },
+];
+
+describe('rules routes', () => {
+  it('stores a document with a new version each time, shown to members, If-Match honoured', async () => {
+    const project = await newProject();
+    const empty = await call('GET', rulesUrl(project), { token: project.owner });
+    expect([empty.status, empty.body, empty.headers.get('etag')]).toEqual([200, { rules: [], version: 0 }, '"0"']);
+
+    const first = await putRules(project, { rules: NOTES });
+    expect([first.status, first.body]).toEqual([200, { version: 1, warnings: [] }]);
+    const viewer = await newUser(project, 'viewer');
+    const read = await call('GET', rulesUrl(project), { token: viewer.token });
+    expect([read.status, read.body]).toEqual([200, { rules: NOTES, version: 1 }]);
+
+    const stale = await putRules(project, { rules: [] }, { 'if-match': '"0"' });
+    expectError(stale, 412, 'PRECONDITION_FAILED');
+    expect(stale.headers.get('etag')).toBe('"1"');
+    const second = await putRules(project, { rules: [], allowPublicWrite: false }, { 'if-match': '"1"' });
+    expect([second.status, second.body.version]).toEqual([200, 2]);
+    expectError(await putRules(project, { rules: [] }, { 'if-match': 'nope' }), 400, 'INVALID_IF_MATCH');
+  });
+
+  it('refuses invalid rules with INVALID_RULES naming the rule, storing nothing', async () => {
+    const project = await newProject();
+    const refused = await putRules(project, { rules: [NOTES[0], { match: 'a', read: '1 +' }] });
+    expectError(refused, 400, 'INVALID_RULES');
+    expect(refused.body.message).toMatch(/^rules\[1\]: invalid CEL/);
+    expect((await call('GET', rulesUrl(project), { token: project.owner })).body.version).toBe(0);
+  });
+
+  it('answers warnings for rules that can never change a decision', async () => {
+    const project = await newProject();
+    const reply = await putRules(project, { rules: [...NOTES, { match: 'public.home', read: 'auth != null' }] });
+    expect(reply.status).toBe(200);
+    expect(reply.body.warnings).toEqual([expect.stringMatching(/^rules\[2\]\.read can never change a decision/)]);
+  });
+
+  it('lets only the owner change or test the rules, members read them, keys nothing (401 -> 404 -> 403)', async () => {
+    const project = await newProject();
+    const editor = await newUser(project, 'editor');
+    const stranger = await newUser();
+    expectError(await call('PUT', rulesUrl(project), { token: editor.token, body: { rules: [] } }), 403, 'FORBIDDEN');
+    expectError(await call('GET', rulesUrl(project), { token: stranger.token }), 403, 'FORBIDDEN');
+    expectError(await call('GET', rulesUrl(project), { token: project.key }), 403, 'FORBIDDEN');
+    expectError(await call('GET', rulesUrl(project)), 401, 'UNAUTHORIZED');
+    const missing = { ...project, slug: `${project.slug}x` };
+    expectError(await call('GET', rulesUrl(missing), { token: project.owner }), 404, 'PROJECT_NOT_FOUND');
+    expectError(await tester(project, { operation: 'read', path: 'a', auth: null, extra: 1 }), 400, 'UNKNOWN_FIELD');
+  });
+
+  it.each<[string, unknown, boolean, number | null, RegExp]>([
+    ['anonymous public read', null, true, 0, /rules\[0\] \(public\.\*\*\) grants read/],
+    ['anonymous read of the root: not filtered', null, false, null, /no rule grants read at the root/],
+    ['an end user her own notes', { kind: 'user', sub: 'u1' }, true, 1, /grants/],
+    ['an end user another one', { kind: 'user', sub: 'u2' }, false, null, /is true/],
+    [
+      'a key scoped elsewhere',
+      { kind: 'key', permissions: ['content:read'], paths: ['builds'] },
+      false,
+      null,
+      /outside the key's paths/,
+    ],
+  ])('the tester: %s', async (name, auth, allowed, rule, reason) => {
+    const project = await newProject();
+    expect((await putRules(project, { rules: NOTES })).status).toBe(200);
+    const path = name.includes('root') ? '' : name.includes('public') ? 'public.home' : 'users.u1.notes';
+    const verdict = await tester(project, { auth, operation: 'read', path });
+    expect([verdict.status, verdict.body]).toEqual([200, { allowed, rule, reason: expect.stringMatching(reason) }]);
+  });
+
+  it('the tester tries rules before they are stored, and names the owner and members by their role', async () => {
+    const project = await newProject();
+    const viewer = await newUser(project, 'viewer');
+    const given = await tester(project, {
+      auth: null,
+      operation: 'read',
+      path: 'x.y',
+      rules: [{ match: 'x.**', read: 'true' }],
+    });
+    expect(given.body).toEqual({ allowed: true, rule: 0, reason: expect.any(String) });
+    const owner = await tester(project, { auth: { username: project.username }, operation: 'write', path: 'a' });
+    expect(owner.body).toEqual({ allowed: true, rule: null, reason: 'the owner role allows write' });
+    const member = await tester(project, { auth: { username: viewer.username }, operation: 'write', path: 'a' });
+    expect(member.body).toEqual({ allowed: false, rule: null, reason: "no rule grants write at 'a'" });
+    const bad = await tester(project, {
+      auth: null,
+      operation: 'read',
+      path: 'a',
+      rules: [{ match: 'a', read: 'nope(' }],
+    });
+    expectError(bad, 400, 'INVALID_RULES');
+  });
+
+  it('answers fuzzed rules documents with 200 or 400, never 500, each quickly', async () => {
+    const project = await newProject();
+    const condition = fc.oneof(
+      fc.constantFrom(
+        'true',
+        'auth != null',
+        'auth.sub == uid',
+        '1 +',
+        '(',
+        '[1].all(x, [1].all(y, y))',
+        'now > 1',
+        'x',
+      ),
+      fc.string({ maxLength: 40 }),
+    );
+    const pattern = fc.oneof(
+      fc.constantFrom(
+        '**',
+        'a.**',
+        'users.{uid}.**',
+        '__proto__.**',
+        'a.__proto__',
+        'a.{uid}.{uid}',
+        'a.**.b',
+        '',
+        'a..b',
+      ),
+      fc.string({ maxLength: 20 }),
+    );
+    const rule = fc.record(
+      { match: pattern, read: condition, write: condition, validate: fc.jsonValue({ maxDepth: 3 }) },
+      { requiredKeys: [] },
+    );
+    const deep = (n: number): unknown => (n === 0 ? {} : { not: deep(n - 1) });
+    const documents = fc.oneof(
+      fc.record({ rules: fc.array(rule, { maxLength: 8 }) }),
+      fc.constantFrom(
+        { rules: [{ match: 'a', validate: deep(60) }] },
+        { rules: Array.from({ length: 10_000 }, () => ({ match: 'a.**', read: 'true' })) },
+        { rules: 'nope' },
+        { rules: [{ match: '**', write: 'true' }] },
+      ),
+    );
+    await fc.assert(
+      fc.asyncProperty(documents, async (document) => {
+        const started = Date.now();
+        const reply = await putRules(project, document);
+        expect([200, 400]).toContain(reply.status);
+        if (reply.status === 400)
+          expect(['INVALID_RULES', 'INVALID_BODY', 'UNKNOWN_FIELD', 'INVALID_JSON', 'VALUE_TOO_DEEP']).toContain(
+            reply.body.code,
+          );
+        expect(Date.now() - started).toBeLessThan(3000);
+      }),
+      { numRuns: Number(process.env.PROPERTY_RUNS ?? 40) },
+    );
+  });
+});
