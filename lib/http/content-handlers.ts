@@ -12,6 +12,7 @@ import { parseIdempotencyKey, runIdempotently } from './idempotency';
 import { header, parseIfMatch, parseJsonObject } from './request';
 import { beginRequest } from './route-context';
 import { hashSecret } from '../auth/credentials';
+import { requestTouches } from '../rules/touches';
 
 export interface MutationSpec {
   validate: Validator;
@@ -48,7 +49,7 @@ function mutationHandler(
   checkType?: (type: string | undefined) => void,
 ) {
   return httpHandler(async (event, context) => {
-    const { text, principal, project } = await beginRequest(event, 'write', checkType);
+    const { text, principal: caller, project } = await beginRequest(event, 'write', checkType);
     const input = validated(() => {
       const { body, op } = read(text, event);
       const ifMatch = parseIfMatch(event);
@@ -56,9 +57,11 @@ function mutationHandler(
       return { body, op, ifMatch, idempotencyKey };
     });
     if (input instanceof BadRequest) {
-      await assertProjectAccess(project, principal, 'write');
+      await assertProjectAccess(project, caller, 'write');
       throw input;
     }
+    // Rules and scoped keys judge the request by every path it touches (all or none).
+    const principal = { ...caller, scope: { touches: requestTouches(input.op) } };
     const run = async (requestToken?: string) => {
       const write = { project, principal, ifMatch: input.ifMatch, requestToken };
       const { etag } = Array.isArray(input.op)

@@ -141,6 +141,15 @@ export const managementSchemas = {
         maximum: MAX_EXPIRES_IN_SECONDS,
         description: `Lifetime in whole seconds, 1 to ${MAX_EXPIRES_IN_SECONDS} (10 years); omit for a key that does not expire.`,
       },
+      paths: {
+        type: 'array',
+        minItems: 1,
+        maxItems: 20,
+        items: { type: 'string', minLength: 1, maxLength: MAX_PATH_LENGTH },
+        description:
+          'Limits the key to these dot paths (at and below each; 403 elsewhere), intersected with its permissions; omit for the whole content.',
+        examples: [['builds', 'public.status']],
+      },
     },
     ['name', 'permissions'],
   ),

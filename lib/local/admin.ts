@@ -2,12 +2,14 @@
 import { parseArgs } from 'node:util';
 import { applyLocalDefaults, local } from './env';
 import { MAX_EXPIRES_IN_SECONDS } from '../config/limits';
+import { formatPath, parsePath } from '../paths';
 
 const USAGE = `usage: npm run -s admin -- <command>   (--help, -h: this text)
   user create @alice
   project create @alice/site
   session create @alice [--expires-in SECONDS]
   key create @alice/site --permissions content:read,content:write [--expires-in SECONDS] [--name NAME]
+             [--paths builds,public.status]   (a scoped key: only at and below these dot paths)
   key revoke @alice/site <id>
   member add @alice/site @bob --role viewer|editor
   sweep   (once: what interrupted changes over 100 items left, markers older than SWEEP_AFTER_MS, default 5 min)
@@ -19,6 +21,7 @@ class HelpRequested extends Error {}
 const OPTIONS = {
   'expires-in': { type: 'string' },
   permissions: { type: 'string' },
+  paths: { type: 'string' },
   role: { type: 'string' },
   name: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
@@ -54,6 +57,17 @@ function seconds(value: string | undefined): number | undefined {
   return n;
 }
 
+/** --paths: comma-separated dot paths (a path with a comma cannot be named here; the API takes any). */
+function scopedPaths(value: string): string[] {
+  const list = value.split(',').filter(Boolean);
+  if (list.length === 0 || list.length > 20) throw new UsageError('--paths takes 1 to 20 dot paths, comma-separated');
+  try {
+    return [...new Set(list.map((path) => formatPath(parsePath(path))))];
+  } catch (error) {
+    throw new UsageError(`--paths: ${(error as Error).message}`);
+  }
+}
+
 async function run(argv: string[]): Promise<unknown> {
   const { values, positionals } = parseCommand(argv);
   applyLocalDefaults();
@@ -64,7 +78,7 @@ async function run(argv: string[]): Promise<unknown> {
   const { GetCommand } = await import('@aws-sdk/lib-dynamodb');
 
   const expiresIn = seconds(values['expires-in']);
-  const { permissions, role, name } = values;
+  const { permissions, role, name, paths } = values;
   const [noun, verb, ...rest] = positionals;
 
   const user = (value: string | undefined) => {
@@ -121,8 +135,9 @@ async function run(argv: string[]): Promise<unknown> {
         name: name ?? 'cli',
         permissions: [...new Set(list)] as Array<'content:read' | 'content:write'>,
         expiresInSeconds: expiresIn,
+        paths: paths === undefined ? undefined : scopedPaths(paths),
       });
-      return { id: created.id, key: created.key };
+      return { id: created.id, key: created.key, ...(created.paths ? { paths: created.paths } : {}) };
     }
     case 'key revoke': {
       const ref = project(rest[0]);

@@ -21,6 +21,17 @@ const keyFields = {
   createdAt: time,
   expiresAt: { ...time, type: ['string', 'null'], description: 'null: never expires.' },
 };
+/** A key as shown: its fields, and `paths` for a scoped key only. */
+const keyObject = (extra: Record<string, object> = {}) => {
+  const shown = object({ ...keyFields, ...extra });
+  return {
+    ...shown,
+    properties: {
+      ...shown.properties,
+      paths: { type: 'array', items: string, description: 'A scoped key only: the paths it is limited to.' },
+    },
+  };
+};
 
 const dropped = {
   type: ['object', 'null'],
@@ -111,10 +122,7 @@ export const MANAGEMENT_ROUTES: readonly RouteDoc[] = [
     success: {
       status: 201,
       description: 'Created; `key` is the secret to send as `Authorization: Bearer <key>`.',
-      schema: object({
-        ...keyFields,
-        key: { type: 'string', description: 'The secret (`capi_...`); never shown again.' },
-      }),
+      schema: keyObject({ key: { type: 'string', description: 'The secret (`capi_...`); never shown again.' } }),
       example: {
         id: '0123456789abcdef',
         // Deliberately not a well-formed key, so secret scanners looking for `capi_` never flag the published docs.
@@ -131,6 +139,9 @@ export const MANAGEMENT_ROUTES: readonly RouteDoc[] = [
       'INVALID_NAME',
       'INVALID_PERMISSIONS',
       'INVALID_EXPIRY',
+      'INVALID_PATH',
+      'PATH_TOO_DEEP',
+      'RESERVED_KEY',
       'LIMIT_REACHED',
     ],
   },
@@ -144,7 +155,7 @@ export const MANAGEMENT_ROUTES: readonly RouteDoc[] = [
     success: {
       status: 200,
       description: 'The keys.',
-      schema: object({ keys: { type: 'array', items: object(keyFields) } }),
+      schema: object({ keys: { type: 'array', items: keyObject() } }),
       example: {
         keys: [
           {

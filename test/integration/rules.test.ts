@@ -1,7 +1,7 @@
 // Access rules: the routes (GET/PUT .../rules with If-Match, the tester) over HTTP on the engine, and fuzzed rules
 // documents answered 400, never 500, never slowly.
 import fc from 'fast-check';
-import { type Project, call, expectError, newProject, newUser } from '../support/api';
+import { type Project, call, content, expectError, newProject, newUser, post, signJwt, unique } from '../support/api';
 
 const rulesUrl = (p: Project, rest = '') => `/api/${p.username}/${p.slug}/rules${rest}`;
 const putRules = (p: Project, body: unknown, headers?: Record<string, string>) =>
@@ -160,5 +160,157 @@ describe('rules routes', () => {
       }),
       { numRuns: Number(process.env.PROPERTY_RUNS ?? 40) },
     );
+  });
+});
+
+describe('rules on content requests', () => {
+  const APP = [
+    { match: 'public.**', read: 'true' },
+    { match: 'users.{uid}.**', read: 'auth != null && auth.sub == uid', write: 'auth != null && auth.sub == uid' },
+    { match: 'drafts.**', read: 'auth != null && auth.claims.role == "editor"' },
+  ];
+  const get = (p: Project, path?: string, token?: string) =>
+    call('GET', `${p.content}${path === undefined ? '' : `?path=${encodeURIComponent(path)}`}`, { token });
+  const set = (p: Project, path: string, value: unknown, token?: string) =>
+    call('POST', `${p.content}/set`, { token, body: { path, value } });
+
+  async function appProject() {
+    const p = await newProject();
+    expect(
+      (
+        await post(p, 'update', {
+          content: { public: { home: 'hi' }, drafts: { d: 1 }, users: { u1: { n: 1 }, u2: { n: 2 } } },
+        })
+      ).status,
+    ).toBe(200);
+    expect((await putRules(p, { rules: APP })).status).toBe(200);
+    return p;
+  }
+
+  it('answers an anonymous read of public content; elsewhere the same 401 as without rules', async () => {
+    const p = await appProject();
+    expect(await get(p, 'public.home')).toMatchObject({ status: 200, body: { value: 'hi' } });
+    expect(await get(p, 'public')).toMatchObject({ status: 200, body: { value: { home: 'hi' } } });
+    expectError(await get(p), 401, 'UNAUTHORIZED');
+    expectError(await get(p, 'users.u1'), 401, 'UNAUTHORIZED');
+    expect((await call('GET', `${p.content}?path=public&shallow=true`, {})).body).toEqual({ value: { home: true } });
+    expectError(await call('GET', `${p.content}?shallow=true`, {}), 401, 'UNAUTHORIZED');
+    expectError(await set(p, 'public.home', 'x'), 401, 'UNAUTHORIZED');
+    const plain = await newProject();
+    expectError(await get(plain, 'public'), 401, 'UNAUTHORIZED');
+    expectError(
+      await get({ ...plain, content: `/api/${plain.username}/nope${plain.slug}/content` }, 'public'),
+      401,
+      'UNAUTHORIZED',
+    );
+  });
+
+  it('lets two end users (JWT, not members) each write their own subtree and denies the other one', async () => {
+    const p = await appProject();
+    const u1 = await signJwt({ sub: 'u1', preferred_username: unique('e') });
+    const u2 = await signJwt({ sub: 'u2', preferred_username: unique('e') });
+    expect((await set(p, 'users.u1.n', 10, u1)).status).toBe(200);
+    expect((await set(p, 'users.u2.n', 20, u2)).status).toBe(200);
+    expectError(await set(p, 'users.u2.n', 11, u1), 403, 'FORBIDDEN');
+    expectError(await get(p, 'users.u1', u2), 403, 'FORBIDDEN');
+    expect(await get(p, 'users.u1', u1)).toMatchObject({ status: 200, body: { value: { n: 10 } } });
+    expectError(await get(p, 'users', u1), 403, 'FORBIDDEN');
+    expect((await content(p, 'users')) as unknown).toEqual({ u1: { n: 10 }, u2: { n: 20 } });
+  });
+
+  it('sees the JWT claims and lets a signed-in non-member with a session use the rules too', async () => {
+    const p = await appProject();
+    const editor = await signJwt({ sub: 'x', preferred_username: unique('e'), role: 'editor' });
+    expect(await get(p, 'drafts', editor)).toMatchObject({ status: 200, body: { value: { d: 1 } } });
+    const stranger = await newUser();
+    expect((await get(p, 'public.home', stranger.token)).status).toBe(200);
+    expectError(await get(p, 'drafts', stranger.token), 403, 'FORBIDDEN');
+  });
+
+  it('refuses a batch or a patch crossing an allowed and a denied path, changing nothing', async () => {
+    const p = await appProject();
+    const u1 = await signJwt({ sub: 'u1', preferred_username: unique('e') });
+    const before = await content(p);
+    const batch = await call('POST', `${p.content}/batch`, {
+      token: u1,
+      body: {
+        operations: [
+          { op: 'set', path: 'users.u1.n', value: 5 },
+          { op: 'set', path: 'users.u2.n', value: 5 },
+        ],
+      },
+    });
+    expectError(batch, 403, 'FORBIDDEN');
+    const patch = await call('PATCH', p.content, {
+      token: u1,
+      rawBody: JSON.stringify([
+        { op: 'replace', path: '/users/u1/n', value: 6 },
+        { op: 'copy', from: '/drafts/d', path: '/users/u1/c' },
+      ]),
+      headers: { 'content-type': 'application/json-patch+json' },
+    });
+    expectError(patch, 403, 'FORBIDDEN');
+    expect(await content(p)).toEqual(before);
+    const allowed = await call('POST', `${p.content}/batch`, {
+      token: u1,
+      body: {
+        operations: [
+          { op: 'set', path: 'users.u1.n', value: 7 },
+          { op: 'test', path: 'users.u1.n', value: 7 },
+        ],
+      },
+    });
+    expect(allowed.status).toBe(200);
+  });
+
+  it('takes a rules change on the very next request of a warm caller', async () => {
+    const p = await appProject();
+    expect((await get(p, 'public.home')).status).toBe(200);
+    expect((await putRules(p, { rules: [] })).status).toBe(200);
+    expectError(await get(p, 'public.home'), 401, 'UNAUTHORIZED');
+    expect((await putRules(p, { rules: APP })).status).toBe(200);
+    expect((await get(p, 'public.home')).status).toBe(200);
+  });
+
+  it('keeps members and keys as they are: a viewer reads, writes only where rules allow', async () => {
+    const p = await appProject();
+    const viewer = await newUser(p, 'viewer');
+    expect((await get(p, 'drafts', viewer.token)).status).toBe(200);
+    expectError(await set(p, 'drafts.d', 2, viewer.token), 403, 'FORBIDDEN');
+    expect((await set(p, 'drafts.d', 2, p.key)).status).toBe(200);
+    expect((await set(p, 'drafts.d', 3, p.owner)).status).toBe(200);
+  });
+
+  it('limits a path-scoped key to its paths, intersected with its permissions, shown in the key list', async () => {
+    const p = await appProject();
+    const keys = `/api/${p.username}/${p.slug}/keys`;
+    const created = await call('POST', keys, {
+      token: p.owner,
+      body: { name: 'ci', permissions: ['content:read', 'content:write'], paths: ['builds', 'public.status'] },
+    });
+    expect([created.status, created.body.paths]).toEqual([201, ['builds', 'public.status']]);
+    const key = created.body.key as string;
+    expect((await set(p, 'builds.b1', { ok: true }, key)).status).toBe(200);
+    expect((await set(p, 'public.status', 'green', key)).status).toBe(200);
+    expect(await get(p, 'builds.b1', key)).toMatchObject({ status: 200, body: { value: { ok: true } } });
+    expectError(await set(p, 'public.home', 'x', key), 403, 'FORBIDDEN');
+    expectError(await get(p, 'public', key), 403, 'FORBIDDEN');
+    expectError(await get(p, undefined, key), 403, 'FORBIDDEN');
+    const listed = await call('GET', keys, { token: p.owner });
+    expect(listed.body.keys.find((k: { id: string }) => k.id === created.body.id).paths).toEqual([
+      'builds',
+      'public.status',
+    ]);
+    expect(listed.body.keys.find((k: { id: string }) => k.id === p.keyId).paths).toBeUndefined();
+    const readOnly = await call('POST', keys, {
+      token: p.owner,
+      body: { name: 'r', permissions: ['content:read'], paths: ['builds'] },
+    });
+    expectError(await set(p, 'builds.b2', 1, readOnly.body.key), 403, 'FORBIDDEN');
+    const bad = await call('POST', keys, {
+      token: p.owner,
+      body: { name: 'x', permissions: ['content:read'], paths: ['a..b'] },
+    });
+    expectError(bad, 400, 'INVALID_PATH');
   });
 });
