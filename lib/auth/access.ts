@@ -251,9 +251,10 @@ export async function grantFor(
     cached &&
     now - cached.verifiedAt < GRANT_CACHE_SECONDS &&
     (cached.expiresAt === undefined || cached.expiresAt > now) &&
-    cached.rights.includes(need)
+    cached.rights.includes(need) &&
+    // A remembered grant may speak for older rules: it only ever allows (proven by the epoch); a refusal is fresh.
+    scopeAllows(principal, cached, need)
   ) {
-    checkScope(principal, cached, need);
     return { ...cached, fresh: false };
   }
   grants.delete(id);
@@ -270,6 +271,9 @@ export async function grantFor(
  * A grant that depends on paths (rules, a scoped key) allows the request only where it allows every path the request
  * touches; nobody refused is the same 401 as without rules, anybody else a 403.
  */
+const scopeAllows = (principal: Principal, grant: Grant, need: Need) =>
+  !grant.ruled || scopeVerdict(grant.ruled, principal.scope, need).allowed;
+
 function checkScope(principal: Principal, grant: Grant, need: Need): void {
   if (!grant.ruled) return;
   const verdict = scopeVerdict(grant.ruled, principal.scope, need);

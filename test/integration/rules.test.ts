@@ -270,6 +270,12 @@ describe('rules on content requests', () => {
     expectError(await get(p, 'public.home'), 401, 'UNAUTHORIZED');
     expect((await putRules(p, { rules: APP })).status).toBe(200);
     expect((await get(p, 'public.home')).status).toBe(200);
+    // A warm end user refused under the old rules is allowed at once under new ones (a refusal is never remembered).
+    const u1 = await signJwt({ sub: 'u1', preferred_username: unique('e') });
+    expect((await get(p, 'public.home', u1)).status).toBe(200);
+    expectError(await get(p, 'drafts', u1), 403, 'FORBIDDEN');
+    expect((await putRules(p, { rules: [...APP, { match: 'drafts.**', read: 'auth != null' }] })).status).toBe(200);
+    expect(await get(p, 'drafts', u1)).toMatchObject({ status: 200, body: { value: { d: 1 } } });
   });
 
   it('keeps members and keys as they are: a viewer reads, writes only where rules allow', async () => {
@@ -312,5 +318,90 @@ describe('rules on content requests', () => {
       body: { name: 'x', permissions: ['content:read'], paths: ['a..b'] },
     });
     expectError(bad, 400, 'INVALID_PATH');
+  });
+});
+
+describe('the tester agrees with real requests (property)', () => {
+  const step = fc.constantFrom('a', 'b', 'c');
+  const pathArb = fc.array(step, { minLength: 1, maxLength: 3 }).map((steps) => steps.join('.'));
+  const patternArb = fc
+    .tuple(fc.array(fc.oneof(step, fc.constant('{x}')), { minLength: 0, maxLength: 3 }), fc.boolean())
+    .filter(([steps, deep]) => steps.length > 0 || deep)
+    .map(([steps, deep]) => [...new Set<string>(steps), ...(deep ? ['**'] : [])].join('.'));
+  const conditionArb = fc.constantFrom(
+    'true',
+    'false',
+    'auth != null',
+    'auth == null',
+    'auth != null && auth.sub == "s1"',
+    'auth.claims.role == "editor"',
+    'path.startsWith("a")',
+    'now > timestamp("2020-01-01T00:00:00Z")',
+  );
+  const ruleArb = fc.record(
+    { match: patternArb, read: conditionArb, write: conditionArb },
+    { requiredKeys: ['match'] },
+  );
+  const callerArb = fc.constantFrom('anonymous', 'jwt-s1-editor', 'jwt-s2', 'stranger', 'viewer');
+
+  it('says allowed exactly when the real request is neither 401 nor 403', async () => {
+    const p = await newProject();
+    const viewer = await newUser(p, 'viewer');
+    const stranger = await newUser();
+    const s1 = unique('e');
+    const s2 = unique('e');
+    const tokens: Record<string, string | undefined> = {
+      anonymous: undefined,
+      'jwt-s1-editor': await signJwt({ sub: 's1', preferred_username: s1, role: 'editor' }),
+      'jwt-s2': await signJwt({ sub: 's2', preferred_username: s2 }),
+      stranger: stranger.token,
+      viewer: viewer.token,
+    };
+    const auths: Record<string, unknown> = {
+      anonymous: null,
+      'jwt-s1-editor': { kind: 'user', username: `@${s1}`, sub: 's1', claims: { role: 'editor' } },
+      'jwt-s2': { kind: 'user', username: `@${s2}`, sub: 's2', claims: {} },
+      stranger: { kind: 'user', username: stranger.username },
+      viewer: { kind: 'user', username: viewer.username },
+    };
+    let checked = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(ruleArb, { maxLength: 4 }),
+        callerArb,
+        fc.constantFrom('read', 'write'),
+        pathArb,
+        async (rules, caller, operation, path) => {
+          const stored = await putRules(p, { rules });
+          if (stored.status === 400) return; // a world-writable document without allowPublicWrite
+          expect(stored.status).toBe(200);
+          const verdict = await tester(p, { auth: auths[caller], operation, path });
+          expect(verdict.status).toBe(200);
+          const token = tokens[caller];
+          const real =
+            operation === 'read'
+              ? await call('GET', `${p.content}?path=${encodeURIComponent(path)}`, { token })
+              : await call('POST', `${p.content}/set`, { token, body: { path, value: 1 } });
+          expect({
+            rules,
+            caller,
+            operation,
+            path,
+            allowed: ![401, 403].includes(real.status),
+            real: real.body,
+          }).toEqual({
+            real: real.body,
+            rules,
+            caller,
+            operation,
+            path,
+            allowed: verdict.body.allowed,
+          });
+          checked++;
+        },
+      ),
+      { numRuns: Number(process.env.PROPERTY_RUNS ?? 60) },
+    );
+    expect(checked).toBeGreaterThan(0);
   });
 });
