@@ -14,11 +14,12 @@ export const handler = managementRoute({
   validate,
   run: async ({ project, item, event, body }) => {
     const ifMatch = rulesIfMatch(event);
-    const { source, warnings } = compileRules(await loadEngines(), body);
+    const { source, warnings, rules } = compileRules(await loadEngines(), body);
+    const schemas = rules.filter((rule) => rule.validate !== undefined).length;
     const inc = item!.inc;
     const expected = ifMatch ?? (await readRules(project, inc)).version;
     try {
-      const version = await putRules(project, inc, source, expected);
+      const version = await putRules(project, inc, source, expected, schemas);
       return { statusCode: 200, body: { version, warnings }, headers: { ETag: `"${version}"` } };
     } catch (error) {
       if (!(error instanceof RulesChanged)) throw error;

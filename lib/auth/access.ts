@@ -14,6 +14,7 @@ import { A } from '../schema/attributes';
 import { type Credential, sameHash } from './credentials';
 import { verifyJwtClaims } from './jwt';
 import { type RequestScope, type Ruled, rulesFor, scopeVerdict, scopedKeyPaths } from './rules';
+import type { RuleSet } from '../rules/document';
 import {
   HEAD_SK,
   type KeyEntry,
@@ -103,7 +104,16 @@ function keyValid(entry: KeyEntry | undefined, keyHash: string, now: number): en
 const allows = (entry: KeyEntry, need: Need) => Array.isArray(entry.permissions) && keyAllows(entry.permissions, need);
 
 /** The head's attributes deciding access needs (and the grant items' own, read in the same request). */
-const ACCESS_ATTRIBUTES = ['pk', 'sk', A.owner, A.incarnation, A.grantEpoch, A.createdAt, A.rulesVersion] as const;
+const ACCESS_ATTRIBUTES = [
+  'pk',
+  'sk',
+  A.owner,
+  A.incarnation,
+  A.grantEpoch,
+  A.createdAt,
+  A.rulesVersion,
+  A.rulesSchemas,
+] as const;
 const GRANT_ATTRIBUTES = [A.keyHash, A.keyPermissions, A.keyExpires, A.keyPaths, A.role, A.rulesDocument] as const;
 
 export interface HeadAndGrant {
@@ -152,6 +162,8 @@ export interface Grant {
   verifiedAt: number;
   /** Set when what it may do depends on the paths a request touches (rules, a scoped key): checked per request. */
   ruled?: Ruled;
+  /** The rules, when some have a `validate` schema: every writer's changes are checked against them. */
+  schemas?: RuleSet;
 }
 
 /**
@@ -262,6 +274,11 @@ export async function grantFor(
   const decided = await decide(project, principal, need, read, now);
   const head = read.head as Record<string, AttributeValue>;
   const grant: Grant = { ...decided, inc: incarnationOf(head), ge: grantEpochOf(head), verifiedAt: now };
+  // Schemas bind every writer, the owner included: read with the grant, and only when the head says there are some.
+  if (grant.rights.includes('write') && Number(head[A.rulesSchemas]?.N ?? 0) > 0) {
+    const item = principal.kind === 'anonymous' ? read.grant : undefined;
+    grant.schemas = decided.ruled?.rules ?? (await rulesFor(project, head, item, { standing: {}, auth: null }))?.rules;
+  }
   setBounded(grants, id, grant, GRANT_CACHE_SIZE);
   checkScope(principal, grant, need);
   return { ...grant, fresh: true };
@@ -319,8 +336,13 @@ export class AccessProof {
   async renew(): Promise<void> {
     grants.delete(cacheKey(this.project, this.principal));
     this.current = await grantFor(this.project, this.principal, this.need);
+    const checked = this.principal.scope?.checkedSchemas;
+    if (checked !== undefined && (this.current.schemas ?? null) !== checked) throw new SchemasChanged();
   }
 }
+
+/** A write was checked against other `validate` schemas than the rules now hold: it is checked again (nothing landed). */
+export class SchemasChanged extends Error {}
 
 /** The head's `ge` and `inc` only, read consistently: what a warm grant is compared with when nothing is written. */
 export async function readEpoch(project: ProjectRef): Promise<Record<string, AttributeValue> | undefined> {

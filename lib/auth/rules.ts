@@ -24,6 +24,8 @@ import {
 /** What one request touches: each path with the operation it needs there (a batch's test reads, its changes write). */
 export interface RequestScope {
   touches: ReadonlyArray<{ operation: ContentNeed; path: Segments }>;
+  /** A write: the schemas its changes were checked against (null: none); a renewal finding others ends the attempt. */
+  checkedSchemas?: RuleSet | null;
 }
 
 /** A grant that depends on the paths touched: the rules (none for a scoped key), the caller's standing and `auth`. */

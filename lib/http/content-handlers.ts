@@ -2,7 +2,7 @@
 import type { BatchOperation } from '../content/batch';
 import type { ContentOperation } from '../content/model';
 import { projectName } from '../schema/items';
-import { assertProjectAccess, writeBatch, writeContent } from '../store/content';
+import { assertProjectAccess } from '../store/content';
 import { schemaView } from './batch';
 import { type Event, httpHandler } from './edge';
 import { type PatchMediaType, assertPatchType, patchMediaType, patchOperations } from './patch';
@@ -13,6 +13,7 @@ import { header, parseIfMatch, parseJsonObject } from './request';
 import { beginRequest } from './route-context';
 import { hashSecret } from '../auth/credentials';
 import { requestTouches } from '../rules/touches';
+import { writeChecked } from './schema-guard';
 
 export interface MutationSpec {
   validate: Validator;
@@ -64,9 +65,7 @@ function mutationHandler(
     const principal = { ...caller, scope: { touches: requestTouches(input.op) } };
     const run = async (requestToken?: string) => {
       const write = { project, principal, ifMatch: input.ifMatch, requestToken };
-      const { etag } = Array.isArray(input.op)
-        ? await writeBatch({ ...write, ops: input.op })
-        : await writeContent({ ...write, op: input.op });
+      const { etag } = await writeChecked(write, input.op);
       return { statusCode: 200, body: { message }, headers: { ETag: etag } };
     };
     if (input.idempotencyKey === undefined) return run();

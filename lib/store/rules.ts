@@ -34,6 +34,7 @@ export async function putRules(
   inc: string,
   document: StoredRules['document'],
   expected: number,
+  schemas: number,
 ): Promise<number> {
   const version = expected + 1;
   try {
@@ -55,14 +56,20 @@ export async function putRules(
             Update: {
               TableName: tableName(),
               Key: itemKeyAttributes(projectPk(project)),
-              UpdateExpression: 'SET #rv = :rv ADD #ge :one',
+              UpdateExpression: 'SET #rv = :rv, #rs = :rs ADD #ge :one',
               ConditionExpression:
                 expected === 0
                   ? '#inc = :inc AND (attribute_not_exists(#rv) OR #rv = :zero)'
                   : '#inc = :inc AND #rv = :expected',
-              ExpressionAttributeNames: { '#rv': A.rulesVersion, '#ge': A.grantEpoch, '#inc': A.incarnation },
+              ExpressionAttributeNames: {
+                '#rv': A.rulesVersion,
+                '#rs': A.rulesSchemas,
+                '#ge': A.grantEpoch,
+                '#inc': A.incarnation,
+              },
               ExpressionAttributeValues: {
                 ':rv': { N: String(version) },
+                ':rs': { N: String(schemas) },
                 ':one': { N: '1' },
                 ':inc': { S: inc },
                 ...(expected === 0 ? { ':zero': { N: '0' } } : { ':expected': { N: String(expected) } }),

@@ -321,6 +321,106 @@ describe('rules on content requests', () => {
   });
 });
 
+describe('validate binds every writer', () => {
+  const PROFILE = {
+    type: 'object',
+    required: ['name'],
+    properties: { name: { type: 'string', maxLength: 20 }, age: { type: 'integer', minimum: 0 } },
+  };
+  const RULES = [
+    { match: 'users.{uid}.**', read: 'auth != null && auth.sub == uid', write: 'auth != null && auth.sub == uid' },
+    { match: 'users.{uid}.profile', validate: PROFILE },
+    { match: 'scores.{id}', validate: { type: 'number' } },
+  ];
+  async function validated() {
+    const p = await newProject();
+    expect((await post(p, 'set', { path: 'users.u1.profile', value: { name: 'Ann' } })).status).toBe(200);
+    expect((await putRules(p, { rules: RULES })).status).toBe(200);
+    return p;
+  }
+
+  it.each<[string, string, unknown, string | undefined, RegExp | undefined]>([
+    ['set the node', 'set', { path: 'users.u1.profile', value: { name: 'Bo' } }, undefined, undefined],
+    [
+      'set the node invalid',
+      'set',
+      { path: 'users.u1.profile', value: { age: 3 } },
+      undefined,
+      /rules\[1\] .*'users\.u1\.profile': #\/required/,
+    ],
+    [
+      'set below the node invalid',
+      'set',
+      { path: 'users.u1.profile.name', value: 7 },
+      undefined,
+      /#\/properties\/name\/type/,
+    ],
+    ['set below the node', 'set', { path: 'users.u1.profile.age', value: 30 }, undefined, undefined],
+    ['delete a required member', 'delete', { path: 'users.u1.profile.name' }, undefined, /#\/required/],
+    ['delete the node: absence is valid', 'delete', { path: 'users.u1.profile' }, undefined, undefined],
+    [
+      'set above the node invalid',
+      'set',
+      { path: 'users', value: { u2: { profile: { name: 1 } } } },
+      undefined,
+      /'users\.u2\.profile'/,
+    ],
+    ['increment into a string', 'set', { path: 'scores.a', value: 'x' }, undefined, /rules\[2\]/],
+    ['an increment keeps a number', 'increment', { path: 'scores.a', value: 2 }, undefined, undefined],
+    [
+      'a batch with one invalid change',
+      'batch',
+      {
+        operations: [
+          { op: 'set', path: 'scores.b', value: 1 },
+          { op: 'set', path: 'scores.c', value: [] },
+        ],
+      },
+      undefined,
+      /scores\.c/,
+    ],
+  ])('%s (the owner too)', async (_, op, body, __, failure) => {
+    const p = await validated();
+    const before = await content(p);
+    const reply = await call('POST', `${p.content}/${op}`, { token: p.owner, body });
+    if (failure === undefined) {
+      expect([reply.status, reply.body]).toEqual([200, { message: expect.any(String) }]);
+    } else {
+      expectError(reply, 400, 'VALIDATION_FAILED');
+      expect(reply.body.message).toMatch(failure);
+      expect(await content(p)).toEqual(before);
+    }
+  });
+
+  it('checks end users and whole-content updates, and a refused write is still 401/403 before 400', async () => {
+    const p = await validated();
+    const u1 = await signJwt({ sub: 'u1', preferred_username: unique('e') });
+    const bad = await call('POST', `${p.content}/set`, { token: u1, body: { path: 'users.u1.profile', value: {} } });
+    expectError(bad, 400, 'VALIDATION_FAILED');
+    const other = await call('POST', `${p.content}/set`, { token: u1, body: { path: 'users.u2.profile', value: {} } });
+    expectError(other, 403, 'FORBIDDEN');
+    expectError(
+      await post(p, 'update', { content: { users: { x: { profile: { name: 5 } } } } }),
+      400,
+      'VALIDATION_FAILED',
+    );
+    expect((await post(p, 'update', { content: { users: { x: { profile: { name: 'X' } } } } })).status).toBe(200);
+    const merge = await call('PATCH', p.content, {
+      token: p.key,
+      rawBody: JSON.stringify({ users: { x: { profile: { name: null } } } }),
+      headers: { 'content-type': 'application/merge-patch+json' },
+    });
+    expectError(merge, 400, 'VALIDATION_FAILED');
+    expect(await content(p)).toEqual({ users: { x: { profile: { name: 'X' } } } });
+  });
+
+  it('costs nothing on writes no schema concerns', async () => {
+    const p = await validated();
+    expect((await post(p, 'set', { path: 'other', value: 1 })).status).toBe(200);
+    expect(await content(p, 'other')).toBe(1);
+  });
+});
+
 describe('the tester agrees with real requests (property)', () => {
   const step = fc.constantFrom('a', 'b', 'c');
   const pathArb = fc.array(step, { minLength: 1, maxLength: 3 }).map((steps) => steps.join('.'));
