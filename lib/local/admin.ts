@@ -12,6 +12,7 @@ const USAGE = `usage: npm run -s admin -- <command>   (--help, -h: this text)
              [--paths builds,public.status]   (a scoped key: only at and below these dot paths)
   key revoke @alice/site <id>
   member add @alice/site @bob --role viewer|editor
+  jwt @alice [--claims '{"role":"editor"}'] [--expires-in SECONDS]   (a token npm start's local provider signed)
   sweep   (once: what interrupted changes over 100 items left, markers older than SWEEP_AFTER_MS, default 5 min)
 --expires-in: 1 to ${MAX_EXPIRES_IN_SECONDS} seconds (10 years); a session's default is 7 days, a key's never.`;
 
@@ -23,6 +24,7 @@ const OPTIONS = {
   permissions: { type: 'string' },
   paths: { type: 'string' },
   role: { type: 'string' },
+  claims: { type: 'string' },
   name: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
@@ -100,6 +102,23 @@ async function run(argv: string[]): Promise<unknown> {
     if (!Item) throw new Error(`user ${username} does not exist`);
   };
 
+  if (noun === 'jwt') {
+    // Signed with the key npm start keeps in the data folder; no table needed.
+    const username = user(verb);
+    if (rest.length > 0) throw new UsageError(`jwt takes one username, got ${positionals.slice(1).join(' ')}`);
+    let claims: Record<string, unknown> | undefined;
+    if (values.claims !== undefined) {
+      try {
+        claims = JSON.parse(values.claims) as Record<string, unknown>;
+      } catch {
+        throw new UsageError('--claims must be a JSON object');
+      }
+      if (typeof claims !== 'object' || claims === null || Array.isArray(claims))
+        throw new UsageError('--claims must be a JSON object');
+    }
+    const { signLocalJwt } = await import('./identity');
+    return { token: await signLocalJwt(username, { claims, expiresIn }) };
+  }
   if (noun === 'sweep') {
     if (verb !== undefined) throw new UsageError(`sweep takes no arguments, got ${positionals.slice(1).join(' ')}`);
     // What the scheduled Lambda (functions/sweep.ts) runs, once; its answer is the one line printed.

@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { local } from './env';
+import { startLocalIdentityProvider } from './identity';
 import { startRuntime } from './runtime';
 import { installLocalWebhookQueue } from './webhook-queue';
 import { REALTIME_PATH, startStreamConsumer } from './realtime';
@@ -38,6 +39,8 @@ async function ensureDemo(): Promise<Demo> {
 async function main(): Promise<void> {
   const invocations = await hostConcurrentInvocations();
   const runtime = await startRuntime();
+  // Before the server answers anything: the API reads its provider's settings with the first JWT.
+  const identity = await startLocalIdentityProvider();
   const demo = await ensureDemo();
   // Webhook deliveries queued in this process go through the in-process queue to the sender's code.
   installLocalWebhookQueue((outcome) => console.log(JSON.stringify({ message: 'webhook delivery', ...outcome })));
@@ -66,6 +69,7 @@ async function main(): Promise<void> {
   console.log(`API: ${url} (${routes.length} routes from serverless.yml)`);
   console.log(`API reference (try requests with your key): ${url}/ (OpenAPI: ${url}/openapi.json)`);
   console.log(`Realtime (WebSocket): ${url.replace(/^http/, 'ws')}${REALTIME_PATH}`);
+  if (identity) console.log(`Local identity provider: ${identity.url} (end-user JWTs: npm run -s admin -- jwt @alice)`);
   console.log(`Demo project ${demo.username}/${demo.projectSlug}, API key ${demo.key}\n`);
   console.log('Try:');
   console.log(
