@@ -1,6 +1,7 @@
 // Access rules: the routes (GET/PUT .../rules with If-Match, the tester) over HTTP on the engine, and fuzzed rules
 // documents answered 400, never 500, never slowly.
 import fc from 'fast-check';
+import { Client } from '../support/realtime';
 import { type Project, call, content, expectError, newProject, newUser, post, signJwt, unique } from '../support/api';
 
 const rulesUrl = (p: Project, rest = '') => `/api/${p.username}/${p.slug}/rules${rest}`;
@@ -418,6 +419,60 @@ describe('validate binds every writer', () => {
     const p = await validated();
     expect((await post(p, 'set', { path: 'other', value: 1 })).status).toBe(200);
     expect(await content(p, 'other')).toBe(1);
+  });
+});
+
+describe('realtime under rules', () => {
+  const RULES = [
+    { match: 'public.**', read: 'true' },
+    { match: 'users.{uid}.**', read: 'auth != null && auth.sub == uid' },
+  ];
+  const project = (p: Project) => `${p.username}/${p.slug}`;
+  const clients: Client[] = [];
+  const open = async () => {
+    const c = await Client.open();
+    clients.push(c);
+    return c;
+  };
+  afterEach(() => {
+    for (const c of clients.splice(0)) c.close();
+  });
+
+  it('allows a subscription as a GET of its path: anonymous on public content, end users on their own subtree', async () => {
+    const p = await newProject();
+    expect((await post(p, 'update', { content: { public: { a: 1 }, users: { u1: { n: 1 } } } })).status).toBe(200);
+    expect((await putRules(p, { rules: RULES })).status).toBe(200);
+    const anonymous = await open();
+    const { id } = await anonymous.subscribe({ project: project(p), path: 'public' });
+    await post(p, 'set', { path: 'public.a', value: 2 });
+    expect(await anonymous.next()).toMatchObject({ type: 'change', id, changes: [{ path: 'public.a', value: 2 }] });
+
+    const refused = await open();
+    refused.send({ action: 'subscribe', project: project(p), path: 'users.u1' });
+    expect(await refused.next()).toMatchObject({ type: 'error', code: 'UNAUTHORIZED' });
+    refused.send({ action: 'subscribe', project: project(p) });
+    expect(await refused.next()).toMatchObject({ type: 'error', code: 'UNAUTHORIZED' });
+
+    const u1 = await signJwt({ sub: 'u1', preferred_username: unique('e') });
+    const mine = await open();
+    await mine.subscribe({ project: project(p), path: 'users.u1', token: u1 });
+    mine.send({ action: 'subscribe', project: project(p), path: 'users.u2', token: u1 });
+    expect(await mine.next()).toMatchObject({ type: 'error', code: 'FORBIDDEN' });
+  });
+
+  it('cuts a live subscription when a rules change takes its access away; others keep receiving', async () => {
+    const p = await newProject();
+    expect((await post(p, 'set', { path: 'public.a', value: 1 })).status).toBe(200);
+    expect((await putRules(p, { rules: RULES })).status).toBe(200);
+    const anonymous = await open();
+    const kept = await open();
+    const { id } = await anonymous.subscribe({ project: project(p), path: 'public' });
+    await kept.subscribe({ project: project(p), token: p.owner });
+    expect((await putRules(p, { rules: RULES.slice(1) })).status).toBe(200);
+    expect(await anonymous.next()).toEqual({ type: 'revoked', id });
+    await post(p, 'set', { path: 'public.b', value: 1 });
+    expect(await kept.next()).toMatchObject({ changes: [{ path: 'public.b', value: 1 }] });
+    await anonymous.quiet();
   });
 });
 
