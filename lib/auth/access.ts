@@ -256,6 +256,23 @@ export async function grantFor(
   principal: Principal,
   need: Need,
 ): Promise<Grant & { fresh: boolean }> {
+  return verifiedGrant(project, principal, need, true);
+}
+
+/**
+ * The grant without judging the paths the request touches (grantFor's 401/404/403 otherwise): what a write whose
+ * rules read `data`/`newData` needs before it can compute them; assertScope then judges it.
+ */
+export async function grantBeforeScope(project: ProjectRef, principal: Principal, need: Need): Promise<Grant> {
+  return verifiedGrant(project, principal, need, false);
+}
+
+async function verifiedGrant(
+  project: ProjectRef,
+  principal: Principal,
+  need: Need,
+  scoped: boolean,
+): Promise<Grant & { fresh: boolean }> {
   const now = Date.now() / 1000;
   const id = cacheKey(project, principal);
   const cached = grants.get(id);
@@ -265,7 +282,7 @@ export async function grantFor(
     (cached.expiresAt === undefined || cached.expiresAt > now) &&
     cached.rights.includes(need) &&
     // A remembered grant may speak for older rules: it only ever allows (proven by the epoch); a refusal is fresh.
-    scopeAllows(principal, cached, need)
+    (!scoped || scopeAllows(principal, cached, need))
   ) {
     return { ...cached, fresh: false };
   }
@@ -280,7 +297,7 @@ export async function grantFor(
     grant.schemas = decided.ruled?.rules ?? (await rulesFor(project, head, item, { standing: {}, auth: null }))?.rules;
   }
   setBounded(grants, id, grant, GRANT_CACHE_SIZE);
-  checkScope(principal, grant, need);
+  if (scoped) checkScope(principal, grant, need);
   return { ...grant, fresh: true };
 }
 
@@ -291,7 +308,8 @@ export async function grantFor(
 const scopeAllows = (principal: Principal, grant: Grant, need: Need) =>
   !grant.ruled || scopeVerdict(grant.ruled, principal.scope, need).allowed;
 
-function checkScope(principal: Principal, grant: Grant, need: Need): void {
+/** Judges the paths the request touches on a grant from grantBeforeScope: 401 for nobody, 403 for anybody else. */
+export function checkScope(principal: Principal, grant: Grant, need: Need): void {
   if (!grant.ruled) return;
   const verdict = scopeVerdict(grant.ruled, principal.scope, need);
   if (verdict.allowed) return;

@@ -23,7 +23,8 @@ import {
 
 /** What one request touches: each path with the operation it needs there (a batch's test reads, its changes write). */
 export interface RequestScope {
-  touches: ReadonlyArray<{ operation: ContentNeed; path: Segments }>;
+  /** A write's touches carry `data` and `newData` when its rules read them (lib/http/schema-guard.ts computes them). */
+  touches: ReadonlyArray<{ operation: ContentNeed; path: Segments; data?: unknown; newData?: unknown }>;
   /** A write: the schemas its changes were checked against (null: none); a renewal finding others ends the attempt. */
   checkedSchemas?: RuleSet | null;
 }
@@ -89,13 +90,15 @@ export function scopeVerdict(
 ): { allowed: boolean; message?: string } {
   if (scope === undefined) return { allowed: false, message: `You may not ${need} here` };
   const now = Date.now();
-  for (const { operation, path } of scope.touches) {
+  for (const { operation, path, data, newData } of scope.touches) {
     const verdict = explainAccess(ruled.rules ?? NO_RULE_SET, {
       operation,
       paths: [path],
       auth: ruled.auth,
       standing: ruled.standing,
       now,
+      data,
+      newData,
     });
     if (!verdict.allowed) {
       return {

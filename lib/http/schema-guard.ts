@@ -1,20 +1,18 @@
 // Writes under `validate` rules: the value each write leaves at the schemas' nodes is computed (read as it is now,
 // the operations planned on it in memory) and checked before the write, which then runs as a batch guarded by a test
 // that the value read is still there, so what is checked is what is changed (docs/design/rules.md, "Decision").
-import { type Principal, SchemasChanged, grantFor } from '../auth/access';
+import { type Principal, SchemasChanged, checkScope, grantBeforeScope } from '../auth/access';
+import type { RequestScope } from '../auth/rules';
 import { type BatchOperation, planBatch } from '../content/batch';
 import type { Json, JsonObject } from '../content/json';
 import type { ContentOperation } from '../content/model';
 import { BadRequest, HttpError, NotFound } from '../config/errors';
 import type { Segments } from '../paths';
-import { schemaViolation, validationAnchor } from '../rules/decision';
+import { schemaViolation, validationAnchor, writeUsesData } from '../rules/decision';
 import type { RuleSet } from '../rules/document';
 import { requestTouches } from '../rules/touches';
 import type { ProjectRef } from '../schema/items';
 import { type WriteResult, readContent, writeBatch, writeContent } from '../store/content';
-
-/** How often a guarded write is tried again when the value it checked changed meanwhile. */
-const GUARD_ATTEMPTS = 5;
 
 interface GuardedWrite {
   project: ProjectRef;
@@ -67,84 +65,115 @@ async function current(project: ProjectRef, path: Segments): Promise<Json | unde
   }
 }
 
-/** The first schema the operations break, planned on `before` at `base`; throws the operation's own error first. */
-function violation(rules: RuleSet, ops: readonly BatchOperation[], base: Segments, before: Json | undefined) {
-  const planned = planBatch(rooted(base, before), ops, {
+/** What a write leaves: the content planned on `before` at `base` (the operation's own error thrown). */
+function planned(ops: readonly BatchOperation[], base: Segments, before: Json | undefined): JsonObject {
+  return planBatch(rooted(base, before), ops, {
     maxBytes: Number.MAX_SAFE_INTEGER,
     tooLarge: () => new BadRequest('VALIDATION_FAILED', 'the value planned is too large to check'),
-  });
-  const after = at(planned.content, base);
-  for (const touch of requestTouches(ops)) {
-    if (touch.operation !== 'write') continue;
-    const broken = schemaViolation(rules, touch.path, base, after);
+  }).content;
+}
+
+/** The first schema the writes break, given the content they leave (`after`, rooted as planned). */
+function violation(rules: RuleSet, writes: readonly Segments[], base: Segments, after: JsonObject) {
+  for (const path of writes) {
+    const broken = schemaViolation(rules, path, base, at(after, base));
     if (broken !== undefined) return broken;
   }
   return undefined;
 }
 
-/** How often a write is checked again because the rules' schemas changed under it. */
-const RULES_ATTEMPTS = 3;
+/** How often a write is judged again because the rules or the value it judged changed under it. */
+const RULES_ATTEMPTS = 5;
 
 /**
- * A content write under the rules' `validate` schemas: one operation or a batch, as usual when no schema concerns it;
- * else checked first (400 VALIDATION_FAILED naming the rule and the schema path) and written as a guarded batch. A
- * write checked against schemas a rules change has replaced meanwhile is checked again.
+ * A content write under the rules: as usual when neither a `validate` schema nor a condition reading `data` or
+ * `newData` concerns it; else the value it leaves is computed first (the node read as it is now, the operations
+ * planned on it in memory), its access judged with `data`/`newData` (401/403), its schemas checked (400
+ * VALIDATION_FAILED naming the rule and the schema path), and it is written as a batch led by a test that the value
+ * read is unchanged, so what was judged is what changes. A write judged on rules a change has replaced meanwhile is
+ * judged again.
  */
 export async function writeChecked(write: GuardedWrite, op: ContentOperation | BatchOperation[]): Promise<WriteResult> {
   for (let attempt = 1; ; attempt++) {
-    const rules = (await grantFor(write.project, write.principal, 'write')).schemas;
-    const scope = { touches: [], ...write.principal.scope, checkedSchemas: rules ?? null };
-    const checked = { ...write, principal: { ...write.principal, scope } };
     try {
-      const guarded = rules === undefined ? undefined : await schemaGuardedWrite(checked, op, rules);
-      if (guarded !== undefined) return guarded;
-      return Array.isArray(op) ? await writeBatch({ ...checked, ops: op }) : await writeContent({ ...checked, op });
+      return await writeOnce(write, op);
     } catch (error) {
       if (!(error instanceof SchemasChanged) || attempt >= RULES_ATTEMPTS) throw error;
     }
   }
 }
 
-/** The guarded write when a schema concerns `op`, else undefined (written as usual). */
-async function schemaGuardedWrite(
-  write: GuardedWrite,
-  op: ContentOperation | BatchOperation[],
-  rules: RuleSet,
-): Promise<WriteResult | undefined> {
-  const touches = requestTouches(op);
-  const anchors = touches.flatMap((t) => (t.operation === 'write' ? [validationAnchor(rules, t.path)] : []));
-  if (!anchors.some((anchor) => anchor !== undefined)) return undefined;
+async function writeOnce(write: GuardedWrite, op: ContentOperation | BatchOperation[]): Promise<WriteResult> {
+  const grant = await grantBeforeScope(write.project, write.principal, 'write');
+  const schemas = grant.schemas;
+  const touches = write.principal.scope?.touches ?? requestTouches(op);
+  const writes = touches.flatMap((t) => (t.operation === 'write' ? [t.path] : []));
+  const anchors =
+    schemas === undefined
+      ? []
+      : writes.map((path) => validationAnchor(schemas, path)).filter((anchor) => anchor !== undefined);
+  const ruledRules = grant.ruled?.rules;
+  const usesData = ruledRules !== undefined && writes.some((path) => writeUsesData(ruledRules, path));
+  const scope = (extra: Partial<RequestScope>): Principal => ({
+    ...write.principal,
+    scope: { touches, ...write.principal.scope, checkedSchemas: schemas ?? null, ...extra },
+  });
   const batch = Array.isArray(op);
-  const base = commonPrefix([...touches.map((t) => t.path), ...anchors.filter((a) => a !== undefined)]);
+  if (anchors.length === 0 && !usesData) {
+    const principal = scope({});
+    checkScope(principal, grant, 'write');
+    const plain = { ...write, principal };
+    return batch ? writeBatch({ ...plain, ops: op }) : writeContent({ ...plain, op });
+  }
   if (!batch && op.kind === 'replace') {
-    // The whole content is replaced: what it leaves is the request's own value, nothing to read or guard.
-    const broken = schemaViolation(rules, [], [], op.content);
-    if (broken !== undefined) throw new BadRequest('VALIDATION_FAILED', broken);
-    return undefined;
+    // The whole content is replaced: what it leaves is the request's own value, and `data` the content before.
+    const principal = scope({
+      touches: [
+        {
+          operation: 'write',
+          path: [],
+          newData: op.content,
+          data: usesData ? await current(write.project, []) : undefined,
+        },
+      ],
+    });
+    checkScope(principal, grant, 'write');
+    const broken = schemas && violation(schemas, [[]], [], op.content);
+    if (broken) throw new BadRequest('VALIDATION_FAILED', broken);
+    return writeContent({ ...write, principal, op });
   }
   const ops = (batch ? op : [op]) as BatchOperation[];
-  for (let attempt = 1; ; attempt++) {
-    const before = await current(write.project, base);
-    let broken: string | undefined;
-    try {
-      broken = violation(rules, ops, base, before);
-    } catch (error) {
-      if (error instanceof HttpError && !batch) error.index = undefined;
-      throw error;
-    }
-    if (broken !== undefined) throw new BadRequest('VALIDATION_FAILED', broken);
-    const guard: BatchOperation =
-      before === undefined
-        ? { kind: 'test', segments: base, exists: false }
-        : { kind: 'test', segments: base, value: before };
-    try {
-      return await writeBatch({ ...write, ops: [guard, ...ops] });
-    } catch (error) {
-      if (!(error instanceof HttpError)) throw error;
-      // The guard failed: the value changed since it was read; check the new one.
-      if (error.code === 'TEST_FAILED' && error.index === 0 && attempt < GUARD_ATTEMPTS) continue;
-      if (error.index !== undefined) error.index = batch ? error.index - 1 : undefined;
-      throw error;
-    }
+  const base = commonPrefix([...touches.map((t) => t.path), ...anchors]);
+  const before = await current(write.project, base);
+  let after: JsonObject;
+  try {
+    after = planned(ops, base, before);
+  } catch (error) {
+    // The write fails as it would alone, once its access is judged (as far as it can be without what it leaves).
+    checkScope(scope({}), grant, 'write');
+    if (error instanceof HttpError && !batch) error.index = undefined;
+    throw error;
+  }
+  const root = rooted(base, before);
+  const principal = scope({
+    touches: touches.map((t) =>
+      t.operation === 'write' ? { ...t, data: at(root, t.path), newData: at(after, t.path) } : t,
+    ),
+  });
+  checkScope(principal, grant, 'write');
+  const broken = schemas && violation(schemas, writes, base, after);
+  if (broken) throw new BadRequest('VALIDATION_FAILED', broken);
+  const guard: BatchOperation =
+    before === undefined
+      ? { kind: 'test', segments: base, exists: false }
+      : { kind: 'test', segments: base, value: before };
+  try {
+    return await writeBatch({ ...write, principal, ops: [guard, ...ops] });
+  } catch (error) {
+    if (!(error instanceof HttpError)) throw error;
+    // The guard failed: the value changed since it was read; judge the new one (as a rules change is).
+    if (error.code === 'TEST_FAILED' && error.index === 0) throw new SchemasChanged();
+    if (error.index !== undefined) error.index = batch ? error.index - 1 : undefined;
+    throw error;
   }
 }

@@ -20,6 +20,7 @@ export interface AccessQuestion {
   auth: RuleAuth | null;
   standing: Standing;
   now: number;
+  data?: unknown;
   newData?: unknown;
 }
 

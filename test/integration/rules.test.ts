@@ -322,6 +322,38 @@ describe('rules on content requests', () => {
   });
 });
 
+describe('conditions on data and newData', () => {
+  it('judges a write by the value it leaves (newData) and the one it replaces (data)', async () => {
+    const p = await newProject();
+    const rules = [
+      { match: 'inbox.{id}', write: 'auth != null && newData.from == auth.sub' },
+      { match: 'claims.{id}', write: 'auth != null && data == null' },
+      { match: 'counters.{id}', write: 'auth != null && newData <= 3' },
+    ];
+    expect((await putRules(p, { rules })).status).toBe(200);
+    const u1 = await signJwt({ sub: 'u1', preferred_username: unique('e') });
+    const write = (op: string, body: unknown) => call('POST', `${p.content}/${op}`, { token: u1, body });
+    expect((await write('set', { path: 'inbox.m1', value: { from: 'u1', text: 'hi' } })).status).toBe(200);
+    expectError(await write('set', { path: 'inbox.m2', value: { from: 'u2', text: 'hi' } }), 403, 'FORBIDDEN');
+    expect((await write('set', { path: 'claims.c1', value: 'u1' })).status).toBe(200);
+    expectError(await write('set', { path: 'claims.c1', value: 'u1 again' }), 403, 'FORBIDDEN');
+    for (let i = 0; i < 3; i++) expect((await write('increment', { path: 'counters.a' })).status).toBe(200);
+    expectError(await write('increment', { path: 'counters.a' }), 403, 'FORBIDDEN');
+    const batch = await write('batch', {
+      operations: [
+        { op: 'set', path: 'inbox.m3', value: { from: 'u1' } },
+        { op: 'set', path: 'inbox.m4', value: { from: 'u9' } },
+      ],
+    });
+    expectError(batch, 403, 'FORBIDDEN');
+    expect(await content(p)).toEqual({
+      inbox: { m1: { from: 'u1', text: 'hi' } },
+      claims: { c1: 'u1' },
+      counters: { a: 3 },
+    });
+  });
+});
+
 describe('validate binds every writer', () => {
   const PROFILE = {
     type: 'object',
@@ -492,6 +524,8 @@ describe('the tester agrees with real requests (property)', () => {
     'auth.claims.role == "editor"',
     'path.startsWith("a")',
     'now > timestamp("2020-01-01T00:00:00Z")',
+    'newData == 1',
+    'newData != 1',
   );
   const ruleArb = fc.record(
     { match: patternArb, read: conditionArb, write: conditionArb },
@@ -530,7 +564,12 @@ describe('the tester agrees with real requests (property)', () => {
           const stored = await putRules(p, { rules });
           if (stored.status === 400) return; // a world-writable document without allowPublicWrite
           expect(stored.status).toBe(200);
-          const verdict = await tester(p, { auth: auths[caller], operation, path });
+          const verdict = await tester(p, {
+            auth: auths[caller],
+            operation,
+            path,
+            ...(operation === 'write' ? { value: 1 } : {}),
+          });
           expect(verdict.status).toBe(200);
           const token = tokens[caller];
           const real =
