@@ -263,8 +263,17 @@ export async function grantFor(
  * The grant without judging the paths the request touches (grantFor's 401/404/403 otherwise): what a write whose
  * rules read `data`/`newData` needs before it can compute them; assertScope then judges it.
  */
-export async function grantBeforeScope(project: ProjectRef, principal: Principal, need: Need): Promise<Grant> {
+export async function grantBeforeScope(
+  project: ProjectRef,
+  principal: Principal,
+  need: Need,
+): Promise<Grant & { fresh: boolean }> {
   return verifiedGrant(project, principal, need, false);
+}
+
+/** Forgets the remembered grant of a caller in a project: its next verification reads afresh. */
+export function forgetGrant(project: ProjectRef, principal: Principal): void {
+  grants.delete(cacheKey(project, principal));
 }
 
 async function verifiedGrant(
@@ -297,6 +306,15 @@ async function verifiedGrant(
     grant.schemas = decided.ruled?.rules ?? (await rulesFor(project, head, item, { standing: {}, auth: null }))?.rules;
   }
   setBounded(grants, id, grant, GRANT_CACHE_SIZE);
+  // A write judged on other rules than these (a change since, or a remembered grant's older ones): judged again.
+  const judged = principal.scope;
+  if (
+    judged?.checkedSchemas !== undefined &&
+    ((grant.schemas ?? null) !== judged.checkedSchemas ||
+      (grant.ruled?.rules ?? null) !== (judged.checkedRules ?? null))
+  ) {
+    throw new SchemasChanged();
+  }
   if (scoped) checkScope(principal, grant, need);
   return { ...grant, fresh: true };
 }
@@ -354,8 +372,6 @@ export class AccessProof {
   async renew(): Promise<void> {
     grants.delete(cacheKey(this.project, this.principal));
     this.current = await grantFor(this.project, this.principal, this.need);
-    const checked = this.principal.scope?.checkedSchemas;
-    if (checked !== undefined && (this.current.schemas ?? null) !== checked) throw new SchemasChanged();
   }
 }
 

@@ -27,6 +27,8 @@ export interface RequestScope {
   touches: ReadonlyArray<{ operation: ContentNeed; path: Segments; data?: unknown; newData?: unknown }>;
   /** A write: the schemas its changes were checked against (null: none); a renewal finding others ends the attempt. */
   checkedSchemas?: RuleSet | null;
+  /** With checkedSchemas: the rules its access was judged on (null: none). */
+  checkedRules?: RuleSet | null;
 }
 
 /** A grant that depends on the paths touched: the rules (none for a scoped key), the caller's standing and `auth`. */

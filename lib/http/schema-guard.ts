@@ -1,13 +1,13 @@
 // Writes under `validate` rules: the value each write leaves at the schemas' nodes is computed (read as it is now,
 // the operations planned on it in memory) and checked before the write, which then runs as a batch guarded by a test
 // that the value read is still there, so what is checked is what is changed (docs/design/rules.md, "Decision").
-import { type Principal, SchemasChanged, checkScope, grantBeforeScope } from '../auth/access';
+import { type Principal, SchemasChanged, checkScope, forgetGrant, grantBeforeScope } from '../auth/access';
 import type { RequestScope } from '../auth/rules';
 import { type BatchOperation, planBatch } from '../content/batch';
 import type { Json, JsonObject } from '../content/json';
 import type { ContentOperation } from '../content/model';
 import { BadRequest, HttpError, NotFound } from '../config/errors';
-import type { Segments } from '../paths';
+import { type Segments, formatPath } from '../paths';
 import { schemaViolation, validationAnchor, writeUsesData } from '../rules/decision';
 import type { RuleSet } from '../rules/document';
 import { requestTouches } from '../rules/touches';
@@ -65,6 +65,10 @@ async function current(project: ProjectRef, path: Segments): Promise<Json | unde
   }
 }
 
+/** An operation's path as text (for matching it with a touch). */
+const pathOf = (op: BatchOperation): string | undefined =>
+  'segments' in op ? formatPath(op.segments) : op.kind === 'patch' ? formatPath(op.path) : undefined;
+
 /** What a write leaves: the content planned on `before` at `base` (the operation's own error thrown). */
 function planned(ops: readonly BatchOperation[], base: Segments, before: Json | undefined): JsonObject {
   return planBatch(rooted(base, before), ops, {
@@ -116,12 +120,28 @@ async function writeOnce(write: GuardedWrite, op: ContentOperation | BatchOperat
   const usesData = ruledRules !== undefined && writes.some((path) => writeUsesData(ruledRules, path));
   const scope = (extra: Partial<RequestScope>): Principal => ({
     ...write.principal,
-    scope: { touches, ...write.principal.scope, checkedSchemas: schemas ?? null, ...extra },
+    scope: {
+      touches,
+      ...write.principal.scope,
+      checkedSchemas: schemas ?? null,
+      checkedRules: grant.ruled?.rules ?? null,
+      ...extra,
+    },
   });
+  // A remembered grant may speak for older rules: a refusal is only ever given on a fresh one (judged again).
+  const judge = (principal: Principal) => {
+    try {
+      checkScope(principal, grant, 'write');
+    } catch (error) {
+      if (grant.fresh || !(error instanceof HttpError)) throw error;
+      forgetGrant(write.project, write.principal);
+      throw new SchemasChanged();
+    }
+  };
   const batch = Array.isArray(op);
   if (anchors.length === 0 && !usesData) {
+    // Judged by the store's own verification, as any write.
     const principal = scope({});
-    checkScope(principal, grant, 'write');
     const plain = { ...write, principal };
     return batch ? writeBatch({ ...plain, ops: op }) : writeContent({ ...plain, op });
   }
@@ -137,7 +157,7 @@ async function writeOnce(write: GuardedWrite, op: ContentOperation | BatchOperat
         },
       ],
     });
-    checkScope(principal, grant, 'write');
+    judge(principal);
     const broken = schemas && violation(schemas, [[]], [], op.content);
     if (broken) throw new BadRequest('VALIDATION_FAILED', broken);
     return writeContent({ ...write, principal, op });
@@ -149,8 +169,12 @@ async function writeOnce(write: GuardedWrite, op: ContentOperation | BatchOperat
   try {
     after = planned(ops, base, before);
   } catch (error) {
-    // The write fails as it would alone, once its access is judged (as far as it can be without what it leaves).
-    checkScope(scope({}), grant, 'write');
+    // The write fails as it would alone, once its access is judged: what it cannot leave, judged by the value it
+    // carries (the tester's `value`), `data` unknown.
+    const carried = (path: Segments) =>
+      ops.find((o): o is BatchOperation & { value: Json } => 'value' in o && pathOf(o) === formatPath(path))?.value;
+    const judged = touches.map((t) => (t.operation === 'write' ? { ...t, newData: carried(t.path) } : t));
+    judge(scope({ touches: judged }));
     if (error instanceof HttpError && !batch) error.index = undefined;
     throw error;
   }
@@ -160,7 +184,7 @@ async function writeOnce(write: GuardedWrite, op: ContentOperation | BatchOperat
       t.operation === 'write' ? { ...t, data: at(root, t.path), newData: at(after, t.path) } : t,
     ),
   });
-  checkScope(principal, grant, 'write');
+  judge(principal);
   const broken = schemas && violation(schemas, writes, base, after);
   if (broken) throw new BadRequest('VALIDATION_FAILED', broken);
   const guard: BatchOperation =

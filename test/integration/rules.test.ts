@@ -526,6 +526,7 @@ describe('the tester agrees with real requests (property)', () => {
     'now > timestamp("2020-01-01T00:00:00Z")',
     'newData == 1',
     'newData != 1',
+    'data == null',
   );
   const ruleArb = fc.record(
     { match: patternArb, read: conditionArb, write: conditionArb },
@@ -594,7 +595,7 @@ describe('the tester agrees with real requests (property)', () => {
           checked++;
         },
       ),
-      { numRuns: Number(process.env.PROPERTY_RUNS ?? 60) },
+      { numRuns: Number(process.env.PROPERTY_RUNS ?? 60), endOnFailure: true },
     );
     expect(checked).toBeGreaterThan(0);
   });
