@@ -4,6 +4,7 @@ import { accountError, isoTime, managementRoute } from '../lib/http/management-h
 import { projectNotFound } from '../lib/auth/access';
 import { createApiKey } from '../lib/store/accounts';
 import { validateCreateKey as validate } from '../lib/http/validators.generated';
+import { formatPath, parsePath } from '../lib/paths';
 
 export const handler = managementRoute({
   rule: 'owner',
@@ -13,6 +14,8 @@ export const handler = managementRoute({
       name: body.name as string,
       permissions: [...new Set(body.permissions as Permission[])],
       expiresInSeconds: body.expiresInSeconds as number | undefined,
+      // Each path as the API shows paths (a bad one is its 400); a scoped key reads and writes only at and below them.
+      paths: Array.isArray(body.paths) ? [...new Set(body.paths.map((p) => formatPath(parsePath(p))))] : undefined,
     }).catch((error: unknown) => accountError(error, () => projectNotFound(project)));
     return { statusCode: 201, body: { ...created, expiresAt: isoTime(created.expiresAt) } };
   },

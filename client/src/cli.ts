@@ -20,6 +20,9 @@ Commands:
   update [--file f]                replace the whole content with the object in f
   batch [--file f]                 apply {"operations":[...]} (or a bare array) all or none
   patch [--file f]                 a JSON Patch (array) or JSON Merge Patch (object); needs the PATCH route
+  rules test [--file f]            run access-rule cases {"rules"?, "cases": [{auth, operation, path, value?,
+                                   allowed}]} through the rules tester (the owner's session or JWT in
+                                   CONTENT_API_KEY); exit code 4 when a case's verdict is not its "allowed"
 
 Values are JSON; --string takes <value> verbatim; "-" reads it from stdin. --file defaults to stdin.
 
@@ -44,6 +47,38 @@ Exit codes: 0 ok, 1 usage or invalid request, 2 not found, 3 unauthorised or for
 `;
 
 class UsageError extends Error {}
+
+/** Some rule case's verdict was not the one expected (exit code 4); the report is printed first. */
+class CasesFailed extends Error {}
+
+interface RuleCase {
+  auth?: unknown;
+  operation: 'read' | 'write';
+  path: string;
+  value?: unknown;
+  allowed: boolean;
+}
+
+/** `rules test`: each case through the tester, on `rules` when the file gives them, else the stored ones. */
+async function runRuleCases(
+  site: ReturnType<ReturnType<typeof createClient>['project']>,
+  verb: string | undefined,
+  input: unknown,
+): Promise<string> {
+  if (verb !== 'test') throw new UsageError('rules takes test');
+  const doc = (Array.isArray(input) ? { cases: input } : input) as { rules?: unknown[]; cases?: RuleCase[] };
+  if (!doc || !Array.isArray(doc.cases)) throw new UsageError('rules test takes {"rules"?, "cases": [...]}');
+  const failed: unknown[] = [];
+  for (const [index, c] of doc.cases.entries()) {
+    const body = { auth: c.auth ?? null, operation: c.operation, path: c.path, value: c.value, rules: doc.rules };
+    const verdict = await site.rules.test(body as never);
+    if (verdict.allowed !== c.allowed) failed.push({ index, ...c, got: verdict.allowed, reason: verdict.reason });
+  }
+  const report = JSON.stringify({ cases: doc.cases.length, failed });
+  if (failed.length === 0) return report;
+  process.stdout.write(`${report}\n`);
+  throw new CasesFailed(`${failed.length} of ${doc.cases.length} rule cases got another verdict`);
+}
 
 /** The exit code for an error status: distinct per kind of failure, so scripts can branch on it. */
 export function exitCodeFor(status: number): number {
@@ -96,6 +131,10 @@ export async function main(
     if (error instanceof ContentApiError) {
       process.stderr.write(`${COMMAND}: ${apiErrorLine(error)}\n`);
       return exitCodeFor(error.status);
+    }
+    if (error instanceof CasesFailed) {
+      process.stderr.write(`${COMMAND}: ${error.message}\n`);
+      return 4;
     }
     const message = usageMessage(error);
     process.stderr.write(`${COMMAND}: ${message}\nRun ${COMMAND} --help for the usage.\n`);
@@ -260,6 +299,8 @@ async function run(args: ReturnType<typeof parse>, env: NodeJS.ProcessEnv, readS
       result = Array.isArray(body) ? await site.patch(body, opts) : await site.mergePatch(body as never, opts);
       break;
     }
+    case 'rules':
+      return runRuleCases(site, need(1, 'test [--file f]')[0], file());
     default:
       throw new UsageError(`unknown command '${command}'`);
   }

@@ -216,6 +216,16 @@ export function createClient(options: ClientOptions) {
         remove: (member: string, opts?: RequestOptions): Result<'removeMember'> =>
           request('DELETE', `${root}/members/${user(member)}`, undefined, opts, 'once'),
       },
+      rules: {
+        /** The access rules and their `version` (the `etag` is `"<version>"`, for `put`'s `ifMatch`). Any member. */
+        get: (opts?: RequestOptions): Result<'getRules'> => request('GET', `${root}/rules`, undefined, opts),
+        /** Replaces the rules (owner); `ifMatch: '"3"'` only over version 3. Answers the new `version` and `warnings`. */
+        put: (body: Operations['putRules']['body'], opts?: RequestOptions & { ifMatch?: string }): Result<'putRules'> =>
+          request('PUT', `${root}/rules`, body, opts, 'once'),
+        /** Whether a caller may read or write at a path, by the stored rules or `rules` given (owner). */
+        test: (body: Operations['testRules']['body'], opts?: RequestOptions): Result<'testRules'> =>
+          request('POST', `${root}/rules/test`, body, opts),
+      },
       webhooks: {
         /** The answer carries the signing `secret`, shown this once. */
         create: (body: Operations['createWebhook']['body'], opts?: RequestOptions): Result<'createWebhook'> =>

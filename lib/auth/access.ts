@@ -12,7 +12,9 @@ import type { AccessCheck } from '../expressions';
 import { type ContentNeed, keyAllows, permissionFor, roleAllows, roleOf } from '../policy';
 import { A } from '../schema/attributes';
 import { type Credential, sameHash } from './credentials';
-import { verifyJwt } from './jwt';
+import { verifyJwtClaims } from './jwt';
+import { type RequestScope, type Ruled, rulesFor, scopeVerdict, scopedKeyPaths } from './rules';
+import type { RuleSet } from '../rules/document';
 import {
   HEAD_SK,
   type KeyEntry,
@@ -31,10 +33,19 @@ import {
   projectName,
   projectPk,
   readKeyEntry,
+  RULES_SK,
   sessionPk,
 } from '../schema/items';
 
-export type Principal = { kind: 'key'; keyId: string; keyHash: string } | { kind: 'user'; username: string };
+/**
+ * Who is calling: an API key, a user (a session, or a JWT with its `sub` and claims), or nobody (a content request
+ * without Authorization, which only rules can allow). `scope` is what the request touches, for rules and scoped keys.
+ */
+export type Principal = (
+  | { kind: 'key'; keyId: string; keyHash: string }
+  | { kind: 'user'; username: string; sub?: string | null; claims?: Record<string, unknown> }
+  | { kind: 'anonymous' }
+) & { scope?: RequestScope };
 export type Need = ContentNeed;
 
 export const projectNotFound = (project: ProjectRef) =>
@@ -76,7 +87,7 @@ export async function resolvePrincipal(credential: Credential): Promise<Principa
       // Canonical even for a session stored before usernames were (they are case-insensitive).
       return { kind: 'user', username: canonicalName(await lookupSession(credential.tokenHash)) };
     case 'jwt':
-      return { kind: 'user', username: await verifyJwt(credential.token) };
+      return { kind: 'user', ...(await verifyJwtClaims(credential.token)) };
   }
 }
 
@@ -93,8 +104,17 @@ function keyValid(entry: KeyEntry | undefined, keyHash: string, now: number): en
 const allows = (entry: KeyEntry, need: Need) => Array.isArray(entry.permissions) && keyAllows(entry.permissions, need);
 
 /** The head's attributes deciding access needs (and the grant items' own, read in the same request). */
-const ACCESS_ATTRIBUTES = ['pk', 'sk', A.owner, A.incarnation, A.grantEpoch, A.createdAt] as const;
-const GRANT_ATTRIBUTES = [A.keyHash, A.keyPermissions, A.keyExpires, A.role] as const;
+const ACCESS_ATTRIBUTES = [
+  'pk',
+  'sk',
+  A.owner,
+  A.incarnation,
+  A.grantEpoch,
+  A.createdAt,
+  A.rulesVersion,
+  A.rulesSchemas,
+] as const;
+const GRANT_ATTRIBUTES = [A.keyHash, A.keyPermissions, A.keyExpires, A.keyPaths, A.role, A.rulesDocument] as const;
 
 export interface HeadAndGrant {
   /** The project's head (`P#<p>` / `#`), projected; undefined when the project does not exist. */
@@ -113,7 +133,13 @@ export async function readHeadAndGrant(
   headAttributes: readonly string[] = [],
 ): Promise<HeadAndGrant> {
   const pk = projectPk(project);
-  const sk = principal.kind === 'key' ? keyGrantSk(principal.keyId) : memberGrantSk(principal.username);
+  // Nobody's "grant" is the rules document itself: one request reads the head and the rules.
+  const sk =
+    principal.kind === 'key'
+      ? keyGrantSk(principal.keyId)
+      : principal.kind === 'user'
+        ? memberGrantSk(principal.username)
+        : RULES_SK;
   const attributes = [...new Set([...ACCESS_ATTRIBUTES, ...GRANT_ATTRIBUTES, ...headAttributes])];
   const names = Object.fromEntries(attributes.map((name, i) => [`#a${i}`, name]));
   const items = await batchGetConsistent([itemKeyAttributes(pk), itemKeyAttributes(pk, sk)], names);
@@ -134,6 +160,10 @@ export interface Grant {
   expiresAt?: number;
   /** When it was verified, epoch seconds. */
   verifiedAt: number;
+  /** Set when what it may do depends on the paths a request touches (rules, a scoped key): checked per request. */
+  ruled?: Ruled;
+  /** The rules, when some have a `validate` schema: every writer's changes are checked against them. */
+  schemas?: RuleSet;
 }
 
 /**
@@ -146,7 +176,7 @@ const GRANT_CACHE_SIZE = 10_000;
 const grants = new Map<string, Grant>();
 
 const cacheKey = (project: ProjectRef, principal: Principal) =>
-  `${principal.kind === 'key' ? `k ${principal.keyId} ${principal.keyHash}` : `u ${principal.username}`} ${projectName(project)}`;
+  `${principal.kind === 'key' ? `k ${principal.keyId} ${principal.keyHash}` : principal.kind === 'user' ? `u ${principal.username}` : 'a'} ${projectName(project)}`;
 
 /** Drops every cached grant (tests that change the table behind the service's back). */
 export function forgetGrants(): void {
@@ -164,7 +194,13 @@ async function decide(
   need: Need,
   { head, grant }: HeadAndGrant,
   now: number,
-): Promise<Pick<Grant, 'rights' | 'expiresAt'>> {
+): Promise<Pick<Grant, 'rights' | 'expiresAt' | 'ruled'>> {
+  if (principal.kind === 'anonymous') {
+    // Only rules allow anything without a credential; with none stored (or no project) it is the same 401 as ever.
+    const ruled = head ? await rulesFor(project, head, grant, { standing: {}, auth: null }) : undefined;
+    if (!ruled) throw new Unauthorized();
+    return { rights: ['read', 'write'], ruled };
+  }
   if (principal.kind === 'user') {
     if (!head) throw projectNotFound(project);
     const role = grant?.[A.role]?.S;
@@ -172,13 +208,25 @@ async function decide(
       { owner: head[A.owner]?.S, members: role ? { [principal.username]: role } : {} },
       principal.username,
     );
-    if (!roleAllows(standing, need)) throw new Forbidden();
+    if (!roleAllows(standing, need)) {
+      // Rules may add what the role does not give (read only when the head says a document is stored).
+      const auth = {
+        kind: 'user' as const,
+        username: principal.username,
+        sub: principal.sub ?? null,
+        claims: principal.claims ?? {},
+      };
+      const ruled = await rulesFor(project, head, undefined, { standing: { role: standing }, auth });
+      if (!ruled) throw new Forbidden();
+      return { rights: ['read', 'write'], ruled };
+    }
     return { rights: (['read', 'write'] as const).filter((n) => roleAllows(standing, n)) };
   }
   const entry = grant ? readKeyEntry(fromAttribute({ M: grant }) as unknown as StoredKey) : undefined;
   if (keyValid(entry, principal.keyHash, now)) {
     if (!allows(entry, need)) throw new Forbidden(`This API key lacks the ${permissionFor(need)} permission`);
-    return { rights: (['read', 'write'] as const).filter((n) => allows(entry, n)), expiresAt: entry.expiresAt };
+    const rights = (['read', 'write'] as const).filter((n) => allows(entry, n));
+    return { rights, expiresAt: entry.expiresAt, ruled: scopedKeyPaths(principal.keyId, entry) };
   }
   const { Item } = await documents.send(
     new GetCommand({ TableName: tableName(), Key: itemKey(keyPk(principal.keyId)), ConsistentRead: true }),
@@ -208,6 +256,32 @@ export async function grantFor(
   principal: Principal,
   need: Need,
 ): Promise<Grant & { fresh: boolean }> {
+  return verifiedGrant(project, principal, need, true);
+}
+
+/**
+ * The grant without judging the paths the request touches (grantFor's 401/404/403 otherwise): what a write whose
+ * rules read `data`/`newData` needs before it can compute them; assertScope then judges it.
+ */
+export async function grantBeforeScope(
+  project: ProjectRef,
+  principal: Principal,
+  need: Need,
+): Promise<Grant & { fresh: boolean }> {
+  return verifiedGrant(project, principal, need, false);
+}
+
+/** Forgets the remembered grant of a caller in a project: its next verification reads afresh. */
+export function forgetGrant(project: ProjectRef, principal: Principal): void {
+  grants.delete(cacheKey(project, principal));
+}
+
+async function verifiedGrant(
+  project: ProjectRef,
+  principal: Principal,
+  need: Need,
+  scoped: boolean,
+): Promise<Grant & { fresh: boolean }> {
   const now = Date.now() / 1000;
   const id = cacheKey(project, principal);
   const cached = grants.get(id);
@@ -215,7 +289,9 @@ export async function grantFor(
     cached &&
     now - cached.verifiedAt < GRANT_CACHE_SECONDS &&
     (cached.expiresAt === undefined || cached.expiresAt > now) &&
-    cached.rights.includes(need)
+    cached.rights.includes(need) &&
+    // A remembered grant may speak for older rules: it only ever allows (proven by the epoch); a refusal is fresh.
+    (!scoped || scopeAllows(principal, cached, need))
   ) {
     return { ...cached, fresh: false };
   }
@@ -224,8 +300,39 @@ export async function grantFor(
   const decided = await decide(project, principal, need, read, now);
   const head = read.head as Record<string, AttributeValue>;
   const grant: Grant = { ...decided, inc: incarnationOf(head), ge: grantEpochOf(head), verifiedAt: now };
+  // Schemas bind every writer, the owner included: read with the grant, and only when the head says there are some.
+  if (grant.rights.includes('write') && Number(head[A.rulesSchemas]?.N ?? 0) > 0) {
+    const item = principal.kind === 'anonymous' ? read.grant : undefined;
+    grant.schemas = decided.ruled?.rules ?? (await rulesFor(project, head, item, { standing: {}, auth: null }))?.rules;
+  }
   setBounded(grants, id, grant, GRANT_CACHE_SIZE);
+  // A write judged on other rules than these (a change since, or a remembered grant's older ones): judged again.
+  const judged = principal.scope;
+  if (
+    judged?.checkedSchemas !== undefined &&
+    ((grant.schemas ?? null) !== judged.checkedSchemas ||
+      (grant.ruled?.rules ?? null) !== (judged.checkedRules ?? null))
+  ) {
+    throw new SchemasChanged();
+  }
+  if (scoped) checkScope(principal, grant, need);
   return { ...grant, fresh: true };
+}
+
+/**
+ * A grant that depends on paths (rules, a scoped key) allows the request only where it allows every path the request
+ * touches; nobody refused is the same 401 as without rules, anybody else a 403.
+ */
+const scopeAllows = (principal: Principal, grant: Grant, need: Need) =>
+  !grant.ruled || scopeVerdict(grant.ruled, principal.scope, need).allowed;
+
+/** Judges the paths the request touches on a grant from grantBeforeScope: 401 for nobody, 403 for anybody else. */
+export function checkScope(principal: Principal, grant: Grant, need: Need): void {
+  if (!grant.ruled) return;
+  const verdict = scopeVerdict(grant.ruled, principal.scope, need);
+  if (verdict.allowed) return;
+  if (principal.kind === 'anonymous') throw new Unauthorized();
+  throw new Forbidden(verdict.message);
 }
 
 /**
@@ -267,6 +374,9 @@ export class AccessProof {
     this.current = await grantFor(this.project, this.principal, this.need);
   }
 }
+
+/** A write was checked against other `validate` schemas than the rules now hold: it is checked again (nothing landed). */
+export class SchemasChanged extends Error {}
 
 /** The head's `ge` and `inc` only, read consistently: what a warm grant is compared with when nothing is written. */
 export async function readEpoch(project: ProjectRef): Promise<Record<string, AttributeValue> | undefined> {

@@ -46,6 +46,18 @@ async function loadProvider(): Promise<Provider | null> {
  * the uniform 401.
  */
 export async function verifyJwt(token: string): Promise<string> {
+  return (await verifyJwtClaims(token)).username;
+}
+
+/** A verified token's caller for the rules: its username, `sub` and claims (bounded: at most 50, as sent). */
+export interface JwtCaller {
+  username: string;
+  sub: string | null;
+  claims: Record<string, unknown>;
+}
+
+/** verifyJwt with the token's `sub` and claims, which rules' conditions see as `auth.sub` and `auth.claims`. */
+export async function verifyJwtClaims(token: string): Promise<JwtCaller> {
   provider ??= loadProvider().catch((error: unknown) => {
     provider = undefined;
     throw error;
@@ -64,7 +76,8 @@ export async function verifyJwt(token: string): Promise<string> {
     if (typeof claim !== 'string') throw new Unauthorized();
     const username = claim.startsWith('@') ? claim : `@${claim}`;
     if (!USERNAME.test(username)) throw new Unauthorized();
-    return canonicalName(username);
+    const claims = Object.fromEntries(Object.entries(payload).slice(0, 50));
+    return { username: canonicalName(username), sub: typeof payload.sub === 'string' ? payload.sub : null, claims };
   } catch {
     throw new Unauthorized();
   }

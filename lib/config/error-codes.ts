@@ -54,6 +54,16 @@ export const ERROR_CODES = {
     status: 400,
     message: 'If-Match may name at most 20 entity tags',
   },
+  INVALID_RULES: {
+    when: 'A rules document is invalid: the message names the rule (rules[i]) and what is wrong',
+    status: 400,
+    message: 'rules[0]: invalid CEL: <input>:1:3: found + but expecting end of input',
+  },
+  VALIDATION_FAILED: {
+    when: "A write leaves a value a rule's validate schema refuses: the message names the rule and the schema path",
+    status: 400,
+    message: "rules[2] (users.{uid}.profile) at 'users.u1.profile': #/required: must have required property 'name'",
+  },
   INVALID_PATH: {
     when: 'path is missing, not a string, empty, has an empty segment or a bad escape',
     status: 400,

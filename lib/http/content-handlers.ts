@@ -2,7 +2,7 @@
 import type { BatchOperation } from '../content/batch';
 import type { ContentOperation } from '../content/model';
 import { projectName } from '../schema/items';
-import { assertProjectAccess, writeBatch, writeContent } from '../store/content';
+import { assertProjectAccess } from '../store/content';
 import { schemaView } from './batch';
 import { type Event, httpHandler } from './edge';
 import { type PatchMediaType, assertPatchType, patchMediaType, patchOperations } from './patch';
@@ -12,6 +12,8 @@ import { parseIdempotencyKey, runIdempotently } from './idempotency';
 import { header, parseIfMatch, parseJsonObject } from './request';
 import { beginRequest } from './route-context';
 import { hashSecret } from '../auth/credentials';
+import { requestTouches } from '../rules/touches';
+import { writeChecked } from './schema-guard';
 
 export interface MutationSpec {
   validate: Validator;
@@ -48,7 +50,7 @@ function mutationHandler(
   checkType?: (type: string | undefined) => void,
 ) {
   return httpHandler(async (event, context) => {
-    const { text, principal, project } = await beginRequest(event, 'write', checkType);
+    const { text, principal: caller, project } = await beginRequest(event, 'write', checkType);
     const input = validated(() => {
       const { body, op } = read(text, event);
       const ifMatch = parseIfMatch(event);
@@ -56,14 +58,14 @@ function mutationHandler(
       return { body, op, ifMatch, idempotencyKey };
     });
     if (input instanceof BadRequest) {
-      await assertProjectAccess(project, principal, 'write');
+      await assertProjectAccess(project, caller, 'write');
       throw input;
     }
+    // Rules and scoped keys judge the request by every path it touches (all or none).
+    const principal = { ...caller, scope: { touches: requestTouches(input.op) } };
     const run = async (requestToken?: string) => {
       const write = { project, principal, ifMatch: input.ifMatch, requestToken };
-      const { etag } = Array.isArray(input.op)
-        ? await writeBatch({ ...write, ops: input.op })
-        : await writeContent({ ...write, op: input.op });
+      const { etag } = await writeChecked(write, input.op);
       return { statusCode: 200, body: { message }, headers: { ETag: etag } };
     };
     if (input.idempotencyKey === undefined) return run();

@@ -40,12 +40,14 @@ function parseReadQuery(query: Record<string, string | undefined>, validate: Val
 
 export function contentRead(validate: Validator) {
   return httpHandler(async (event) => {
-    const { principal, project } = await beginRequest(event, 'read');
+    const { principal: caller, project } = await beginRequest(event, 'read');
     const query = validated(() => parseReadQuery(event.queryStringParameters ?? {}, validate));
     if (query instanceof BadRequest) {
-      await assertProjectAccess(project, principal, 'read');
+      await assertProjectAccess(project, caller, 'read');
       throw query;
     }
+    // Rules are not filters: a read needs a grant covering its path itself (shallow and slices alike).
+    const principal = { ...caller, scope: { touches: [{ operation: 'read' as const, path: query.segments ?? [] }] } };
     const { value, etag } = await readContent({ project, principal, segments: query.segments, view: query.view });
     // A 304 reads what the 200 would (the ETag is the value's); it saves the transfer, not the read.
     if (notModified(event, etag)) return { statusCode: 304, body: undefined, headers: { ETag: etag } };

@@ -64,6 +64,7 @@ export function managementRoute(spec: ManagementSpec) {
       }
       throw new Forbidden('API keys cannot manage projects; sign in with a session');
     }
+    if (principal.kind === 'anonymous') throw new Unauthorized();
     const username = principal.username;
     const item = await readProjectMeta(project, username);
     if (spec.rule === 'creator') {
@@ -111,5 +112,6 @@ export function listedKey(id: string, stored: unknown) {
       : [],
     createdAt: typeof key.createdAt === 'string' ? key.createdAt : null,
     expiresAt: isoTime(key.expiresAt),
+    ...(Array.isArray(key.paths) ? { paths: key.paths.filter((p): p is string => typeof p === 'string') } : {}),
   };
 }

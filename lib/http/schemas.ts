@@ -150,6 +150,15 @@ export const managementSchemas = {
         maximum: MAX_EXPIRES_IN_SECONDS,
         description: `Lifetime in whole seconds, 1 to ${MAX_EXPIRES_IN_SECONDS} (10 years); omit for a key that does not expire.`,
       },
+      paths: {
+        type: 'array',
+        minItems: 1,
+        maxItems: 20,
+        items: { type: 'string', minLength: 1, maxLength: MAX_PATH_LENGTH },
+        description:
+          'Limits the key to these dot paths (at and below each; 403 elsewhere), intersected with its permissions; omit for the whole content.',
+        examples: [['builds', 'public.status']],
+      },
     },
     ['name', 'permissions'],
   ),
@@ -170,6 +179,40 @@ export const managementSchemas = {
       },
     },
     ['url'],
+  ),
+  putRules: body(
+    {
+      rules: {
+        type: 'array',
+        items: { type: 'object' },
+        description:
+          'The rules, in order: each `{"match", "read"?, "write"?, "validate"?}` (README, "Rules"; docs/rules.md).',
+      },
+      allowPublicWrite: {
+        type: 'boolean',
+        description: 'Must be true for a rule that lets anyone write everywhere below a pattern of captures only.',
+      },
+    },
+    ['rules'],
+  ),
+  testRules: body(
+    {
+      auth: {
+        type: ['object', 'null'],
+        description:
+          'The caller as conditions see it: null (no credential) or `{kind, username?, sub?, claims?, keyId?, permissions?, paths?}`.',
+      },
+      operation: { enum: ['read', 'write'] },
+      path: { type: 'string', maxLength: MAX_PATH_LENGTH, description: "The path; '' is the root." },
+      value: { description: 'write: the value it leaves at the path (newData; its schemas are checked).' },
+      rules: {
+        type: 'array',
+        items: { type: 'object' },
+        description: 'Rules to try instead of the stored ones (nothing is stored).',
+      },
+      allowPublicWrite: { type: 'boolean' },
+    },
+    ['operation', 'path'],
   ),
   putMember: body({ role: { enum: ['viewer', 'editor'], description: 'viewer reads; editor reads and writes.' } }, [
     'role',

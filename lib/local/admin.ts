@@ -11,6 +11,7 @@ import {
 } from './admin-target';
 import { ROOT, applyLocalDefaults, local } from './env';
 import { MAX_EXPIRES_IN_SECONDS } from '../config/limits';
+import { formatPath, parsePath } from '../paths';
 
 const USAGE = `usage: npm run -s admin -- <command>   (--help, -h: this text)
        npm run -s admin -- --stage STAGE [--region REGION] [--profile PROFILE] [--table TABLE] <command>
@@ -18,8 +19,10 @@ const USAGE = `usage: npm run -s admin -- <command>   (--help, -h: this text)
   project create @alice/site
   session create @alice [--expires-in SECONDS]
   key create @alice/site --permissions content:read,content:write [--expires-in SECONDS] [--name NAME]
+             [--paths builds,public.status]   (a scoped key: only at and below these dot paths)
   key revoke @alice/site <id>
   member add @alice/site @bob --role viewer|editor
+  jwt @alice [--claims '{"role":"editor"}'] [--expires-in SECONDS]   (a token npm start's local provider signed)
   sweep   (once: what interrupted changes over 100 items left, markers older than SWEEP_AFTER_MS, default 5 min)
 --expires-in: 1 to ${MAX_EXPIRES_IN_SECONDS} seconds (10 years); a session's default is 7 days, a key's never.
 Without --stage: the local engine of npm start. With --stage: that deployed stage's table (content-api-STAGE, or
@@ -32,7 +35,9 @@ class HelpRequested extends Error {}
 const OPTIONS = {
   'expires-in': { type: 'string' },
   permissions: { type: 'string' },
+  paths: { type: 'string' },
   role: { type: 'string' },
+  claims: { type: 'string' },
   name: { type: 'string' },
   stage: { type: 'string' },
   region: { type: 'string' },
@@ -80,6 +85,17 @@ function useTarget(target: AdminTarget): void {
 
 let target: AdminTarget = { kind: 'local' };
 
+/** --paths: comma-separated dot paths (a path with a comma cannot be named here; the API takes any). */
+function scopedPaths(value: string): string[] {
+  const list = value.split(',').filter(Boolean);
+  if (list.length === 0 || list.length > 20) throw new UsageError('--paths takes 1 to 20 dot paths, comma-separated');
+  try {
+    return [...new Set(list.map((path) => formatPath(parsePath(path))))];
+  } catch (error) {
+    throw new UsageError(`--paths: ${(error as Error).message}`);
+  }
+}
+
 async function run(argv: string[]): Promise<unknown> {
   const { values, positionals } = parseCommand(argv);
   try {
@@ -94,7 +110,7 @@ async function run(argv: string[]): Promise<unknown> {
   const { GetCommand } = await import('@aws-sdk/lib-dynamodb');
 
   const expiresIn = seconds(values['expires-in']);
-  const { permissions, role, name } = values;
+  const { permissions, role, name, paths } = values;
   const [noun, verb, ...rest] = positionals;
   if (target.kind === 'stage') {
     // One cheap read first: a wrong stage, region or credentials fails here, with its explanation, before any write.
@@ -122,6 +138,23 @@ async function run(argv: string[]): Promise<unknown> {
     if (!Item) throw new Error(`user ${username} does not exist`);
   };
 
+  if (noun === 'jwt') {
+    // Signed with the key npm start keeps in the data folder; no table needed.
+    const username = user(verb);
+    if (rest.length > 0) throw new UsageError(`jwt takes one username, got ${positionals.slice(1).join(' ')}`);
+    let claims: Record<string, unknown> | undefined;
+    if (values.claims !== undefined) {
+      try {
+        claims = JSON.parse(values.claims) as Record<string, unknown>;
+      } catch {
+        throw new UsageError('--claims must be a JSON object');
+      }
+      if (typeof claims !== 'object' || claims === null || Array.isArray(claims))
+        throw new UsageError('--claims must be a JSON object');
+    }
+    const { signLocalJwt } = await import('./identity');
+    return { token: await signLocalJwt(username, { claims, expiresIn }) };
+  }
   if (noun === 'sweep') {
     if (verb !== undefined) throw new UsageError(`sweep takes no arguments, got ${positionals.slice(1).join(' ')}`);
     // What the scheduled Lambda (functions/sweep.ts) runs, once; its answer is the one line printed.
@@ -157,8 +190,9 @@ async function run(argv: string[]): Promise<unknown> {
         name: name ?? 'cli',
         permissions: [...new Set(list)] as Array<'content:read' | 'content:write'>,
         expiresInSeconds: expiresIn,
+        paths: paths === undefined ? undefined : scopedPaths(paths),
       });
-      return { id: created.id, key: created.key };
+      return { id: created.id, key: created.key, ...(created.paths ? { paths: created.paths } : {}) };
     }
     case 'key revoke': {
       const ref = project(rest[0]);

@@ -5,6 +5,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { local } from './env';
 import { readableRequestLines } from './request-line';
+import { startLocalIdentityProvider } from './identity';
 import { startRuntime } from './runtime';
 import { installLocalWebhookQueue } from './webhook-queue';
 import { REALTIME_PATH, startStreamConsumer } from './realtime';
@@ -59,6 +60,8 @@ async function main(): Promise<void> {
   survivePerInvocationFailures();
   const invocations = await hostConcurrentInvocations();
   const runtime = await startRuntime();
+  // Before the server answers anything: the API reads its provider's settings with the first JWT.
+  const identity = await startLocalIdentityProvider();
   const demo = await ensureDemo();
   // Webhook deliveries queued in this process go through the in-process queue to the sender's code.
   installLocalWebhookQueue((outcome) =>
@@ -111,6 +114,7 @@ async function main(): Promise<void> {
   );
   console.log(`API reference (try requests with your key): ${url}/ (OpenAPI: ${url}/openapi.json)`);
   console.log(`Realtime (WebSocket): ${url.replace(/^http/, 'ws')}${REALTIME_PATH}`);
+  if (identity) console.log(`Local identity provider: ${identity.url} (end-user JWTs: npm run -s admin -- jwt @alice)`);
   console.log(`Demo project ${demo.username}/${demo.projectSlug}, API key ${demo.key}\n`);
   console.log('Try:');
   console.log(

@@ -21,6 +21,17 @@ const keyFields = {
   createdAt: time,
   expiresAt: { ...time, type: ['string', 'null'], description: 'null: never expires.' },
 };
+/** A key as shown: its fields, and `paths` for a scoped key only. */
+const keyObject = (extra: Record<string, object> = {}) => {
+  const shown = object({ ...keyFields, ...extra });
+  return {
+    ...shown,
+    properties: {
+      ...shown.properties,
+      paths: { type: 'array', items: string, description: 'A scoped key only: the paths it is limited to.' },
+    },
+  };
+};
 
 const dropped = {
   type: ['object', 'null'],
@@ -111,10 +122,7 @@ export const MANAGEMENT_ROUTES: readonly RouteDoc[] = [
     success: {
       status: 201,
       description: 'Created; `key` is the secret to send as `Authorization: Bearer <key>`.',
-      schema: object({
-        ...keyFields,
-        key: { type: 'string', description: 'The secret (`capi_...`); never shown again.' },
-      }),
+      schema: keyObject({ key: { type: 'string', description: 'The secret (`capi_...`); never shown again.' } }),
       example: {
         id: '0123456789abcdef',
         // Deliberately not a well-formed key, so secret scanners looking for `capi_` never flag the published docs.
@@ -131,6 +139,9 @@ export const MANAGEMENT_ROUTES: readonly RouteDoc[] = [
       'INVALID_NAME',
       'INVALID_PERMISSIONS',
       'INVALID_EXPIRY',
+      'INVALID_PATH',
+      'PATH_TOO_DEEP',
+      'RESERVED_KEY',
       'LIMIT_REACHED',
     ],
   },
@@ -144,7 +155,7 @@ export const MANAGEMENT_ROUTES: readonly RouteDoc[] = [
     success: {
       status: 200,
       description: 'The keys.',
-      schema: object({ keys: { type: 'array', items: object(keyFields) } }),
+      schema: object({ keys: { type: 'array', items: keyObject() } }),
       example: {
         keys: [
           {
@@ -300,5 +311,79 @@ export const MANAGEMENT_ROUTES: readonly RouteDoc[] = [
     description: 'Removes the webhook; deliveries still queued for it are not sent. Owner only.',
     success: { status: 204, description: 'Deleted; no body.' },
     errors: [...ACCESS_ERRORS, 'WEBHOOK_NOT_FOUND'],
+  },
+  {
+    method: 'GET',
+    path: `${PROJECT}/rules`,
+    operationId: 'getRules',
+    tag: 'rules',
+    summary: 'Get the access rules',
+    description:
+      'The rules document and its version (0: none stored; the ETag is the version). Any member. Rules grant content access to callers without a role: requests without a credential and signed-in non-members (README, "Rules").',
+    success: {
+      status: 200,
+      description: 'The rules and their version.',
+      schema: {
+        type: 'object',
+        properties: {
+          rules: { type: 'array', items: { type: 'object' } },
+          allowPublicWrite: { type: 'boolean' },
+          version: { type: 'integer' },
+        },
+        required: ['rules', 'version'],
+        additionalProperties: false,
+      },
+      example: { rules: [{ match: 'public.**', read: 'true' }], version: 3 },
+    },
+    errors: ACCESS_ERRORS,
+  },
+  {
+    method: 'PUT',
+    path: `${PROJECT}/rules`,
+    operationId: 'putRules',
+    tag: 'rules',
+    summary: 'Replace the access rules',
+    description:
+      'Replaces the rules (a new version; `If-Match: "<version>"` is honoured, 412 when it is not the current one). Each rule is `{"match", "read"?, "write"?, "validate"?}`: `match` a path where `{name}` captures a segment and a last `**` matches the path and below; `read`/`write` CEL conditions over `auth`, the captures, `path`, `now`, `data`, `newData`; `validate` a JSON Schema every write must leave valid. Invalid rules are a 400 `INVALID_RULES` naming `rules[i]`; nothing is stored. Takes effect on the very next request everywhere. Owner only.',
+    body: {
+      schema: managementSchemas.putRules,
+      example: {
+        rules: [
+          { match: 'public.**', read: 'true' },
+          {
+            match: 'users.{uid}.**',
+            read: 'auth != null && auth.sub == uid',
+            write: 'auth != null && auth.sub == uid',
+          },
+        ],
+      },
+    },
+    success: {
+      status: 200,
+      description: 'The new version, and the rules that can never change a decision.',
+      schema: object({ version: { type: 'integer' }, warnings: { type: 'array', items: string } }),
+      example: { version: 4, warnings: [] },
+    },
+    errors: [...ACCESS_ERRORS, ...BODY_ERRORS, 'INVALID_RULES', 'INVALID_IF_MATCH', 'PRECONDITION_FAILED'],
+  },
+  {
+    method: 'POST',
+    path: `${PROJECT}/rules/test`,
+    operationId: 'testRules',
+    tag: 'rules',
+    summary: 'Test the access rules',
+    description:
+      'Whether a caller (`auth`: null, a user with `username`/`sub`/`claims`, or a key with `permissions`/`paths`) may `read` or `write` at `path`, by the decision content requests use: on the stored rules, or on `rules` given (nothing stored). A user named by `username` has the role it holds. Owner only.',
+    body: {
+      schema: managementSchemas.testRules,
+      example: { auth: { kind: 'user', sub: 'u1' }, operation: 'write', path: 'users.u1.notes' },
+    },
+    success: {
+      status: 200,
+      description: 'The verdict: allowed or not, the granting rule (its index) and why.',
+      schema: object({ allowed: { type: 'boolean' }, rule: { type: ['integer', 'null'] }, reason: string }),
+      example: { allowed: true, rule: 1, reason: 'rules[1] (users.{uid}.**) grants write' },
+    },
+    errors: [...ACCESS_ERRORS, ...BODY_ERRORS, 'INVALID_RULES', 'INVALID_PATH', 'PATH_TOO_DEEP', 'RESERVED_KEY'],
   },
 ];

@@ -12,6 +12,8 @@ export const TAGS = {
   members: "A project's members and their roles (owner only). Sessions only: an API key gets 403.",
   webhooks:
     "A project's webhooks (owner only): each committed change under a path is POSTed, signed the Standard Webhooks way. Sessions only: an API key gets 403.",
+  rules:
+    "A project's access rules on paths (the owner edits them, members read them): public reads, end users' own data, validated writes, and a tester. Sessions and JWTs only: an API key gets 403.",
 } as const;
 
 export interface QueryParameter {

@@ -2,7 +2,7 @@
 // Realtime). Answers go back as the route's response; `subscribed`, snapshots and changes come from the consumer.
 import { randomBytes } from 'node:crypto';
 import { GetItemCommand } from '@aws-sdk/client-dynamodb';
-import { AccessProof, refuseMissingProject, resolvePrincipal } from '../auth/access';
+import { AccessProof, type Principal, refuseMissingProject, resolvePrincipal } from '../auth/access';
 import { parseAuthorization } from '../auth/credentials';
 import { tableName } from '../config/env';
 import { BadRequest, HttpError, PayloadTooLarge, unavailable } from '../config/errors';
@@ -48,9 +48,21 @@ async function expiryOf(credential: ReturnType<typeof parseAuthorization>, keyEx
  * commit order.
  */
 async function subscribe(connectionId: string, message: Record<string, unknown>): Promise<undefined> {
-  if (typeof message.token !== 'string') throw parseAuthorization(undefined);
-  const credential = parseAuthorization(`Bearer ${message.token}`);
-  const principal = await resolvePrincipal(credential);
+  // No token: nobody's subscription, which only the project's rules can allow (else the same 401).
+  if (message.token !== undefined && typeof message.token !== 'string') throw parseAuthorization(undefined);
+  const credential = message.token === undefined ? undefined : parseAuthorization(`Bearer ${message.token}`);
+  const caller: Principal = credential === undefined ? { kind: 'anonymous' } : await resolvePrincipal(credential);
+  // Rules and scoped keys allow a subscription as they allow a GET of its path (its 400 still comes after access).
+  const wanted = (() => {
+    try {
+      return message.path === undefined ? [] : parsePath(message.path);
+    } catch {
+      return undefined;
+    }
+  })();
+  const principal: Principal = wanted
+    ? { ...caller, scope: { touches: [{ operation: 'read', path: wanted }] } }
+    : caller;
   const name = typeof message.project === 'string' ? message.project : '';
   const slash = name.indexOf('/');
   const [username, slug] = slash < 0 ? [name, ''] : [name.slice(0, slash), name.slice(slash + 1)];
@@ -75,7 +87,7 @@ async function subscribe(connectionId: string, message: Record<string, unknown>)
     path,
     project: `${project.username}/${project.slug}`,
     principal,
-    expiresAt: await expiryOf(credential, proof.grant.expiresAt),
+    expiresAt: credential === undefined ? undefined : await expiryOf(credential, proof.grant.expiresAt),
     since,
   });
   return undefined;

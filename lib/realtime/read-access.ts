@@ -21,9 +21,12 @@ import { dynamo } from '../dynamo/client';
 import { LOG_TTL_SECONDS } from './records';
 
 const accessPk = (inc: string) => `RA#${inc}`;
-/** One credential: an API key by its id, a user (session or JWT) by name. */
+/**
+ * One credential: an API key by its id, a user (session or JWT) by name, every anonymous caller as one (what the rules
+ * grant them; a rules change advances the grant epoch, which forgets every record as a revocation does).
+ */
 const principalSk = (principal: Principal) =>
-  principal.kind === 'key' ? `k ${principal.keyId}` : `u ${principal.username}`;
+  principal.kind === 'key' ? `k ${principal.keyId}` : principal.kind === 'user' ? `u ${principal.username}` : 'a';
 const itemKey = (inc: string, principal: Principal) => ({
   pk: { S: accessPk(inc) },
   sk: { S: principalSk(principal) },

@@ -12,6 +12,12 @@ export const A = {
    * member removed or demoted), and checked by every content write's condition and read.
    */
   grantEpoch: 'ge',
+  /** The rules document's version (0 or absent: none), on the head and on the rules item (docs/design/rules.md). */
+  rulesVersion: 'rv',
+  /** On the head: how many rules have a `validate` schema (absent or 0: no write needs the rules to be checked). */
+  rulesSchemas: 'rs',
+  /** The rules item's document, as JSON text. */
+  rulesDocument: 'doc',
   /** How many key grants and member grants the project has (the caps are checked on these counters). */
   keyCount: 'nk',
   memberCount: 'nm',
@@ -21,6 +27,8 @@ export const A = {
   keyHash: 'h',
   keyPermissions: 'p',
   keyExpires: 'e',
+  /** A scoped key's paths (dot paths; absent: the whole content). */
+  keyPaths: 'kp',
   /** A member grant's role. */
   role: 'r',
   /**

@@ -40,6 +40,8 @@ export const KEY_GRANT_PREFIX = 'K#';
 export const MEMBER_GRANT_PREFIX = 'M#';
 /** Sort keys of a project's webhooks, beside its grants. */
 export const WEBHOOK_PREFIX = 'W#';
+/** The sort key of a project's rules document, beside its grants (docs/design/rules.md). */
+export const RULES_SK = 'R';
 export const webhookSk = (id: string) => `${WEBHOOK_PREFIX}${id}`;
 export const keyGrantSk = (keyId: string) => `${KEY_GRANT_PREFIX}${keyId}`;
 export const memberGrantSk = (username: string) => `${MEMBER_GRANT_PREFIX}${username}`;
@@ -62,6 +64,8 @@ export interface KeyEntry {
   expiresAt?: number;
   name?: string;
   createdAt?: string;
+  /** Dot paths the key is limited to (at and below each); absent: the whole content. */
+  paths?: string[];
 }
 
 /**
@@ -74,6 +78,7 @@ export interface StoredKey {
   e?: number;
   n?: string;
   c?: string;
+  kp?: string[];
 }
 
 /** Whatever is stored (an entry written by hand may be anything): readers check each field's type. */
@@ -83,6 +88,7 @@ export const readKeyEntry = (stored: StoredKey | null | undefined): KeyEntry => 
   expiresAt: stored?.e,
   name: stored?.n,
   createdAt: stored?.c,
+  paths: stored?.kp,
 });
 
 export const storedKey = (key: KeyEntry): StoredKey => ({
@@ -91,6 +97,7 @@ export const storedKey = (key: KeyEntry): StoredKey => ({
   e: key.expiresAt,
   n: key.name,
   c: key.createdAt,
+  ...(key.paths === undefined ? {} : { kp: key.paths }),
 });
 
 /** The key index record: lets a key be recognised on any project (401 vs 403). */

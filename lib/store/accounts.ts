@@ -199,6 +199,8 @@ export interface CreatedKey {
   permissions: Permission[];
   createdAt: string;
   expiresAt: number | null;
+  /** A scoped key's paths (dot paths), absent for a key of the whole content. */
+  paths?: string[];
 }
 
 /**
@@ -207,12 +209,19 @@ export interface CreatedKey {
  */
 export async function createApiKey(
   project: ProjectRef,
-  options: { name: string; permissions: Permission[]; expiresInSeconds?: number },
+  options: { name: string; permissions: Permission[]; expiresInSeconds?: number; paths?: string[] },
 ): Promise<CreatedKey> {
   const { id, key, hash } = newApiKey();
   const createdAt = new Date().toISOString();
   const expiresAt = options.expiresInSeconds === undefined ? undefined : expiryAfter(options.expiresInSeconds);
-  const entry = storedKey({ hash, permissions: options.permissions, expiresAt, name: options.name, createdAt });
+  const entry = storedKey({
+    hash,
+    permissions: options.permissions,
+    expiresAt,
+    name: options.name,
+    createdAt,
+    paths: options.paths,
+  });
   const inc = await incarnationNow(project);
   const record: KeyRecord = { ...itemKey(keyPk(id)), project: projectName(project), inc, ...entry };
   try {
@@ -249,14 +258,23 @@ export async function createApiKey(
     if (refused.length > 0) throw new AccountError('EXISTS', 'key already exists');
     throw error;
   }
-  return { id, key, name: options.name, permissions: options.permissions, createdAt, expiresAt: expiresAt ?? null };
+  const paths = options.paths === undefined ? {} : { paths: options.paths };
+  return {
+    id,
+    key,
+    name: options.name,
+    permissions: options.permissions,
+    createdAt,
+    expiresAt: expiresAt ?? null,
+    ...paths,
+  };
 }
 
 /**
  * A revocation's second half: the content's segments take the head's new grant epoch before the revocation answers,
  * so a grant remembered from before it fails on whichever segment it writes or reads next (docs/design/storage.md 6).
  */
-async function stampContent(project: ProjectRef, inc: string): Promise<void> {
+export async function stampContent(project: ProjectRef, inc: string): Promise<void> {
   const head = await readEpoch(project);
   const epoch = Number(head?.[A.grantEpoch]?.N ?? 0);
   if (head) await stampSegments(inc, epoch);

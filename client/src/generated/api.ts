@@ -178,6 +178,7 @@ export interface Operations {
       name: string;
       permissions: Array<'content:read' | 'content:write'>;
       expiresInSeconds?: number;
+      paths?: Array<string>;
     };
     response: {
       id: string;
@@ -186,6 +187,7 @@ export interface Operations {
       createdAt: string;
       expiresAt: string | null;
       key: string;
+      paths?: Array<string>;
     };
   };
   listKeys: {
@@ -199,6 +201,7 @@ export interface Operations {
         permissions: Array<'content:read' | 'content:write'>;
         createdAt: string;
         expiresAt: string | null;
+        paths?: Array<string>;
       }>;
     };
   };
@@ -281,6 +284,45 @@ export interface Operations {
     path: '/api/{username}/{projectSlug}/webhooks/{id}';
     body: undefined;
     response: unknown;
+  };
+  getRules: {
+    method: 'GET';
+    path: '/api/{username}/{projectSlug}/rules';
+    body: undefined;
+    response: {
+      rules: Array<{ [key: string]: unknown }>;
+      allowPublicWrite?: boolean;
+      version: number;
+    };
+  };
+  putRules: {
+    method: 'PUT';
+    path: '/api/{username}/{projectSlug}/rules';
+    body: {
+      rules: Array<{ [key: string]: unknown }>;
+      allowPublicWrite?: boolean;
+    };
+    response: {
+      version: number;
+      warnings: Array<string>;
+    };
+  };
+  testRules: {
+    method: 'POST';
+    path: '/api/{username}/{projectSlug}/rules/test';
+    body: {
+      auth?: { [key: string]: unknown } | null;
+      operation: 'read' | 'write';
+      path: string;
+      value?: unknown;
+      rules?: Array<{ [key: string]: unknown }>;
+      allowPublicWrite?: boolean;
+    };
+    response: {
+      allowed: boolean;
+      rule: number | null;
+      reason: string;
+    };
   };
 }
 

@@ -241,4 +241,28 @@ describe('content-api-client CLI', () => {
       stderr: '',
     });
   });
+
+  it('rules test: runs a file of cases through the tester, exit code 4 on a mismatch', async () => {
+    const q = await newProject();
+    const dir = mkdtempSync(join(tmpdir(), 'content-api-rules-'));
+    const rules = [{ match: 'users.{uid}.**', read: 'auth != null && auth.sub == uid' }];
+    const cases = [
+      { auth: { kind: 'user', sub: 'u1' }, operation: 'read', path: 'users.u1.notes', allowed: true },
+      { auth: null, operation: 'read', path: 'users.u1', allowed: false },
+    ];
+    writeFileSync(join(dir, 'good.json'), JSON.stringify({ rules, cases }));
+    writeFileSync(join(dir, 'bad.json'), JSON.stringify({ rules, cases: [{ ...cases[1], allowed: true }] }));
+    const owner = envFor(q, q.owner);
+    const good = await cli(['rules', 'test', '--file', join(dir, 'good.json')], owner);
+    expect([good.code, JSON.parse(good.stdout), good.stderr]).toEqual([0, { cases: 2, failed: [] }, '']);
+    const bad = await cli(['rules', 'test', '--file', join(dir, 'bad.json')], owner);
+    expect(bad.code).toBe(4);
+    expect(JSON.parse(bad.stdout)).toEqual({
+      cases: 1,
+      failed: [{ index: 0, ...cases[1], allowed: true, got: false, reason: expect.stringMatching(/is true/) }],
+    });
+    expect(bad.stderr).toMatch(/1 of 1 rule cases got another verdict/);
+    const key = await cli(['rules', 'test', '--file', join(dir, 'good.json')], envFor(q));
+    expect([key.code, key.stderr]).toEqual([3, expect.stringMatching(/FORBIDDEN/)]);
+  });
 });

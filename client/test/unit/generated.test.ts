@@ -89,6 +89,9 @@ describe('the client covers every route of the document', () => {
     await site.webhooks.create({ url: 'https://hooks.example.com/content', path: 'data' });
     await site.webhooks.list();
     await site.webhooks.remove('0123456789abcdef');
+    await site.rules.get();
+    await site.rules.put({ rules: [{ match: 'public.**', read: 'true' }] }, { ifMatch: '"1"' });
+    await site.rules.test({ auth: null, operation: 'read', path: 'public' });
 
     const params: Record<string, string> = {
       username: '@alice',

@@ -1,0 +1,203 @@
+// Writes under `validate` rules: the value each write leaves at the schemas' nodes is computed (read as it is now,
+// the operations planned on it in memory) and checked before the write, which then runs as a batch guarded by a test
+// that the value read is still there, so what is checked is what is changed (docs/design/rules.md, "Decision").
+import { type Principal, SchemasChanged, checkScope, forgetGrant, grantBeforeScope } from '../auth/access';
+import type { RequestScope } from '../auth/rules';
+import { type BatchOperation, planBatch } from '../content/batch';
+import type { Json, JsonObject } from '../content/json';
+import type { ContentOperation } from '../content/model';
+import { BadRequest, HttpError, NotFound } from '../config/errors';
+import { type Segments, formatPath } from '../paths';
+import { schemaViolation, validationAnchor, writeUsesData } from '../rules/decision';
+import type { RuleSet } from '../rules/document';
+import { requestTouches } from '../rules/touches';
+import type { ProjectRef } from '../schema/items';
+import { type WriteResult, readContent, writeBatch, writeContent } from '../store/content';
+
+interface GuardedWrite {
+  project: ProjectRef;
+  principal: Principal;
+  ifMatch?: readonly string[];
+  requestToken?: string;
+}
+
+const commonPrefix = (paths: readonly Segments[]): Segments => {
+  const [first = [], ...rest] = paths;
+  let n = first.length;
+  for (const path of rest) {
+    n = Math.min(n, path.length);
+    while (n > 0 && path.slice(0, n).some((step, i) => step !== first[i])) n--;
+  }
+  return first.slice(0, n);
+};
+
+/** `value` at `path` in an otherwise empty tree (objects on the way): what the operations are planned on. */
+function rooted(path: Segments, value: Json | undefined): JsonObject {
+  if (path.length === 0) return (value ?? {}) as JsonObject;
+  let node: Json | undefined = value;
+  // From the deepest step up: an absent value leaves its parent empty.
+  for (const step of [...path].reverse()) node = node === undefined ? {} : { [step]: node };
+  return node as JsonObject;
+}
+
+/** The value at `path` below `root`, undefined when absent. */
+function at(root: Json, path: Segments): Json | undefined {
+  let node: Json | undefined = root;
+  for (const step of path) {
+    if (node === null || typeof node !== 'object') return undefined;
+    node = Array.isArray(node)
+      ? node[Number(step)]
+      : Object.hasOwn(node, step)
+        ? (node as JsonObject)[step]
+        : undefined;
+  }
+  return node;
+}
+
+/** The value at `path` as it is now (read as the project's owner: it is checked, never answered), undefined if none. */
+async function current(project: ProjectRef, path: Segments): Promise<Json | undefined> {
+  const owner: Principal = { kind: 'user', username: project.username };
+  try {
+    return (await readContent({ project, principal: owner, segments: path.length ? path : undefined })).value;
+  } catch (error) {
+    if (error instanceof NotFound && error.code === 'PATH_NOT_FOUND') return undefined;
+    throw error;
+  }
+}
+
+/** An operation's path as text (for matching it with a touch). */
+const pathOf = (op: BatchOperation): string | undefined =>
+  'segments' in op ? formatPath(op.segments) : op.kind === 'patch' ? formatPath(op.path) : undefined;
+
+/** What a write leaves: the content planned on `before` at `base` (the operation's own error thrown). */
+function planned(ops: readonly BatchOperation[], base: Segments, before: Json | undefined): JsonObject {
+  return planBatch(rooted(base, before), ops, {
+    maxBytes: Number.MAX_SAFE_INTEGER,
+    tooLarge: () => new BadRequest('VALIDATION_FAILED', 'the value planned is too large to check'),
+  }).content;
+}
+
+/** The first schema the writes break, given the content they leave (`after`, rooted as planned). */
+function violation(rules: RuleSet, writes: readonly Segments[], base: Segments, after: JsonObject) {
+  for (const path of writes) {
+    const broken = schemaViolation(rules, path, base, at(after, base));
+    if (broken !== undefined) return broken;
+  }
+  return undefined;
+}
+
+/** How often a write is judged again because the rules or the value it judged changed under it. */
+const RULES_ATTEMPTS = 5;
+
+/**
+ * A content write under the rules: as usual when neither a `validate` schema nor a condition reading `data` or
+ * `newData` concerns it; else the value it leaves is computed first (the node read as it is now, the operations
+ * planned on it in memory), its access judged with `data`/`newData` (401/403), its schemas checked (400
+ * VALIDATION_FAILED naming the rule and the schema path), and it is written as a batch led by a test that the value
+ * read is unchanged, so what was judged is what changes. A write judged on rules a change has replaced meanwhile is
+ * judged again.
+ */
+export async function writeChecked(write: GuardedWrite, op: ContentOperation | BatchOperation[]): Promise<WriteResult> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await writeOnce(write, op);
+    } catch (error) {
+      if (!(error instanceof SchemasChanged) || attempt >= RULES_ATTEMPTS) throw error;
+    }
+  }
+}
+
+async function writeOnce(write: GuardedWrite, op: ContentOperation | BatchOperation[]): Promise<WriteResult> {
+  const grant = await grantBeforeScope(write.project, write.principal, 'write');
+  const schemas = grant.schemas;
+  const touches = write.principal.scope?.touches ?? requestTouches(op);
+  const writes = touches.flatMap((t) => (t.operation === 'write' ? [t.path] : []));
+  const anchors =
+    schemas === undefined
+      ? []
+      : writes.map((path) => validationAnchor(schemas, path)).filter((anchor) => anchor !== undefined);
+  const ruledRules = grant.ruled?.rules;
+  const usesData = ruledRules !== undefined && writes.some((path) => writeUsesData(ruledRules, path));
+  const scope = (extra: Partial<RequestScope>): Principal => ({
+    ...write.principal,
+    scope: {
+      touches,
+      ...write.principal.scope,
+      checkedSchemas: schemas ?? null,
+      checkedRules: grant.ruled?.rules ?? null,
+      ...extra,
+    },
+  });
+  // A remembered grant may speak for older rules: a refusal is only ever given on a fresh one (judged again).
+  const judge = (principal: Principal) => {
+    try {
+      checkScope(principal, grant, 'write');
+    } catch (error) {
+      if (grant.fresh || !(error instanceof HttpError)) throw error;
+      forgetGrant(write.project, write.principal);
+      throw new SchemasChanged();
+    }
+  };
+  const batch = Array.isArray(op);
+  if (anchors.length === 0 && !usesData) {
+    // Judged by the store's own verification, as any write.
+    const principal = scope({});
+    const plain = { ...write, principal };
+    return batch ? writeBatch({ ...plain, ops: op }) : writeContent({ ...plain, op });
+  }
+  if (!batch && op.kind === 'replace') {
+    // The whole content is replaced: what it leaves is the request's own value, and `data` the content before.
+    const principal = scope({
+      touches: [
+        {
+          operation: 'write',
+          path: [],
+          newData: op.content,
+          data: usesData ? await current(write.project, []) : undefined,
+        },
+      ],
+    });
+    judge(principal);
+    const broken = schemas && violation(schemas, [[]], [], op.content);
+    if (broken) throw new BadRequest('VALIDATION_FAILED', broken);
+    return writeContent({ ...write, principal, op });
+  }
+  const ops = (batch ? op : [op]) as BatchOperation[];
+  const base = commonPrefix([...touches.map((t) => t.path), ...anchors]);
+  const before = await current(write.project, base);
+  let after: JsonObject;
+  try {
+    after = planned(ops, base, before);
+  } catch (error) {
+    // The write fails as it would alone, once its access is judged: what it cannot leave, judged by the value it
+    // carries (the tester's `value`), `data` unknown.
+    const carried = (path: Segments) =>
+      ops.find((o): o is BatchOperation & { value: Json } => 'value' in o && pathOf(o) === formatPath(path))?.value;
+    const judged = touches.map((t) => (t.operation === 'write' ? { ...t, newData: carried(t.path) } : t));
+    judge(scope({ touches: judged }));
+    if (error instanceof HttpError && !batch) error.index = undefined;
+    throw error;
+  }
+  const root = rooted(base, before);
+  const principal = scope({
+    touches: touches.map((t) =>
+      t.operation === 'write' ? { ...t, data: at(root, t.path), newData: at(after, t.path) } : t,
+    ),
+  });
+  judge(principal);
+  const broken = schemas && violation(schemas, writes, base, after);
+  if (broken) throw new BadRequest('VALIDATION_FAILED', broken);
+  const guard: BatchOperation =
+    before === undefined
+      ? { kind: 'test', segments: base, exists: false }
+      : { kind: 'test', segments: base, value: before };
+  try {
+    return await writeBatch({ ...write, principal, ops: [guard, ...ops] });
+  } catch (error) {
+    if (!(error instanceof HttpError)) throw error;
+    // The guard failed: the value changed since it was read; judge the new one (as a rules change is).
+    if (error.code === 'TEST_FAILED' && error.index === 0) throw new SchemasChanged();
+    if (error.index !== undefined) error.index = batch ? error.index - 1 : undefined;
+    throw error;
+  }
+}
