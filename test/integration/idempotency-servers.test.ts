@@ -228,22 +228,27 @@ describe('an Idempotency-Key retry on another server after a lost answer applies
     },
   ];
 
-  it.each(cases.map((c) => [c.name, c] as const))('%s', async (_name, c) => {
-    const project = await servers.newProject();
-    await ok(send(A(), project, 'update', { content: c.initial }));
-    // Every server has met the content as it was (each remembers where its paths live).
-    for (const server of servers.urls) await read(server, project, c.reads);
-    const key = `retry-${c.name.replace(/\W+/g, '-')}-${Date.now()}`;
-    await lostOnB(project, c.route, c.body, key);
-    await c.between(project);
-    await read(C(), project, c.reads);
-    await ok(send(C(), project, c.route, c.body, { 'idempotency-key': key }));
-    // And once more on A, which has seen the content move itself.
-    await ok(send(A(), project, c.route, c.body, { 'idempotency-key': key }));
-    const whole = (await read(A(), project)) as Record<string, unknown>;
-    delete whole.blob;
-    expect(whole).toEqual(c.expected);
-  });
+  // Up to 300 writes through three servers: minutes on DynamoDB Local on a busy 2-core machine, not 30 s.
+  it.each(cases.map((c) => [c.name, c] as const))(
+    '%s',
+    async (_name, c) => {
+      const project = await servers.newProject();
+      await ok(send(A(), project, 'update', { content: c.initial }));
+      // Every server has met the content as it was (each remembers where its paths live).
+      for (const server of servers.urls) await read(server, project, c.reads);
+      const key = `retry-${c.name.replace(/\W+/g, '-')}-${Date.now()}`;
+      await lostOnB(project, c.route, c.body, key);
+      await c.between(project);
+      await read(C(), project, c.reads);
+      await ok(send(C(), project, c.route, c.body, { 'idempotency-key': key }));
+      // And once more on A, which has seen the content move itself.
+      await ok(send(A(), project, c.route, c.body, { 'idempotency-key': key }));
+      const whole = (await read(A(), project)) as Record<string, unknown>;
+      delete whole.blob;
+      expect(whole).toEqual(c.expected);
+    },
+    180_000,
+  );
 
   it('a retry whose own write moved the version its If-Match names answers 200, not 412', async () => {
     const project = await servers.newProject();
