@@ -189,7 +189,9 @@ export function touchedPaths(op: BatchOperation): Segments[] {
   if (known) return known;
   const paths: Segments[] = [];
   const leaves = (value: Json, prefix: string[]) => {
-    if (!isObject(value) || Object.keys(value).length === 0) paths.push(prefix);
+    if (!isObject(value)) paths.push(prefix);
+    // `{}` changes nothing in an object there (else it sets one): what is there is read, not the whole of it.
+    else if (Object.keys(value).length === 0) paths.push([...prefix, EMPTY_MERGE_PROBE]);
     else for (const k of Object.keys(value)) leaves(value[k] as Json, [...prefix, k]);
   };
   leaves(op.patch, []);
@@ -198,6 +200,12 @@ export function touchedPaths(op: BatchOperation): Segments[] {
 }
 
 const mergeLeaves = new WeakMap<MergeOperation, Segments[]>();
+
+/**
+ * The member a merge patch's `{}` is touched at, below its own path: the value there is reached (its type decides
+ * between nothing and a set) without reading its members, so a wide object merged with `{}` is not rewritten whole.
+ */
+const EMPTY_MERGE_PROBE = '\u0000';
 
 /** Whether `path` runs through `at` (is `at` or below it). */
 const through = (path: Segments, at: Segments) => path.length >= at.length && at.every((s, i) => path[i] === s);

@@ -8,6 +8,7 @@ import deleteItemValidation from 'dynalite/validations/deleteItem';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { numberProblem as storableNumberProblem } from '../content/json';
+import { trackRequests } from './drain';
 import { recordWrite } from './stream';
 import { addTransactions } from './transactions';
 
@@ -156,6 +157,9 @@ function returnOldItemOnConditionFailure(): void {
   };
 }
 
+/** How long a closing engine waits for its requests in flight (a transaction is a few LevelDB operations). */
+const ENGINE_DRAIN_MS = 2_000;
+
 export interface Engine {
   endpoint: string;
   close(): Promise<void>;
@@ -166,6 +170,7 @@ export async function startEngine(options: { port: number; dataDir?: string }): 
   returnOldItemOnConditionFailure();
   const server: Server = dynalite({ path: options.dataDir, createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
   addTransactions(server);
+  const requests = trackRequests(server);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, '127.0.0.1', () => resolve());
@@ -173,11 +178,7 @@ export async function startEngine(options: { port: number; dataDir?: string }): 
   const { port } = server.address() as AddressInfo;
   return {
     endpoint: `http://127.0.0.1:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        // Idle keep-alive connections would otherwise hold close() open.
-        server.closeAllConnections();
-      }),
+    // Its requests answered before dynalite closes LevelDB: one still running would meet a closed database.
+    close: () => requests.close({ graceMs: ENGINE_DRAIN_MS, untilClosed: true }),
   };
 }

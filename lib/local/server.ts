@@ -13,6 +13,7 @@ import { ROOT } from './env';
 import { SECURITY_HEADERS } from '../http/edge';
 import { allowConcurrentRequests } from '../dynamo/deadline';
 import { InvokeStore, InvokeStoreBase } from '@aws/lambda-invoke-store';
+import { type Drain, trackRequests } from './drain';
 import { attachRealtime } from './realtime';
 import { lambdaContext, loadHandler } from './lambda';
 import { type RequestSummary, sendRequestSummariesTo } from '../http/metrics';
@@ -235,7 +236,9 @@ function reachableHost(host: string | undefined): string {
 }
 
 /** Starts the server; routes and CORS settings come from serverless.yml, origins from the options. */
-export async function startServer(options: ServerOptions): Promise<{ server: Server; url: string; routes: Route[] }> {
+export async function startServer(
+  options: ServerOptions,
+): Promise<{ server: Server; url: string; routes: Route[]; requests: Drain }> {
   const invocations = await hostConcurrentInvocations();
   const config = readServerlessConfig();
   const routes = loadRoutes(config);
@@ -279,6 +282,17 @@ export async function startServer(options: ServerOptions): Promise<{ server: Ser
     };
     void (async () => {
       const origin = req.headers.origin;
+      if (requests.closing) {
+        // Shutting down (a request on a kept-alive connection): refused whole, as a Lambda being retired would.
+        send(
+          res,
+          503,
+          { ...JSON_HEADERS, ...corsHeaders(origin), 'Retry-After': '1', Connection: 'close' },
+          jsonError('The server is shutting down; retry shortly', 'SERVICE_UNAVAILABLE'),
+        );
+        printLine(503);
+        return;
+      }
       const url = requestUrl(req);
       if (!url) {
         send(
@@ -355,6 +369,7 @@ export async function startServer(options: ServerOptions): Promise<{ server: Ser
       printLine(500, requestId);
     });
   });
+  const requests = trackRequests(server);
   // The realtime WebSocket API (ws://.../realtime), served by the handler of serverless.yml's websocket events.
   const realtime = await attachRealtime(server, config.functions);
   server.keepAliveTimeout = 65_000;
@@ -367,5 +382,5 @@ export async function startServer(options: ServerOptions): Promise<{ server: Ser
     server.listen(options.port, options.host ?? '127.0.0.1', () => resolve());
   });
   const { port } = server.address() as AddressInfo;
-  return { server, url: `http://${reachableHost(options.host)}:${port}`, routes };
+  return { server, url: `http://${reachableHost(options.host)}:${port}`, routes, requests };
 }

@@ -56,6 +56,9 @@ function survivePerInvocationFailures(): void {
   process.on('uncaughtException', report('uncaught exception'));
 }
 
+/** How long a stopping process waits for the API requests in flight (under the 5 s before a test's SIGKILL). */
+const API_DRAIN_MS = 2_000;
+
 async function main(): Promise<void> {
   survivePerInvocationFailures();
   const invocations = await hostConcurrentInvocations();
@@ -71,7 +74,7 @@ async function main(): Promise<void> {
         : JSON.stringify({ message: 'webhook delivery', ...outcome }),
     ),
   );
-  const { url, routes } = await startServer({
+  const { url, routes, requests } = await startServer({
     port: local.port(),
     host: local.host(),
     corsOrigins: local.corsOrigins(),
@@ -124,9 +127,13 @@ async function main(): Promise<void> {
   // For tools that start this process (the tests): where the API and the engine are, once both are ready.
   const readyFile = process.env.LOCAL_READY_FILE;
   if (readyFile) writeFileSync(readyFile, JSON.stringify({ url, endpoint: runtime.endpoint, pid: process.pid }));
+  // The API first (its requests answered, later ones refused with a 503), then the engine their writes went to.
   const stop = () => {
-    stopStream?.();
-    void runtime.close().finally(() => process.exit(0));
+    void requests
+      .close({ graceMs: API_DRAIN_MS, untilClosed: false })
+      .then(() => stopStream?.())
+      .then(() => runtime.close())
+      .finally(() => process.exit(0));
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);

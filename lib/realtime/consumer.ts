@@ -229,16 +229,23 @@ function partnersSetBy(record: DynamoDBRecord): string[] {
   return Object.keys(imageOf(record.dynamodb?.NewImage)?.[A.partners]?.M ?? {});
 }
 
+/** A record's changes whose place cannot be found any more (its segment removed since): clients read the value. */
+const UNLOCATED = Symbol('unlocated');
+
+/** Whether a MODIFY record changed the segment's content (not only its attributes, as a revocation's stamp does). */
+const changesContent = (record: DynamoDBRecord) =>
+  JSON.stringify(record.dynamodb?.OldImage?.[A.content]) !== JSON.stringify(record.dynamodb?.NewImage?.[A.content]);
+
 /**
- * The changes one MODIFY record of segment `key` makes, at their absolute paths (undefined when the segment is no
- * longer reachable, or its record says nothing of its own).
+ * The changes one MODIFY record of segment `key` makes, at their absolute paths: undefined when its record says
+ * nothing of its own, or its segment is no longer reachable and it changed no content; UNLOCATED when it did.
  */
 async function recordChanges(
   inc: string,
   key: string,
   record: DynamoDBRecord,
   batch: Batch,
-): Promise<Change[] | undefined> {
+): Promise<Change[] | typeof UNLOCATED | undefined> {
   const oldImage = imageOf(record.dynamodb?.OldImage);
   const newImage = imageOf(record.dynamodb?.NewImage);
   const before = fragmentOf(oldImage);
@@ -250,8 +257,10 @@ async function recordChanges(
     beforeStubs.size !== afterStubs.size ||
     [...afterStubs].some(([k, p]) => formatPath(beforeStubs.get(k) ?? ['\u0000']) !== formatPath(p));
   if (moved) forgetBelow(inc, key);
-  // A segment no longer reachable (removed by a later commit): that commit's own change tells its subscribers.
-  if (base === undefined) return undefined;
+  // A segment no longer reachable (removed by a later commit). That commit's own change does not always tell its
+  // subscribers: a fold or re-cut carries this record's value into new segments, and its diff finds it unchanged.
+  // Unless the record changed no content (a revocation's stamp), clients are told to read it.
+  if (base === undefined) return changesContent(record) ? UNLOCATED : undefined;
   const tx = ownTransaction(record);
   const mine =
     tx === undefined
@@ -324,14 +333,16 @@ async function commit(inc: string, key: string, record: DynamoDBRecord, batch: B
   }
   const own = await recordChanges(inc, key, record, batch);
   if (own === undefined) return;
-  const derived = [...own];
-  /** A partner whose change cannot be read back: the message says the value changed, and clients read it. */
-  let unread = false;
+  const derived = own === UNLOCATED ? [] : [...own];
+  /** A change that cannot be read back (or placed): the message says the value changed, and clients read it. */
+  let unread = own === UNLOCATED;
   const partners = tx === undefined ? [] : partnersSetBy(record).filter((k) => k !== key);
   for (const partner of partners) {
     const theirs = batch.partners.get(`${tx} ${partner}`);
     if (theirs) {
-      derived.push(...((await recordChanges(inc, partner, theirs, batch)) ?? []));
+      const changes = await recordChanges(inc, partner, theirs, batch);
+      if (changes === UNLOCATED) unread = true;
+      else derived.push(...(changes ?? []));
       continue;
     }
     // Not in this batch of records (a stream need not keep a transaction's records together): read whole. A
@@ -347,7 +358,7 @@ async function commit(inc: string, key: string, record: DynamoDBRecord, batch: B
   const changes = unread ? undefined : await complete(inc, derived, commitView(key, record, batch, at));
   const revision = await revisionFor(inc, record);
   const version = Number(newImage?.[A.version]?.N ?? 0);
-  await logChange(inc, revision, changes ?? []);
+  await logChange(inc, revision, changes);
   const subs = await querySubscriptions(inc);
   const wire = changes?.map(toWire) ?? [];
   if (onCommittedChange.length > 0) {

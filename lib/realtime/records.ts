@@ -258,9 +258,10 @@ function readChange(attribute: AttributeValue): Change {
   return { path, deleted: true };
 }
 
-/** Logs a change for `since` (numbers stay exact: the values are stored as lossless JSON text). */
-export async function logChange(inc: string, revision: string, changes: readonly Change[]): Promise<void> {
-  const bytes = changes.reduce(
+/** Logs a change for `since` (numbers stay exact: the values are stored as lossless JSON text); undefined: unknown. */
+export async function logChange(inc: string, revision: string, changes: readonly Change[] | undefined): Promise<void> {
+  // Unknown changes (clients read the value): logged without a list, as a list too large to log is.
+  const bytes = (changes ?? []).reduce(
     (sum, c) => sum + 16 + c.path.join('.').length + ('value' in c ? storedSize(c.value) : 0),
     0,
   );
@@ -270,7 +271,9 @@ export async function logChange(inc: string, revision: string, changes: readonly
       Item: {
         pk: { S: logPk(inc) },
         sk: { S: revision },
-        ...(bytes <= MAX_LOG_BYTES ? { c: { L: changes.map(changeAttribute) } } : { big: { BOOL: true } }),
+        ...(changes !== undefined && bytes <= MAX_LOG_BYTES
+          ? { c: { L: changes.map(changeAttribute) } }
+          : { big: { BOOL: true } }),
         ttl: { N: String(now() + LOG_TTL_SECONDS) },
       },
     }),

@@ -1226,6 +1226,7 @@ async function loadForBatch(
   ops: readonly BatchOperation[],
   newest = false,
   tail?: readonly Segment[],
+  plan: { members: boolean } = { members: newest },
 ): Promise<{ tree: Json; below: Segment[]; newest: Newest[]; members: Members[] }> {
   const loaded = new Map<string, Segment>();
   /**
@@ -1260,7 +1261,13 @@ async function loadForBatch(
       if (located.bucket !== undefined) {
         const at = path.slice(0, path.length - rest.length + located.consumed);
         let object = members.get(located.bucket);
-        if (!object && newest && located.consumed === 0 && pathOf.has(segment.key) && plansOnMembers(touched, at)) {
+        if (
+          !object &&
+          plan.members &&
+          located.consumed === 0 &&
+          pathOf.has(segment.key) &&
+          plansOnMembers(touched, at)
+        ) {
           object = { segment, path: at, stub: located.bucket, buckets: new Map() };
           members.set(located.bucket, object);
         }
@@ -1470,8 +1477,10 @@ function batchPieces(key: string, tree: JsonObject, ops: readonly BatchOperation
 type BatchDecision = Extract<Decision, { kind: 'rewrite' | 'unchanged' }>;
 
 /**
- * What a batch changes, planned on the segments it reads from `top`: on chunked arrays' newest elements alone when
- * it can (and no If-Match asks for the ETag of everything), else on all of them.
+ * What a batch changes, planned on the segments it reads from `top`: on chunked arrays' newest elements and bucketed
+ * objects' members alone when it can (and no If-Match asks for the ETag of everything), else on all of them. An
+ * array that cannot be planned on its newest elements is planned whole with the objects still on their members
+ * (planning those whole as well could carry more segments than one commit holds), and only then all whole.
  */
 async function decideBatch(
   inc: string,
@@ -1480,13 +1489,17 @@ async function decideBatch(
   ifMatch: readonly string[] | undefined,
   newest = !ifMatch,
   tail?: readonly Segment[],
+  plan: { members: boolean } = { members: newest },
 ): Promise<BatchDecision> {
-  const { tree, below, newest: open, members } = await loadForBatch(inc, top, ops, newest, tail);
+  const { tree, below, newest: open, members } = await loadForBatch(inc, top, ops, newest, tail, plan);
   // A tail's stub stands for elements left where they are: not a value the batch drops.
   const dropped = stubsIn(tree).filter((k) => !below.some((s) => s.key === k) && !open.some((n) => n.stub.key === k));
   if (open.length > 0 || members.length > 0) {
     const decided = decideOnNewest(inc, tree as JsonObject, below, open, members, top, ops, dropped);
-    return decided ?? decideBatch(inc, top, ops, ifMatch, false);
+    return (
+      decided ??
+      decideBatch(inc, top, ops, ifMatch, false, undefined, { members: open.length > 0 && members.length > 0 })
+    );
   }
   if (ifMatch) {
     const etag = etagOf([top, ...below]);

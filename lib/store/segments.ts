@@ -642,6 +642,10 @@ export const MARKER = {
 /** A marker is one item: past this, the change is refused as too large (it lists key roots, so this is far off). */
 const MAX_MARKER_BYTES = 350 * 1024;
 
+/** Whether a commit would name one segment twice (rewrite it and delete it, say): one transaction may not. */
+export const namesAnItemTwice = (items: readonly { key: string }[]) =>
+  new Set(items.map((i) => i.key)).size !== items.length;
+
 /** The keys with no ancestor among them (a key prefixes every key of its subtree, birth ids being fresh). */
 export function keyRoots(keys: readonly string[]): string[] {
   const roots: string[] = [];
@@ -727,6 +731,12 @@ export async function commitRewrite(rewrite: Rewrite): Promise<Committed> {
           }),
     },
   }));
+  if (namesAnItemTwice([rewrite.parent, ...(rewrite.rewritten ?? []), ...rewrite.children, ...rewrite.orphans])) {
+    // Planned on a stale view (this Lambda's memory of where segments are): DynamoDB would refuse the transaction
+    // as a whole (a ValidationException). Not applied; the writer reads afresh, from the root.
+    forgetLocations(rewrite.inc);
+    return { ok: false };
+  }
   const bytes = rewrite.children.reduce((sum, c) => sum + storedSize(c.fragment) + 200, 0);
   const recorded = rewrite.record ? [recordPut(rewrite.record)] : [];
   const fits =

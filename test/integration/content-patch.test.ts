@@ -1,5 +1,5 @@
 // PATCH content: RFC 6902 JSON Patch and RFC 7396 merge patch, all or none, with our content rules and error codes.
-import { call, expectError, newKey, newUser, type Project, project, type Reply, state } from '../support/api';
+import { call, expectError, newKey, newUser, type Project, post, project, type Reply, state } from '../support/api';
 import { strays } from '../support/segments';
 
 const JSON_PATCH = 'application/json-patch+json';
@@ -527,6 +527,29 @@ describe('PATCH content, application/merge-patch+json (RFC 7396)', () => {
     const many = Object.fromEntries(Array.from({ length: 20_000 }, (_, i) => [`s${i}`, i]));
     expectErrorAt(await patch(p, { a: many }, MERGE_PATCH), 413, 'CHANGE_TOO_LARGE');
     expect(await state(p)).toEqual(after);
+    expect(await strays(p)).toEqual({ orphans: [], dangling: [] });
+  });
+
+  // `{}` merged into an object changes nothing: a wide object over more segments than one commit rewrites (a bucketed
+  // object at SEGMENT_FRAGMENT_BYTES=256) is not read and rewritten whole for it (was 413 CHANGE_TOO_LARGE, found by
+  // the multi-process suite). Elsewhere `{}` still sets an empty object.
+  it('{} on a wide object beside other changes: 200, the object as it was; {} elsewhere sets {}', async () => {
+    const { fragmentBytes } = await import('../../lib/config/env');
+    const size = Math.max(40, Math.floor(fragmentBytes() / 3));
+    const count = Math.ceil((140 * fragmentBytes()) / (size + 20));
+    const wide = Object.fromEntries(Array.from({ length: count }, (_, i) => [`m${i}`, { n: i, t: 'x'.repeat(size) }]));
+    const p = await project({ c: { n: 0 }, s: 'text' });
+    // One at a time: both in one body would pass its limit at the default segment size.
+    for (const path of ['c.wide', 'top']) expect((await post(p, 'set', { path, value: wide })).status).toBe(200);
+    const before = (await state(p)).value;
+    await patched(p, { c: { wide: {}, n: 1, gone: null }, top: {} }, MERGE_PATCH);
+    expect((await state(p)).value).toEqual({ ...before, c: { ...before.c, n: 1 } });
+    await patched(p, { c: { wide: { m1: {}, fresh: {} } }, s: {}, none: {} }, MERGE_PATCH);
+    const after = (await state(p)).value;
+    expect(after).toEqual({ ...before, c: { wide: { ...wide, fresh: {} }, n: 1 }, s: {}, none: {} });
+    // The whole patch `{}`: nothing changes.
+    await patched(p, {}, MERGE_PATCH);
+    expect((await state(p)).value).toEqual(after);
     expect(await strays(p)).toEqual({ orphans: [], dangling: [] });
   });
 

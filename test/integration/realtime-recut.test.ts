@@ -1,7 +1,7 @@
 // Realtime across re-cuts: values large enough to be cut into segments, deletes that fold them back, re-cuts that
 // delete a segment whose stubs move into new ones, then writes below. Every committed change reaches a subscriber
 // and the change log, whatever segment holds the stub of the segment it changed (docs/design/storage.md §3a).
-import { type Project, content, newProject, post } from '../support/api';
+import { type Project, call, content, newProject, post } from '../support/api';
 import { Client, applyChanges } from '../support/realtime';
 import { fragmentBytes } from '../../lib/config/env';
 
@@ -11,6 +11,7 @@ afterEach(() => {
   for (const c of clients.splice(0)) c.close();
 });
 
+/** A route's POST body; `merge`: a merge patch (`body.patch`), PATCH on the content. */
 type Step = { route: string; body: Record<string, unknown> };
 
 /** Runs the steps with a root subscription: after each write that changed the content, one message brings the mirror to it. */
@@ -22,7 +23,14 @@ async function expectDelivered(steps: Step[]): Promise<void> {
   const mirror = structuredClone(snapshot.value);
   let before = await content(p);
   for (const [i, { route, body }] of steps.entries()) {
-    const res = await post(p, route, body);
+    const res =
+      route === 'merge'
+        ? await call('PATCH', p.content, {
+            token: p.key,
+            body: body.patch,
+            headers: { 'content-type': 'application/merge-patch+json' },
+          })
+        : await post(p, route, body);
     const after = await content(p);
     if (res.status !== 200 || JSON.stringify(before) === JSON.stringify(after)) continue;
     const message = await c.next().catch((error) => {
@@ -57,6 +65,66 @@ describe('realtime across re-cuts', () => {
       { route: 'set', body: { path: 'sub.n.s20.f0', value: 1 } },
       { route: 'set', body: { path: 'sub.n.z', value: 1 } },
       { route: 'set', body: { path: 'sub.n.s20.f1', value: 2 } },
+    ]);
+  });
+
+  // The multi-process suite's content (test/multiprocess/generators.ts `initial`): with 256-byte segments c.obj is a
+  // bucketed object inside the bucketed c, the log a chunked array. A new member of c.obj created by an increment,
+  // then a sibling large enough to cut the bucket, then a merge patch adding another member: each change arrives.
+  it('new members of a nested bucketed object, created beside cuts and merge patches, all arrive', async () => {
+    const c: Record<string, unknown> = { n: 0 };
+    c.obj = Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`y${i}`, { n: i }]));
+    for (let b = 0; b < 6; b++) c[`blob${b}`] = { f0: `v${b}`, f1: b, f2: true, f3: 'xxxxxxxxxxxx' };
+    const n = Object.fromEntries(
+      Array.from({ length: 4 }, (_, s) => [`s${s}`, { f0: s, f1: 'abcdefghijklmnop', f2: [s, s] }]),
+    );
+    await expectDelivered([
+      { route: 'update', body: { content: { c, log: Array.from({ length: 20 }, (_, i) => ({ i })), sub: { n } } } },
+      { route: 'set', body: { path: 'list', value: [] } },
+      { route: 'increment', body: { path: 'c.obj.new1.n' } },
+      { route: 'set', body: { path: 'c.obj.y21', value: { n: 1, f0: 'z'.repeat(300) } } },
+      { route: 'merge', body: { patch: { c: { obj: { y45: { n: 1 } }, blob0: { f0: 'a'.repeat(300) } } } } },
+      { route: 'increment', body: { path: 'c.obj.new1.n' } },
+      { route: 'delete', body: { path: 'c.obj.y21' } },
+      { route: 'increment', body: { path: 'c.obj.new1.n' } },
+      { route: 'increment', body: { path: 'sub.n.s6.n' } },
+      { route: 'set', body: { path: 'c.blob11', value: { n: 1, f0: 'a'.repeat(500) } } },
+      { route: 'increment', body: { path: 'sub.n.s6.n' } },
+    ]);
+  });
+
+  // Found by the multi-process suite (seed 2704): a new member of the bucketed sub.n beside a long string pushed to
+  // the list, a new blob and a merge patch into another bucket.
+  it('a new member of a bucketed object beside pushes, new blobs and merge patches arrives', async () => {
+    const c: Record<string, unknown> = { n: 0 };
+    c.obj = Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`y${i}`, { n: i }]));
+    for (let b = 0; b < 7; b++) c[`blob${b}`] = { f0: `v${b}`, f1: b, f2: true, f3: 'xxxxxxxxxxxx' };
+    const n = Object.fromEntries(
+      Array.from({ length: 6 }, (_, s) => [`s${s}`, { f0: s, f1: 'abcdefghijklmnop', f2: [s, s] }]),
+    );
+    const log = Array.from({ length: 26 }, (_, i) => ({ i }));
+    await expectDelivered([
+      { route: 'update', body: { content: { c, log, sub: { n } } } },
+      { route: 'set', body: { path: 'list', value: [] } },
+      {
+        route: 'batch',
+        body: {
+          operations: [
+            { op: 'set', path: 'c.obj.y36', value: 0.5 },
+            { op: 'set', path: 'log.0', value: ['', 'x'] },
+            { op: 'set', path: 'sub.n.z', value: { '2': {} } },
+            { op: 'set', path: 'c.obj.y2', value: 701 },
+          ],
+        },
+      },
+      { route: 'merge', body: { patch: { sub: { n: { s24: { f2: 579 } } } } } },
+      { route: 'push', body: { path: 'list', value: 'a'.repeat(519) } },
+      { route: 'push', body: { path: 'log', value: -1 } },
+      { route: 'merge', body: { patch: { c: { blob7: { f2: 5 } } } } },
+      { route: 'increment', body: { path: 'sub.n.s6.n' } },
+      { route: 'set', body: { path: 'c.blob11', value: { n: 1, f0: 'a'.repeat(630) } } },
+      { route: 'increment', body: { path: 'c.n', value: 2 } },
+      { route: 'increment', body: { path: 'sub.n.s6.n' } },
     ]);
   });
 

@@ -421,10 +421,27 @@ class LostAnswer implements fc.AsyncCommand<Model, Real> {
     `lost answer${this.lost ? ' (5xx)' : ''}: ${this.request} @${this.lost ? 'lossy' : this.first}, beside [${this.beside.join('; ')}], retried @${this.retry}`;
 }
 
+/**
+ * Whether a JSON Patch `add` of the burst finds its parent already there. A member's `add` needs its parent, which a
+ * set or increment beside it creates when missing (after `delete c.obj`, say): the requests no longer commute, and the
+ * outcome is the order's (a 404 or a 200), so such a burst is not drawn on that content.
+ */
+const addsFindParents = (requests: ReadonlyArray<[Request, number]>, content: JsonObject) =>
+  requests.every(([r]) => {
+    if (r.kind !== 'json-patch') return true;
+    return (r.payload as PatchOperation[]).every((op) => {
+      if (op.op !== 'add') return true;
+      let node: unknown = content;
+      for (const token of pointerTokens(op.path).slice(0, -1))
+        node = typeof node === 'object' && node !== null ? (node as Record<string, unknown>)[token] : undefined;
+      return typeof node === 'object' && node !== null;
+    });
+  });
+
 /** Disjoint or commutative requests sent at once through random processes; the content checked after all answered. */
 class Burst implements fc.AsyncCommand<Model, Real> {
   constructor(readonly requests: Array<[Request, number]>) {}
-  check = () => true;
+  check = (model: Readonly<Model>) => addsFindParents(this.requests, model.content);
   async run(model: Model, real: Real): Promise<void> {
     count(stats.steps, 'burst');
     let content = model.content;

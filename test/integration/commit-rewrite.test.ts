@@ -1,0 +1,58 @@
+// A commit planned on a stale view can name one segment twice (a segment both rewritten and deleted, a new child put
+// where one is updated): DynamoDB refuses such a transaction as a ValidationException, which reached clients as a
+// 500 (issue 27, multi-process suite). The commit builder refuses it as not applied, so the writer reads afresh.
+import { randomBytes } from 'node:crypto';
+import { fragmentBytes } from '../../lib/config/env';
+import { ROOT_KEY, cut, stubsUnderOf } from '../../lib/content/fragments';
+import { type Json, storedSize } from '../../lib/content/json';
+import { type UpdateRequest, compileWrite } from '../../lib/expressions';
+import { type Rewrite, commitRewrite, getSegment, namesAnItemTwice, querySubtree } from '../../lib/store/segments';
+import { project, state } from '../support/api';
+import { incarnationOf } from '../support/segments';
+
+const blob = (c: string) => c.repeat(Math.ceil(fragmentBytes() * 0.4));
+
+describe('a commit that names one segment twice', () => {
+  it('is refused as not applied (no 500), and the content stays as it was', async () => {
+    const before = { a: { x: blob('x'), y: blob('y'), z: blob('z') } };
+    const p = await project(before);
+    const inc = await incarnationOf(p);
+    const root = await getSegment(inc, ROOT_KEY);
+    const below = [...(await querySubtree(inc, ROOT_KEY, true)).values()].filter((s) => s.key !== ROOT_KEY);
+    expect(root && below.length > 0).toBe(true);
+    const [top, ...children] = cut(ROOT_KEY, { a: 1 }, fragmentBytes());
+    const update = compileWrite(
+      { action: { kind: 'set', steps: [], value: top?.fragment as Json }, guards: [] },
+      {
+        access: { ge: root?.epoch as number, inc },
+        requestToken: randomBytes(16).toString('base64url'),
+        slot: 0,
+        expectedVersion: root?.version as number,
+        size: { exact: storedSize(top?.fragment as Json) },
+        stubsUnder: stubsUnderOf(top?.fragment as Json),
+      },
+    ) as UpdateRequest;
+    const orphans = below.map((s) => ({ key: s.key, version: s.version }));
+    const stale = below[0] as { key: string; version: number };
+    const base: Rewrite = { inc, epoch: root?.epoch as number, parent: { key: ROOT_KEY, update }, children, orphans };
+    // Rewritten in place and deleted; deleted twice; the parent deleted too.
+    const twice: Rewrite[] = [
+      { ...base, rewritten: [{ key: stale.key, update }] },
+      { ...base, orphans: [...orphans, { key: stale.key, version: stale.version }] },
+      { ...base, orphans: [...orphans, { key: ROOT_KEY }] },
+    ];
+    for (const rewrite of twice) {
+      expect(await commitRewrite(rewrite)).toEqual({ ok: false });
+      expect((await state(p)).value).toEqual(before);
+    }
+    // The same commit without the duplicate lands.
+    expect(await commitRewrite(base)).toEqual({ ok: true });
+    expect((await state(p)).value).toEqual({ a: 1 });
+  });
+
+  it('namesAnItemTwice: by key, whatever else differs', () => {
+    expect(namesAnItemTwice([{ key: '/' }, { key: '/a/' }])).toBe(false);
+    expect(namesAnItemTwice([{ key: '/' }, { key: '/a/' }, { key: '/a/' }])).toBe(true);
+    expect(namesAnItemTwice([])).toBe(false);
+  });
+});
