@@ -64,6 +64,9 @@ function parentOf(root: JsonObject, tokens: readonly string[]): Json[] | JsonObj
 
 function remove(root: JsonObject, tokens: readonly string[]): Json {
   if (tokens.length === 0) throw new Refused(400);
+  // RFC 6902: the location must exist. Under a scalar it does not: 404, as docs/batches-and-patches.md says (only
+  // `add` under a scalar is a 400 NOT_A_CONTAINER).
+  if (at(root, tokens) === undefined) throw new Refused(404);
   const parent = parentOf(root, tokens);
   const last = tokens[tokens.length - 1] as string;
   if (Array.isArray(parent)) {
