@@ -224,6 +224,11 @@ class Step implements fc.AsyncCommand<Model, Real> {
   }
 }
 
+/** A 413 `CHANGE_TOO_LARGE` for the whole batch (no operation named): more than one commit holds. */
+function tooLargeForOneCommit(reply: { status: number; body: Record<string, unknown> }): boolean {
+  return reply.status === 413 && reply.body.code === 'CHANGE_TOO_LARGE';
+}
+
 /** A batch: the reference model applies its operations one by one on a copy; any failure leaves the content as it was. */
 class BatchStep implements fc.AsyncCommand<Model, Real> {
   constructor(readonly operations: Body[]) {}
@@ -258,6 +263,15 @@ class BatchStep implements fc.AsyncCommand<Model, Real> {
     const reply = await send(real.project, 'batch' as Route, { operations });
     stats.byStatus[reply.status] = (stats.byStatus[reply.status] ?? 0) + 1;
     const context = `batch ${stringify(operations)} on ${stringify(model.content)}: expected ${expected.status} at ${expected.index}, got ${reply.status} ${JSON.stringify(reply.body)}`;
+    if (expected.status === 200 && tooLargeForOneCommit(reply)) {
+      // A documented limit the model cannot count: a batch that reads, tests or replaces a value whole plans on all of
+      // it, and more than 99 segments in its one commit (small SEGMENT_FRAGMENT_BYTES reach that) is a 413 with
+      // nothing changed (docs/batches-and-patches.md). Accepted in place of a 200 only with the content unchanged.
+      stats.rules['413 more than one commit holds'] = (stats.rules['413 more than one commit holds'] ?? 0) + 1;
+      const after = await call('GET', real.project.content, { token: real.project.key });
+      if (!sameJson(exactly(after).value, model.content)) throw new Error(`${context}; content changed: ${after.text}`);
+      return;
+    }
     if (reply.status !== expected.status) throw new Error(context);
     if (expected.status === 200) {
       expect(reply.body).toEqual({ message: 'Batch applied successfully' });
