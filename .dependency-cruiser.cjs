@@ -10,6 +10,7 @@ const LAYERS = [
   'policy',
   'expressions',
   'auth',
+  'storage',
   'store',
   'webhooks',
   'realtime',
@@ -28,6 +29,15 @@ module.exports = {
       from: { path: `^lib/${layer}/` },
       to: { path: [`^lib/(${LAYERS.slice(i + 1).join('|') || '-'})/`, '^functions/', TOP] },
     })),
+    {
+      name: 'storage-through-its-face',
+      comment:
+        'lib/storage is entered through lib/storage/index.ts alone: how content is laid out in segments stays ' +
+        'inside (tests and the bench may look inside)',
+      severity: 'error',
+      from: { path: '^(lib|functions)/', pathNot: '^lib/storage/' },
+      to: { path: '^lib/storage/', pathNot: '^lib/storage/index[.]ts$' },
+    },
     {
       name: 'functions-bundle-no-tooling',
       comment: 'a Lambda entry imports lib/ layers only: never the local runtime, the docs, bench, scripts or tests',

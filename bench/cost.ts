@@ -7,7 +7,7 @@
 // kept. Sizes the layout cannot hold are reported with the status the API answered and how far the growth got.
 import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { fragmentBytes } from '../lib/config/env';
-import { assemble, fragmentsOf } from '../lib/content/fragments';
+import { assemble, fragmentsOf } from '../lib/storage/fragments';
 import { storedSize } from '../lib/content/json';
 import { A, TOKEN_SLOTS } from '../lib/schema/attributes';
 import { itemKeyAttributes, projectPk } from '../lib/schema/items';
@@ -149,7 +149,7 @@ export async function runCost(options: CostOptions): Promise<CostReport> {
     if (r.status !== 200) throw new Error(`${what}: ${r.status} ${JSON.stringify(r.body)}`);
     return r;
   };
-  const { querySubtree } = await import('../lib/store/segments');
+  const { querySubtree } = await import('../lib/storage/segments');
   /** The content's segments, read straight from the table. */
   const segmentsNow = async () => {
     const { Item } = await dynamo.send(

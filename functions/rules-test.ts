@@ -8,7 +8,7 @@ import { compiledRules } from '../lib/rules/cache';
 import { schemaViolation, writeUsesData } from '../lib/rules/decision';
 import { NotFound } from '../lib/config/errors';
 import type { Segments } from '../lib/paths';
-import { readContent } from '../lib/store/content';
+import { readContent } from '../lib/storage';
 
 /** The value at `path` now (read as the owner, who runs the tester), undefined when there is none. */
 async function currentValue(project: ProjectRef, path: Segments): Promise<unknown> {

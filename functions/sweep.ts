@@ -4,7 +4,7 @@ import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { sweepAfterMs } from '../lib/config/env';
 import { logger } from '../lib/http/logger';
 import { METRIC, hostPrintsRequests, metrics } from '../lib/http/metrics';
-import { sweep } from '../lib/store/sweep';
+import { sweep } from '../lib/storage';
 
 export const handler = async () => {
   const result = await sweep(sweepAfterMs());

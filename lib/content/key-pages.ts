@@ -1,5 +1,5 @@
 // Pages of an object's keys (GET content?shallow=true&limit=&after=): the key order, the cursor, and a page of an
-// object held whole. Pure; the buckets of a bucketed object are read by lib/store/key-pages.ts.
+// object held whole. Pure; the buckets of a bucketed object are read by lib/storage/key-pages.ts.
 import { createHash } from 'node:crypto';
 import { BadRequest, Conflict } from '../config/errors';
 import { MAX_CURSOR_LENGTH, MAX_KEY_LENGTH } from '../config/limits';

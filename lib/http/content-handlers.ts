@@ -2,7 +2,7 @@
 import type { BatchOperation } from '../content/batch';
 import type { ContentOperation } from '../content/model';
 import { projectName } from '../schema/items';
-import { assertProjectAccess } from '../store/content';
+import { assertProjectAccess } from '../storage';
 import { schemaView } from './batch';
 import { type Event, httpHandler } from './edge';
 import { type PatchMediaType, assertPatchType, patchMediaType, patchOperations } from './patch';

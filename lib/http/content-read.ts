@@ -1,6 +1,6 @@
 // Content read: GET content[?path=][&shallow=true[&limit=&after=] | &start=&limit=].
 import { parsePath, type Segments } from '../paths';
-import { type ReadView, assertProjectAccess, readContent } from '../store/content';
+import { type ReadView, assertProjectAccess, readContent } from '../storage';
 import { DEFAULT_SLICE_LIMIT } from '../config/limits';
 import { httpHandler } from './edge';
 import { BadRequest } from '../config/errors';

@@ -12,7 +12,7 @@ import { schemaViolation, validationAnchor, writeUsesData } from '../rules/decis
 import type { RuleSet } from '../rules/document';
 import { requestTouches } from '../rules/touches';
 import type { ProjectRef } from '../schema/items';
-import { type WriteResult, readContent, writeBatch, writeContent } from '../store/content';
+import { type WriteResult, readContent, writeBatch, writeContent } from '../storage';
 
 interface GuardedWrite {
   project: ProjectRef;

@@ -158,7 +158,7 @@ async function run(argv: string[]): Promise<unknown> {
   if (noun === 'sweep') {
     if (verb !== undefined) throw new UsageError(`sweep takes no arguments, got ${positionals.slice(1).join(' ')}`);
     // What the scheduled Lambda (functions/sweep.ts) runs, once; its answer is the one line printed.
-    const { sweep } = await import('../store/sweep');
+    const { sweep } = await import('../storage');
     const { sweepAfterMs } = await import('../config/env');
     return sweep(sweepAfterMs());
   }

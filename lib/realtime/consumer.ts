@@ -15,13 +15,13 @@ import {
   fragmentsOf,
   isBucketKey,
   isChunkKey,
-} from '../content/fragments';
+} from '../storage';
 import { type Json, Stub } from '../content/json';
 import { fromAttribute } from '../dynamo/attributes';
 import { formatPath, type Segments } from '../paths';
 import { A } from '../schema/attributes';
-import { projectOfIncarnation } from '../store/segments';
-import { type Change, commitChanges, diffValues, stubPaths, toWire, trimTo } from './changes';
+import { projectOfIncarnation } from '../storage';
+import { type Change, commitChanges, diffValues, stubPaths, toWire, trimTo } from '../storage';
 import { onCommittedChange } from './hooks';
 import { MAX_MESSAGE_BYTES, encode, encodeWithin } from './messages';
 import {
@@ -37,12 +37,12 @@ import {
   removeConnection,
   removeSubscription,
 } from './records';
-import { forgetBelow, learnTree, pathOf } from './segment-paths';
+import { forgetBelow, learnTree, pathOf } from '../storage';
 import { forgetReads, noteReads, readsFrom } from './read-access';
-import { type CommitView, complete } from './commit-reads';
+import { type CommitView, complete } from '../storage';
 import { revisionFor } from './revisions';
 import { sendTo } from './sender';
-import { readSnapshot } from './snapshot';
+import { readSnapshot } from '../storage';
 
 type Image = Record<string, AttributeValue>;
 
@@ -300,7 +300,7 @@ async function recordChanges(
   return commitChanges({ base, before, after, removed: removedOf, written: writtenOf });
 }
 
-/** What completing a commit's values checks what it reads against (commit-reads.ts). */
+/** What completing a commit's values checks what it reads against (lib/storage/feed/commit-reads.ts). */
 function commitView(key: string, record: DynamoDBRecord, batch: Batch, at: number): CommitView {
   const newImage = imageOf(record.dynamodb?.NewImage);
   const tx = ownTransaction(record);

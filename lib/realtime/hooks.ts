@@ -1,5 +1,5 @@
 // Hooks: other modules (webhooks) learn of every committed change the stream consumer derives.
-import type { WireChange } from './changes';
+import type { WireChange } from '../storage';
 
 /** One committed write, as the consumer derived it: project-wide changes, paths absolute. */
 export interface CommittedChange {

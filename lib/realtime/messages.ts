@@ -1,6 +1,6 @@
 // Messages: the frames of the realtime protocol (README, Realtime), as JSON text with exact numbers.
 import { jsonText } from '../content/json';
-import type { WireChange } from './changes';
+import type { WireChange } from '../storage';
 
 /** API Gateway's largest WebSocket message; a change or snapshot over it becomes `changed` (fetch it with GET). */
 export const MAX_MESSAGE_BYTES = 128 * 1024;

@@ -18,8 +18,8 @@ import { type Json, storedSize } from '../content/json';
 import { parse, stringify } from 'lossless-json';
 import type { Segments } from '../paths';
 import { refusedItems } from '../store/accounts';
-import { contentPk } from '../store/segments';
-import type { Change } from './changes';
+import { contentPk } from '../storage';
+import type { Change } from '../storage';
 
 /** Subscriptions one connection may hold. */
 export const MAX_SUBSCRIPTIONS_PER_CONNECTION = 10;

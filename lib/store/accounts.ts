@@ -7,7 +7,7 @@ import { tableName } from '../config/env';
 import { documents, dynamo } from '../dynamo/client';
 import { A, type Permission } from '../schema/attributes';
 import { newApiKey, newSessionToken } from '../auth/credentials';
-import { createRoot, stampSegments } from './segments';
+import { createRoot, stampSegments } from '../storage';
 import { readEpoch, readHeadAndGrant } from '../auth/access';
 import { type ProjectRole, roleAllows, roleOf } from '../policy';
 import {

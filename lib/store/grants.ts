@@ -23,7 +23,7 @@ import {
   readKeyEntry,
 } from '../schema/items';
 import { AccountError } from './accounts';
-import { deleteSegments } from './segments';
+import { deleteSegments } from '../storage';
 
 const isConditionFailure = (error: unknown) =>
   error instanceof Error && error.name === 'ConditionalCheckFailedException';

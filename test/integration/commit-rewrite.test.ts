@@ -3,10 +3,10 @@
 // 500 (issue 27, multi-process suite). The commit builder refuses it as not applied, so the writer reads afresh.
 import { randomBytes } from 'node:crypto';
 import { fragmentBytes } from '../../lib/config/env';
-import { ROOT_KEY, cut, stubsUnderOf } from '../../lib/content/fragments';
+import { ROOT_KEY, cut, stubsUnderOf } from '../../lib/storage/fragments';
 import { type Json, storedSize } from '../../lib/content/json';
 import { type UpdateRequest, compileWrite } from '../../lib/expressions';
-import { type Rewrite, commitRewrite, getSegment, namesAnItemTwice, querySubtree } from '../../lib/store/segments';
+import { type Rewrite, commitRewrite, getSegment, namesAnItemTwice, querySubtree } from '../../lib/storage/segments';
 import { project, state } from '../support/api';
 import { incarnationOf } from '../support/segments';
 

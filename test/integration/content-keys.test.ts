@@ -2,10 +2,10 @@
 // the documented order (an object held whole: UTF-16 code units; a bucketed one: bucket by bucket, then UTF-16 code
 // units), while keys are added and removed and buckets are cut between the pages. At the default segment size and at
 // 256 bytes (`npm run test:segments`), on both engines.
-import { bucketOf, isBucketKey, isBucketStubKey } from '../../lib/content/fragments';
+import { bucketOf, isBucketKey, isBucketStubKey } from '../../lib/storage/fragments';
 import { decodeCursor } from '../../lib/content/key-pages';
 import { Stub } from '../../lib/content/json';
-import type { Segment } from '../../lib/store/segments';
+import type { Segment } from '../../lib/storage/segments';
 import { call, expectError, post, project, type Project } from '../support/api';
 import { segmentsOf, strays } from '../support/segments';
 

@@ -5,7 +5,7 @@ import { QueryCommand } from '@aws-sdk/client-dynamodb';
 import WebSocket from 'ws';
 import { dynamo } from '../../lib/dynamo/client';
 import { querySubscriptions } from '../../lib/realtime/records';
-import { readSnapshot } from '../../lib/realtime/snapshot';
+import { readSnapshot } from '../../lib/storage/snapshot';
 import { type Project, newProject, post } from '../support/api';
 import { Client, realtimeUrl } from '../support/realtime';
 import { incarnationOf, segmentsOf } from '../support/segments';

@@ -12,7 +12,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { randomBytes } from 'node:crypto';
 import { fragmentBytes } from '../../lib/config/env';
-import { ROOT_KEY, cut, stubsUnderOf } from '../../lib/content/fragments';
+import { ROOT_KEY, cut, stubsUnderOf } from '../../lib/storage/fragments';
 import { type Json, storedSize } from '../../lib/content/json';
 import { dynamo } from '../../lib/dynamo/client';
 import { type UpdateRequest, compileWrite } from '../../lib/expressions';
@@ -27,7 +27,7 @@ import {
   contentPk,
   getSegment,
   querySubtree,
-} from '../../lib/store/segments';
+} from '../../lib/storage/segments';
 import { handler as sweepHandler } from '../../functions/sweep';
 import { type Project, call, project, state } from '../support/api';
 import { segmentsOf, strays } from '../support/segments';

@@ -10,11 +10,11 @@ import {
   isChunkKey,
   isChunkStubKey,
   stubsIn,
-} from '../../lib/content/fragments';
+} from '../../lib/storage/fragments';
 import { dynamo } from '../../lib/dynamo/client';
 import { A } from '../../lib/schema/attributes';
 import { itemKeyAttributes, projectPk } from '../../lib/schema/items';
-import { type Segment, querySubtree } from '../../lib/store/segments';
+import { type Segment, querySubtree } from '../../lib/storage/segments';
 
 /** The project's incarnation: the partition its content's segments are in. */
 export async function incarnationOf(p: { username: string; slug: string }): Promise<string> {

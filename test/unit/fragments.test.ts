@@ -11,7 +11,7 @@ import {
   logicalLength,
   reachableFrom,
   stubsIn,
-} from '../../lib/content/fragments';
+} from '../../lib/storage/fragments';
 import { type Json, Stub, storedSize } from '../../lib/content/json';
 import { toAttribute, fromAttribute } from '../../lib/dynamo/attributes';
 

@@ -7,7 +7,7 @@ import {
   fragmentsOf,
   isBucketKey,
   isChunkKey,
-} from '../../lib/content/fragments';
+} from '../../lib/storage/fragments';
 import { type Json, type JsonObject, LosslessNumber, Stub, cloneJson, jsonEquals } from '../../lib/content/json';
 import {
   type Change,
@@ -18,7 +18,7 @@ import {
   toWire,
   trimTo,
   valueBelow,
-} from '../../lib/realtime/changes';
+} from '../../lib/storage/feed/changes';
 import { asIndex } from '../../lib/paths';
 
 /** Applies changes in order to a copy of `root` the way a client would (set at path, delete at path). */

@@ -1,6 +1,6 @@
 // Whether a segment read while completing a commit's value still holds what that commit left (commit-reads.ts).
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { type CommitView, asOfCommit } from '../../lib/realtime/commit-reads';
+import { type CommitView, asOfCommit } from '../../lib/storage/feed/commit-reads';
 import { A } from '../../lib/schema/attributes';
 
 const segment = (key: string, raw: Record<string, AttributeValue>) => ({ key, raw });

@@ -3,11 +3,11 @@
 // the segment its key names as parent (docs/design/storage.md §3a): a fold moves a child's stubs into its parent, a
 // cut moves the stubs inside a value into a new segment, and the segments they name keep their keys. So a lookup
 // that does not find the stub where its key points reads the holder's subtree and walks it from its fragment.
-import { ROOT_KEY, isBucketKey, isChunkKey } from '../content/fragments';
-import type { Json } from '../content/json';
-import { setBounded } from '../config/bounded';
-import type { Segments } from '../paths';
-import { getSegment, querySubtree } from '../store/segments';
+import { ROOT_KEY, isBucketKey, isChunkKey } from '../fragments';
+import type { Json } from '../../content/json';
+import { setBounded } from '../../config/bounded';
+import type { Segments } from '../../paths';
+import { getSegment, querySubtree } from '../segments';
 import { parentKey, stubPaths } from './changes';
 
 /** Paths of segments (by incarnation and key), learnt from the stubs of their holders. */

@@ -1,9 +1,9 @@
 // Snapshot: the value at a subscribed path, read consistently from the root, with the version of every segment read.
-import { MissingSegment, ROOT_KEY, assemble, chunkStart, fragmentsOf, locate, stubsIn } from '../content/fragments';
+import { MissingSegment, ROOT_KEY, assemble, chunkStart, fragmentsOf, locate, stubsIn } from './fragments';
 import { type Json, storedSize } from '../content/json';
 import type { Segments } from '../paths';
-import { type Segment, SubtreeTooLarge, assertSnapshot, getChunk, getSegment, querySubtree } from '../store/segments';
-import { valueBelow } from './changes';
+import { type Segment, SubtreeTooLarge, assertSnapshot, getChunk, getSegment, querySubtree } from './segments';
+import { valueBelow } from './feed/changes';
 
 export interface Snapshot {
   /** Undefined when nothing is at the path. */

@@ -45,7 +45,7 @@ import {
   locate,
   stubsIn,
   stubsUnderOf,
-} from '../content/fragments';
+} from './fragments';
 import {
   type Json,
   type JsonNumber,
@@ -1697,7 +1697,7 @@ async function readView(
 ): Promise<{ value: Json; etag: string }> {
   const chunked = chunkStubOf(held);
   if (view.kind === 'shallow' && held instanceof Stub && isBucketStubKey(held.key)) {
-    // Its buckets, read by key as far as the page needs (all of them without a page): lib/store/key-pages.ts.
+    // Its buckets, read by key as far as the page needs (all of them without a page): lib/storage/key-pages.ts.
     const keys = await readBucketKeys({
       inc,
       segment,

@@ -1,7 +1,7 @@
 // Fragments: a content tree cut into segment-sized pieces joined by stubs (docs/design/storage.md, section 4). Pure.
 import { createHash, randomBytes } from 'node:crypto';
 import { asIndex, type Segments } from '../paths';
-import { type Json, type JsonObject, Stub, hasOwn, isObject, setOwn, storedSize } from './json';
+import { type Json, type JsonObject, Stub, hasOwn, isObject, setOwn, storedSize } from '../content/json';
 
 /** The root segment's key; a child's key is its parent's plus a random birth id and `/`, so a key prefixes its subtree. */
 export const ROOT_KEY = '/';

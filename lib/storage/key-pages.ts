@@ -2,7 +2,7 @@
 // the key order (lib/content/key-pages.ts), as many as the page needs, never the segments of its members' values.
 import { setBounded } from '../config/bounded';
 import { PayloadTooLarge } from '../config/errors';
-import { MissingSegment, isBucketStubKey } from '../content/fragments';
+import { MissingSegment, isBucketStubKey } from './fragments';
 import { type KeyCursor, byCodeUnits, encodeCursor, keysObject, layoutOf, staleCursor } from '../content/key-pages';
 import { type JsonObject, Stub, isObject, storedSize } from '../content/json';
 import { batchGetConsistent } from '../dynamo/batch-get';

@@ -8,7 +8,7 @@ import {
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
 import { tableName } from '../config/env';
-import { stubsIn, subtreePrefix } from '../content/fragments';
+import { stubsIn, subtreePrefix } from './fragments';
 import { batchWriteAll } from '../dynamo/batch-write';
 import { dynamo } from '../dynamo/client';
 import { MARKER, SWEEP_INDEX, SWEEP_PARTITION, getSegment, querySubtree, segmentItemKey } from './segments';

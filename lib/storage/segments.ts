@@ -29,7 +29,7 @@ import {
   stubsUnderOf,
   reachableFrom,
   subtreePrefix,
-} from '../content/fragments';
+} from './fragments';
 import { type Json, storedSize } from '../content/json';
 import { fromAttribute, toAttribute } from '../dynamo/attributes';
 import { batchGetConsistent } from '../dynamo/batch-get';

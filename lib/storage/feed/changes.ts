@@ -1,8 +1,8 @@
 // Changes: what one committed write changed, from the old and new fragments of its segments, and what of it lies
 // inside a subscription (docs/design/realtime.md, section 2). Pure: the consumer reads what is missing.
-import { assemble } from '../content/fragments';
-import { type Json, Stub, hasOwn, isObject, jsonEquals } from '../content/json';
-import { type Segments, asIndex, formatPath } from '../paths';
+import { assemble } from '../fragments';
+import { type Json, Stub, hasOwn, isObject, jsonEquals } from '../../content/json';
+import { type Segments, asIndex, formatPath } from '../../paths';
 
 /**
  * A change at an absolute path: the new value there, or that nothing is there any more. `was`: the value it

@@ -1,9 +1,9 @@
 // Completing a commit's values from the table (docs/design/realtime.md, section 2): a value that still holds stubs
 // (segments the commit's stream records did not carry) is read, and what is read must be what the commit left, not
 // what a later commit wrote since (issue 27, data integrity 5: a whole-array message carried later values).
-import { MissingSegment, assemble, fragmentsOf, stubsIn } from '../content/fragments';
-import { A } from '../schema/attributes';
-import { type Segment, querySubtree } from '../store/segments';
+import { MissingSegment, assemble, fragmentsOf, stubsIn } from '../fragments';
+import { A } from '../../schema/attributes';
+import { type Segment, querySubtree } from '../segments';
 import type { Change } from './changes';
 
 /** What the consumer knows of one commit when it completes its values. */
