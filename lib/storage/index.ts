@@ -2,14 +2,11 @@
 // dependency-cruiser rule). Content is read and written through these calls; how it is cut into segments, where
 // they sit, and how the stream's records become changes stay inside.
 
-export {
-  type ReadView,
-  type WriteResult,
-  assertProjectAccess,
-  readContent,
-  writeBatch,
-  writeContent,
-} from './content';
+export type { ReadView, WriteResult } from './requests';
+export { assertProjectAccess } from './grant';
+export { readContent } from './read';
+export { writeBatch } from './batch';
+export { writeContent } from './write';
 export { createRoot, contentPk, deleteSegments, projectOfIncarnation, stampSegments } from './segments';
 export { sweep } from './sweep';
 export { readSnapshot } from './snapshot';

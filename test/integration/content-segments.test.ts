@@ -909,7 +909,7 @@ describe('a chunked array (an array larger than one segment)', () => {
     expect({ status: first.status, code: first.body.code }).toEqual({ status: 413, code: 'CHANGE_TOO_LARGE' });
     // Known from the chunks read from the end: no more of them than one commit could rewrite, and no whole read.
     const { dynamo } = await import('../../lib/dynamo/client');
-    const { writeContent } = await import('../../lib/storage/content');
+    const { writeContent } = await import('../../lib/storage');
     const { insert } = await import('../unit/helpers');
     const engine = dynamo.send.bind(dynamo) as (command: unknown) => Promise<{ Items?: unknown[] }>;
     const reads: { items: number; requests: string[] }[] = [];
@@ -1067,7 +1067,7 @@ describe('a chunked array (an array larger than one segment)', () => {
       await ok(p, 'push', { path: 'log', value: { i, pad } });
       model.push({ i, pad });
     }
-    const { writeContent } = await import('../../lib/storage/content');
+    const { writeContent } = await import('../../lib/storage');
     const { set } = await import('../unit/helpers');
     // The write locates log.-5 in its chunk (a Query with Limit 1); an insert at 2 lands before it writes.
     const { met } = await duringQuery(
@@ -1092,7 +1092,7 @@ describe('a chunked array (an array larger than one segment)', () => {
 
   it("a read that holds a chunked array's segment after an insert in its chunks and a chunk from before it reads again", async () => {
     const { p, model } = await pushed(Math.ceil((fragmentBytes() * 6) / 90));
-    const { readContent } = await import('../../lib/storage/content');
+    const { readContent } = await import('../../lib/storage');
     const segment = (await segmentsOf(p)).find((s) => chunkStubOf(s.fragment as never)) as Segment;
     const { result, met, queries } = await duringQuery(
       (input) => input.KeyConditionExpression === 'pk = :pk AND begins_with(sk, :prefix)',
@@ -1127,7 +1127,7 @@ describe('a chunked array (an array larger than one segment)', () => {
       const p = await project({});
       for (let i = 0; i < 200; i++) await ok(p, 'push', { path: 'log', value: same });
       const model: unknown[] = Array.from({ length: 200 }, () => same);
-      const { readContent, writeContent } = await import('../../lib/storage/content');
+      const { readContent, writeContent } = await import('../../lib/storage');
       const { insert } = await import('../unit/helpers');
       const who = {
         project: { username: p.username, slug: p.slug },
@@ -1179,7 +1179,7 @@ describe('a chunked array (an array larger than one segment)', () => {
       expect(chunksOf(await segmentsOf(p)).length).toBeGreaterThan(0);
       const inc = await incarnationOf(p);
       const { dynamo } = await import('../../lib/dynamo/client');
-      const { readContent } = await import('../../lib/storage/content');
+      const { readContent } = await import('../../lib/storage');
       const { readSnapshot } = await import('../../lib/storage/snapshot');
       const { QueryCommand } = await import('@aws-sdk/client-dynamodb');
       let queries = 0;
@@ -1567,7 +1567,7 @@ describe('a bucketed object (more members than one segment holds)', () => {
         /#\d+$/.test(String((s.fragment as { key?: string }).key)),
     );
     expect(holder).toBeDefined();
-    const { readContent } = await import('../../lib/storage/content');
+    const { readContent } = await import('../../lib/storage');
     const isHolder = (item: Record<string, { S?: string }>) => item.sk?.S === holder?.key;
     let torn = false;
     const { result, queries, met } = await duringQuery(

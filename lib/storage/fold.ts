@@ -1,0 +1,82 @@
+// Folding a small segment back into its parent after a delete (docs/design/storage.md §13, step 3, merges).
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { setBounded } from '../config/bounded';
+import { fragmentBytes } from '../config/env';
+import { ROOT_KEY, assemble, chunkStubOf, isBucketKey, isChunkKey, locate } from './fragments';
+import { Stub, storedSize } from '../content/json';
+import { type Segment, forgetLocation, getSegment, lookupLocation, readSegment } from './segments';
+import type { Segments } from '../paths';
+
+import { type Envelope, commitPieces, guardedBase } from './commit';
+import type { Grant } from './grant';
+
+/**
+ * Per warm Lambda: segments whose parent was too full to fold them into, when, and how small they would have had to
+ * be (not looked at again for a minute unless they are that small now).
+ */
+const foldChecked = new Map<string, { at: number; room: number }>();
+const FOLD_RECHECK_MS = 60_000;
+const FOLD_CHECKED_MAX = 1_000;
+
+/**
+ * After a delete left segment `item` (the root of `path`) under a quarter of the budget: folds it back into the
+ * segment that names it when the two fit in half a budget, or in no more than the parent holds now; one commit, the
+ * parent in place on its version and the small segment deleted on its own (docs/design/storage.md, section 13, step 3,
+ * merges). Housekeeping after a write that landed: a refusal or a fault here is logged, never the client's answer.
+ */
+export async function foldIfSmall(
+  grant: Grant,
+  envelope: Envelope,
+  path: Segments,
+  item: Record<string, AttributeValue> | undefined,
+): Promise<void> {
+  if (!item) return;
+  const small = readSegment(item);
+  const { key, fragment } = small;
+  if (key === ROOT_KEY || isChunkKey(key) || isBucketKey(key) || fragment instanceof Stub || chunkStubOf(fragment))
+    return;
+  const size = storedSize(fragment);
+  if (size >= fragmentBytes() / 4) return;
+  const checked = `${grant.inc}\u0000${key}`;
+  const known = foldChecked.get(checked);
+  if (known && Date.now() - known.at < FOLD_RECHECK_MS && size > known.room) return;
+  try {
+    const parent = await parentOf(grant.inc, path, key);
+    if (!parent) return;
+    const merged = assemble(parent.fragment, (k) => (k === key ? fragment : undefined), 'keep');
+    const bytes = storedSize(merged);
+    const limit = Math.max(fragmentBytes() / 2, storedSize(parent.fragment));
+    if (bytes > limit) {
+      setBounded(foldChecked, checked, { at: Date.now(), room: size - (bytes - limit) }, FOLD_CHECKED_MAX);
+      return;
+    }
+    const pieces = [{ key: parent.key, fragment: merged }];
+    // Housekeeping after the request applied: not the request's own change, so without its record.
+    const housekeeping = { ...envelope, record: undefined };
+    const sent = await commitPieces(grant, guardedBase(housekeeping, grant), parent.key, parent.version, pieces, [
+      { key, version: small.version },
+    ]);
+    // Where this Lambda knew the small segment to be, it is not: found again from the root.
+    if (sent.ok) forgetLocation(grant.inc, key);
+  } catch (error) {
+    console.error(JSON.stringify({ level: 'WARN', message: 'segment merge failed', key, error: String(error) }));
+  }
+}
+
+/**
+ * The segment that names segment `key` as the value at `path` (walked from the deepest segment this Lambda knows
+ * above it, following stubs as a write does), or undefined when the path leads anywhere else.
+ */
+async function parentOf(inc: string, path: Segments, key: string): Promise<Segment | undefined> {
+  let at = lookupLocation(inc, path, path.length - 1);
+  for (let hops = 0; hops < 8; hops++) {
+    const segment = await getSegment(inc, at.key);
+    if (!segment) return undefined;
+    const located = locate(segment.fragment, path.slice(at.depth), true);
+    if (located.at !== 'stub') return undefined;
+    const depth = at.depth + located.consumed;
+    if (depth === path.length) return located.key === key && located.bucket === undefined ? segment : undefined;
+    at = { key: located.key, depth };
+  }
+  return undefined;
+}

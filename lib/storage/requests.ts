@@ -1,0 +1,48 @@
+// What the engine's three requests take and answer: a write, a batch, a read (lib/storage/index.ts).
+import type { BatchOperation } from '../content/batch';
+import type { KeyPageView } from '../content/key-pages';
+import type { ContentOperation } from '../content/model';
+import type { Segments } from '../paths';
+import type { Principal } from '../auth/access';
+import type { ProjectRef } from '../schema/items';
+
+export interface WriteRequest {
+  project: ProjectRef;
+  principal: Principal;
+  op: ContentOperation;
+  /** Parsed If-Match header; undefined when absent or `*`. */
+  ifMatch?: readonly string[];
+  /**
+   * The write's token (its ETag and slot) when the client named the request (Idempotency-Key): derived from that name,
+   * so a retry of a write whose answer was lost recognises it instead of applying it again; the request's record
+   * (docs/design/storage.md §8a) is written with its change. Absent: a random token, and no record.
+   */
+  requestToken?: string;
+}
+
+export interface WriteResult {
+  etag: string;
+}
+
+export const formatEtag = (etag: string) => `"${etag}"`;
+
+export interface BatchWriteRequest extends Omit<WriteRequest, 'op'> {
+  /** Applied in order, each seeing the ones before it, all or none. */
+  ops: readonly BatchOperation[];
+}
+
+export interface ReadRequest {
+  project: ProjectRef;
+  principal: Principal;
+  segments?: Segments;
+  /**
+   * A partial read (shallow, an array slice), of the value as its segment holds it: only that segment is read, and of
+   * a chunked array the chunks the slice needs, of a bucketed object (shallow) its buckets.
+   */
+  view?: ReadView;
+}
+
+/** `page`: a page of an object's keys (shallow=true with limit or after; lib/content/key-pages.ts). */
+export type ReadView =
+  | { kind: 'shallow'; page?: KeyPageView }
+  | { kind: 'slice'; start: number; limit: number; where: string };

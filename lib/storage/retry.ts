@@ -1,0 +1,70 @@
+// The retry policy of a write: attempts and the request's deadline, backoff with jitter, the segment to decide
+// on again, and a named request's retry recognised from its record.
+import { MAX_WRITE_ATTEMPTS } from '../config/limits';
+import { currentDeadline } from '../dynamo/deadline';
+import { type Segment, getSegment, readSegment } from './segments';
+import { isRecorded, requestRecordOf } from './request-records';
+import { HttpError } from '../config/errors';
+
+import type { Grant } from './grant';
+import type { Sent } from './io/write';
+import { tooManyWriters } from './refusals';
+import { type WriteRequest, type WriteResult, formatEtag } from './requests';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** Full jitter, capped: racing writers spread out instead of colliding again in lockstep. */
+export const backoff = (attempt: number) => sleep(Math.random() * Math.min(100, 5 * 2 ** attempt));
+
+/** After a refused write: the segment the refusal returned, or read afresh. */
+export const segmentAfter = async (grant: Grant, key: string, sent: Sent) =>
+  !sent.ok && sent.item ? readSegment(sent.item) : getSegment(grant.inc, key);
+
+/**
+ * The segment to decide on again after a refused write: the one the refusal returned, at once (it is the newest there
+ * is); after that, read afresh after a backoff (a segment from before the sleep is already stale when other writers
+ * keep going). Past the attempts or the deadline, the 409.
+ */
+export async function retrySegment(
+  grant: Grant,
+  key: string,
+  sent: Sent,
+  attempt: number,
+): Promise<Segment | undefined> {
+  if (attempt !== 2) return rereadAfter(grant, key, attempt);
+  assertAttemptsLeft(attempt);
+  return segmentAfter(grant, key, sent);
+}
+
+/** Past the attempts or the request's deadline: a 409 (nothing of this request applied). */
+function assertAttemptsLeft(attempt: number): void {
+  if (attempt > MAX_WRITE_ATTEMPTS || Date.now() >= currentDeadline()) throw tooManyWriters();
+}
+
+/** The answers a named request's own earlier write can cause on its retry (not access: that is decided afresh). */
+const RETRY_REFUSALS = new Set([400, 409, 412, 413]);
+
+/**
+ * A named request about to be refused (a 412 because its own write moved the version, an index its own insert put out
+ * of range, a 409 after as many attempts) reads its record first: there, the request applied before and its answer
+ * was lost, so it answers success (docs/design/storage.md §8a). Only named requests on that path pay the read.
+ */
+export async function recognisingRetry(
+  request: Omit<WriteRequest, 'op'>,
+  write: () => Promise<WriteResult>,
+): Promise<WriteResult> {
+  try {
+    return await write();
+  } catch (error) {
+    const token = request.requestToken;
+    if (token === undefined || !(error instanceof HttpError) || !RETRY_REFUSALS.has(error.statusCode)) throw error;
+    if (await isRecorded(requestRecordOf(token))) return { etag: formatEtag(token) };
+    throw error;
+  }
+}
+
+/** A segment read again after a refused or mixed attempt (within the attempts and the deadline), after a backoff. */
+export async function rereadAfter(grant: Grant, key: string, attempt: number): Promise<Segment | undefined> {
+  assertAttemptsLeft(attempt);
+  await backoff(attempt);
+  return getSegment(grant.inc, key);
+}

@@ -1,0 +1,62 @@
+// Where a request is on its way to the segment that holds its path: the segment, how deep in the path its root
+// is, and what moves it on (a stub met, a segment gone, another grant epoch).
+import type { BatchOperation } from '../content/batch';
+import { ROOT_KEY } from './fragments';
+import type { ContentOperation } from '../content/model';
+import { type Segment, createRoot, forgetLocations, learnBucket, learnLocation } from './segments';
+import type { Segments } from '../paths';
+
+import { type Grant, renewed, reverified } from './grant';
+
+/** Set and delete replace what is at the path, so they act in the segment holding its parent; the rest follow stubs. */
+export const entersTarget = (op: { kind: string }) => op.kind !== 'set' && op.kind !== 'delete';
+
+/** Remembers where a path continues: a stub's segment, or a bucketed object's stub (met in segment `from`). */
+export function learn(inc: string, prefix: Segments, from: string, located: { key: string; bucket?: string }): void {
+  if (located.bucket !== undefined) learnBucket(inc, prefix, from, located.bucket);
+  else learnLocation(inc, prefix, located.key);
+}
+
+/** Where a request is: a segment whose root is `depth` segments down the path; in a chunk, the index there. */
+export interface At {
+  key: string;
+  depth: number;
+  /** In a chunked array's chunk or head: the first step (a logical index) as a position in the segment's array. */
+  first?: string;
+}
+
+/** The operation with its path made relative to the segment it is at. */
+export function rebase<T extends BatchOperation | ContentOperation>(op: T, at: At): T {
+  if (!('segments' in op) || (at.depth === 0 && at.first === undefined)) return op;
+  const segments = op.segments.slice(at.depth);
+  if (at.first !== undefined && segments.length > 0) segments[0] = at.first;
+  return { ...op, segments, shown: op.shown ?? op.segments };
+}
+
+/** Where a request stands: the grant it proves, and the segment it goes to (its root `depth` segments down the path). */
+interface Place {
+  grant: Grant;
+  at: At;
+}
+
+export const ROOT_AT: At = { key: ROOT_KEY, depth: 0 };
+
+/**
+ * What stands between a request and the segment it reached, as where it goes next: nothing (undefined), a segment
+ * that is gone (walk again from the root), or an epoch that is not the grant's (a revocation: verify the credential
+ * again; an older segment is stamped).
+ */
+export async function settle({ grant, at }: Place, segment: Segment | undefined): Promise<Place | undefined> {
+  if (segment === undefined) {
+    if (at.key !== ROOT_KEY) {
+      forgetLocations(grant.inc);
+      return { grant, at: ROOT_AT };
+    }
+    // No root: the project was deleted (its segments with it), or its creation stopped half-way. The credential is
+    // verified afresh (a deleted project's 404), and only then is an empty root made.
+    const fresh = await renewed(grant);
+    await createRoot(fresh.inc, fresh.epoch);
+    return { grant: fresh, at: ROOT_AT };
+  }
+  return segment.epoch === grant.epoch ? undefined : { grant: await reverified(grant, segment), at };
+}
