@@ -149,7 +149,7 @@ export async function runCost(options: CostOptions): Promise<CostReport> {
     if (r.status !== 200) throw new Error(`${what}: ${r.status} ${JSON.stringify(r.body)}`);
     return r;
   };
-  const { querySubtree } = await import('../lib/storage/segments');
+  const { querySubtree } = await import('../lib/storage/io/read');
   /** The content's segments, read straight from the table. */
   const segmentsNow = async () => {
     const { Item } = await dynamo.send(

@@ -20,7 +20,9 @@ import {
 } from './fragments';
 import { type Json, type JsonObject, Stub, isObject, setOwn, storedSize } from '../content/json';
 import { walk } from '../content/model';
-import { type Segment, assertSnapshot, getSegment, getTail, knownBucket, learnBucket, querySubtree } from './segments';
+import { type Segment, assertSnapshot } from './segment';
+import { getSegment, getTail, querySubtree } from './io/read';
+import { knownBucket, learnBucket } from './memory';
 import type { Segments } from '../paths';
 import { PathTree } from '../paths/tree';
 

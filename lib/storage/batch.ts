@@ -4,15 +4,10 @@ import { type BatchOperation, intoNewest, planBatch } from '../content/batch';
 import { MissingSegment, type Piece, ROOT_KEY, chunkCount, cut, stubsIn } from './fragments';
 import { type Json, type JsonObject, storedSize } from '../content/json';
 import { compileBatchWrite } from '../expressions';
-import {
-  type Segment,
-  etagOf,
-  getSegment,
-  lookupLocation,
-  changeTooLarge,
-  MAX_CHANGE_BYTES,
-  tokenIn,
-} from './segments';
+import { type Segment, etagOf, tokenIn } from './segment';
+import { getSegment } from './io/read';
+import { lookupLocation } from './memory';
+import { changeTooLarge, MAX_CHANGE_BYTES } from './refusals';
 import { HttpError, PreconditionFailed } from '../config/errors';
 import type { Segments } from '../paths';
 

@@ -4,7 +4,8 @@ import { fragmentBytes } from '../config/env';
 import { chunkCount, chunkDir, chunkStart, chunkStubOf } from './fragments';
 import { type Json, storedSize } from '../content/json';
 import type { ContentOperation } from '../content/model';
-import { type Segment, forgetChunked, knownChunked, learnChunked } from './segments';
+import type { Segment } from './segment';
+import { forgetChunked, knownChunked, learnChunked } from './memory';
 import { asIndex } from '../paths';
 
 import type { At } from './walk';

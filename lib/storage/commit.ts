@@ -6,7 +6,9 @@ import { type Piece, chunkDir, chunkStart, isChunkKey, stubsUnderOf } from './fr
 import { type Json, storedSize } from '../content/json';
 import { type TailChunks, type UpdateRequest, type WriteEnvelope, compileWrite } from '../expressions';
 import { TOKEN_SLOTS } from '../schema/attributes';
-import { type Segment, type Rewrite, commitRewrite, getSegment, querySubtree } from './segments';
+import type { Segment } from './segment';
+import { type Rewrite, commitRewrite } from './io/commit';
+import { getSegment, querySubtree } from './io/read';
 import { type RequestRecord, requestRecordOf } from './request-records';
 import { HttpError } from '../config/errors';
 

@@ -18,7 +18,8 @@ import {
 import { type Action, type ContentOperation, type Guard, type Step, applyAction, plan, walk } from '../content/model';
 import { type WriteEnvelope, roomFor } from '../expressions';
 import { A } from '../schema/attributes';
-import { type Segment, etagOf, querySubtree, tokenIn } from './segments';
+import { type Segment, etagOf, tokenIn } from './segment';
+import { querySubtree } from './io/read';
 import { PreconditionFailed } from '../config/errors';
 import type { Segments } from '../paths';
 

@@ -4,7 +4,9 @@ import { setBounded } from '../config/bounded';
 import { fragmentBytes } from '../config/env';
 import { ROOT_KEY, assemble, chunkStubOf, isBucketKey, isChunkKey, locate } from './fragments';
 import { Stub, storedSize } from '../content/json';
-import { type Segment, forgetLocation, getSegment, lookupLocation, readSegment } from './segments';
+import { type Segment, readSegment } from './segment';
+import { forgetLocation, lookupLocation } from './memory';
+import { getSegment } from './io/read';
 import type { Segments } from '../paths';
 
 import { type Envelope, commitPieces, guardedBase } from './commit';

@@ -1,6 +1,7 @@
 // A request's grant: the project's incarnation and grant epoch its access was proven at, verified again when a
 // segment shows another epoch (a revocation).
-import { type Segment, stampSegment } from './segments';
+import type { Segment } from './segment';
+import { stampSegment } from './io/commit';
 import { AccessProof, type Need, type Principal, readEpoch } from '../auth/access';
 import type { ProjectRef } from '../schema/items';
 

@@ -7,7 +7,9 @@ export { assertProjectAccess } from './grant';
 export { readContent } from './read';
 export { writeBatch } from './batch';
 export { writeContent } from './write';
-export { createRoot, contentPk, deleteSegments, projectOfIncarnation, stampSegments } from './segments';
+export { createRoot, deleteSegments, stampSegments } from './io/commit';
+export { projectOfIncarnation } from './io/read';
+export { contentPk } from './segment';
 export { sweep } from './sweep';
 export { readSnapshot } from './snapshot';
 export {

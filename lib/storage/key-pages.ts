@@ -7,7 +7,7 @@ import { type KeyCursor, byCodeUnits, encodeCursor, keysObject, layoutOf, staleC
 import { type JsonObject, Stub, isObject, storedSize } from '../content/json';
 import { batchGetConsistent } from '../dynamo/batch-get';
 import { A } from '../schema/attributes';
-import { type Segment, assertSnapshot, etagOf, readSegment, segmentItemKey } from './segments';
+import { type Segment, assertSnapshot, etagOf, readSegment, segmentItemKey } from './segment';
 
 /** Largest answer of keys, in DynamoDB's bytes (what a GET answers at most). */
 const MAX_KEYS_BYTES = 4 * 1024 * 1024;

@@ -19,19 +19,9 @@ import {
 } from './fragments';
 import { type Json, type JsonObject, Stub, storedSize } from '../content/json';
 import { valueAt } from '../content/model';
-import {
-  type Segment,
-  assertSnapshot,
-  etagOf,
-  forgetLocations,
-  getChunk,
-  getChunks,
-  getSegment,
-  olderThanPartners,
-  lookupLocation,
-  querySubtree,
-  SubtreeTooLarge,
-} from './segments';
+import { type Segment, assertSnapshot, etagOf, olderThanPartners } from './segment';
+import { forgetLocations, lookupLocation } from './memory';
+import { getChunk, getChunks, getSegment, querySubtree, SubtreeTooLarge } from './io/read';
 import { readBucketKeys } from './key-pages';
 import { PayloadTooLarge } from '../config/errors';
 

@@ -2,7 +2,8 @@
 // on again, and a named request's retry recognised from its record.
 import { MAX_WRITE_ATTEMPTS } from '../config/limits';
 import { currentDeadline } from '../dynamo/deadline';
-import { type Segment, getSegment, readSegment } from './segments';
+import { type Segment, readSegment } from './segment';
+import { getSegment } from './io/read';
 import { isRecorded, requestRecordOf } from './request-records';
 import { HttpError } from '../config/errors';
 

@@ -2,7 +2,8 @@
 import { MissingSegment, ROOT_KEY, assemble, chunkStart, fragmentsOf, locate, stubsIn } from './fragments';
 import { type Json, storedSize } from '../content/json';
 import type { Segments } from '../paths';
-import { type Segment, SubtreeTooLarge, assertSnapshot, getChunk, getSegment, querySubtree } from './segments';
+import { type Segment, assertSnapshot } from './segment';
+import { SubtreeTooLarge, getChunk, getSegment, querySubtree } from './io/read';
 import { valueBelow } from './feed/changes';
 
 export interface Snapshot {

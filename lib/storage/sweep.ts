@@ -11,7 +11,9 @@ import { tableName } from '../config/env';
 import { stubsIn, subtreePrefix } from './fragments';
 import { batchWriteAll } from '../dynamo/batch-write';
 import { dynamo } from '../dynamo/client';
-import { MARKER, SWEEP_INDEX, SWEEP_PARTITION, getSegment, querySubtree, segmentItemKey } from './segments';
+import { MARKER, SWEEP_INDEX, SWEEP_PARTITION } from './io/markers';
+import { getSegment, querySubtree } from './io/read';
+import { segmentItemKey } from './segment';
 
 export interface SweepResult {
   /** Markers older than the threshold that were found (and settled). */

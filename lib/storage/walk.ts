@@ -3,7 +3,9 @@
 import type { BatchOperation } from '../content/batch';
 import { ROOT_KEY } from './fragments';
 import type { ContentOperation } from '../content/model';
-import { type Segment, createRoot, forgetLocations, learnBucket, learnLocation } from './segments';
+import type { Segment } from './segment';
+import { createRoot } from './io/commit';
+import { forgetLocations, learnBucket, learnLocation } from './memory';
 import type { Segments } from '../paths';
 
 import { type Grant, renewed, reverified } from './grant';

@@ -7,20 +7,10 @@ import { type Json, type JsonObject, storedSize } from '../content/json';
 import type { ContentOperation } from '../content/model';
 import { currentDeadline } from '../dynamo/deadline';
 import { type UpdateRequest, compileWrite, growthBound } from '../expressions';
-import {
-  type Segment,
-  createRoot,
-  etagOf,
-  getChunk,
-  getWithTail,
-  getSegmentAndChunk,
-  knownChunkKey,
-  olderThanPartners,
-  lookupLocation,
-  querySubtree,
-  readSegment,
-  tokenIn,
-} from './segments';
+import { type Segment, etagOf, olderThanPartners, readSegment, tokenIn } from './segment';
+import { createRoot } from './io/commit';
+import { getChunk, getWithTail, getSegmentAndChunk, querySubtree } from './io/read';
+import { knownChunkKey, lookupLocation } from './memory';
 import { HttpError, PreconditionFailed } from '../config/errors';
 
 import { applyBatch } from './batch';

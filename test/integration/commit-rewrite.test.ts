@@ -6,7 +6,8 @@ import { fragmentBytes } from '../../lib/config/env';
 import { ROOT_KEY, cut, stubsUnderOf } from '../../lib/storage/fragments';
 import { type Json, storedSize } from '../../lib/content/json';
 import { type UpdateRequest, compileWrite } from '../../lib/expressions';
-import { type Rewrite, commitRewrite, getSegment, namesAnItemTwice, querySubtree } from '../../lib/storage/segments';
+import { type Rewrite, commitRewrite, namesAnItemTwice } from '../../lib/storage/io/commit';
+import { getSegment, querySubtree } from '../../lib/storage/io/read';
 import { project, state } from '../support/api';
 import { incarnationOf } from '../support/segments';
 

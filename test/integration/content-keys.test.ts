@@ -5,7 +5,7 @@
 import { bucketOf, isBucketKey, isBucketStubKey } from '../../lib/storage/fragments';
 import { decodeCursor } from '../../lib/content/key-pages';
 import { Stub } from '../../lib/content/json';
-import type { Segment } from '../../lib/storage/segments';
+import type { Segment } from '../../lib/storage/segment';
 import { call, expectError, post, project, type Project } from '../support/api';
 import { segmentsOf, strays } from '../support/segments';
 

@@ -3,7 +3,7 @@
 import { itemSize } from '../../bench/lib/item-size';
 import { fragmentBytes } from '../../lib/config/env';
 import { byChunkStart, chunkStubOf } from '../../lib/storage/fragments';
-import type { Segment } from '../../lib/storage/segments';
+import type { Segment } from '../../lib/storage/segment';
 import { MESSAGES, type Project, call, expectError, post, project, state, unique } from '../support/api';
 import { incarnationOf, segmentsOf, strays } from '../support/segments';
 

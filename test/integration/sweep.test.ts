@@ -18,16 +18,10 @@ import { dynamo } from '../../lib/dynamo/client';
 import { type UpdateRequest, compileWrite } from '../../lib/expressions';
 import { A } from '../../lib/schema/attributes';
 import { itemKeyAttributes, projectPk } from '../../lib/schema/items';
-import {
-  type Committed,
-  MARKER,
-  MARKER_PREFIX,
-  type Rewrite,
-  commitRewrite,
-  contentPk,
-  getSegment,
-  querySubtree,
-} from '../../lib/storage/segments';
+import { type Committed, type Rewrite, commitRewrite } from '../../lib/storage/io/commit';
+import { MARKER, MARKER_PREFIX } from '../../lib/storage/io/markers';
+import { contentPk } from '../../lib/storage/segment';
+import { getSegment, querySubtree } from '../../lib/storage/io/read';
 import { handler as sweepHandler } from '../../functions/sweep';
 import { type Project, call, project, state } from '../support/api';
 import { segmentsOf, strays } from '../support/segments';

@@ -14,7 +14,8 @@ import {
 import { dynamo } from '../../lib/dynamo/client';
 import { A } from '../../lib/schema/attributes';
 import { itemKeyAttributes, projectPk } from '../../lib/schema/items';
-import { type Segment, querySubtree } from '../../lib/storage/segments';
+import type { Segment } from '../../lib/storage/segment';
+import { querySubtree } from '../../lib/storage/io/read';
 
 /** The project's incarnation: the partition its content's segments are in. */
 export async function incarnationOf(p: { username: string; slug: string }): Promise<string> {

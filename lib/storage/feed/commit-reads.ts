@@ -3,7 +3,8 @@
 // what a later commit wrote since (issue 27, data integrity 5: a whole-array message carried later values).
 import { MissingSegment, assemble, fragmentsOf, stubsIn } from '../fragments';
 import { A } from '../../schema/attributes';
-import { type Segment, querySubtree } from '../segments';
+import type { Segment } from '../segment';
+import { querySubtree } from '../io/read';
 import type { Change } from './changes';
 
 /** What the consumer knows of one commit when it completes its values. */

@@ -7,7 +7,7 @@ import { ROOT_KEY, isBucketKey, isChunkKey } from '../fragments';
 import type { Json } from '../../content/json';
 import { setBounded } from '../../config/bounded';
 import type { Segments } from '../../paths';
-import { getSegment, querySubtree } from '../segments';
+import { getSegment, querySubtree } from '../io/read';
 import { parentKey, stubPaths } from './changes';
 
 /** Paths of segments (by incarnation and key), learnt from the stubs of their holders. */

@@ -10,7 +10,9 @@ import {
 import { tableName } from '../../config/env';
 import { dynamo } from '../../dynamo/client';
 import { type UpdateRequest, isAssumptionRefused } from '../../expressions';
-import { clearingTransaction, getSegment, segmentItemKey } from '../segments';
+import { clearingTransaction } from './commit';
+import { getSegment } from './read';
+import { segmentItemKey } from '../segment';
 import { type RequestRecord, recordPut, recordedBefore } from '../request-records';
 import { BadRequest, HttpError } from '../../config/errors';
 
