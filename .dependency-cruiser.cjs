@@ -39,6 +39,31 @@ module.exports = {
       to: { path: '^lib/storage/', pathNot: '^lib/storage/index[.]ts$' },
     },
     {
+      name: 'storage-layout-is-pure',
+      comment:
+        'lib/storage/layout is the pure core of the engine: the key grammar, the item layout, cut and assemble. It ' +
+        'imports only itself, the JSON model and paths: no AWS SDK, no DynamoDB client, no environment, no ' +
+        'randomness (new ids are handed in). Only bucketed.ts hashes (node:crypto createHash: deterministic)',
+      severity: 'error',
+      from: { path: '^lib/storage/layout/' },
+      to: {
+        pathNot: [
+          '^lib/storage/layout/',
+          '^lib/content/json[.]ts$',
+          '^lib/paths/index[.]ts$',
+          '^node_modules/(lossless-json|big[.]js)/',
+        ],
+        dependencyTypesNot: ['core'],
+      },
+    },
+    {
+      name: 'storage-layout-no-randomness',
+      comment: 'of Node, lib/storage/layout uses only the hash of bucketed.ts (a member always maps to one bucket)',
+      severity: 'error',
+      from: { path: '^lib/storage/layout/', pathNot: '^lib/storage/layout/bucketed[.]ts$' },
+      to: { dependencyTypes: ['core'] },
+    },
+    {
       name: 'functions-bundle-no-tooling',
       comment: 'a Lambda entry imports lib/ layers only: never the local runtime, the docs, bench, scripts or tests',
       severity: 'error',

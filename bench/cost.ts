@@ -7,7 +7,7 @@
 // kept. Sizes the layout cannot hold are reported with the status the API answered and how far the growth got.
 import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { fragmentBytes } from '../lib/config/env';
-import { assemble, fragmentsOf } from '../lib/storage/fragments';
+import { assemble, fragmentsOf } from '../lib/storage/layout/stubs';
 import { storedSize } from '../lib/content/json';
 import { A, TOKEN_SLOTS } from '../lib/schema/attributes';
 import { itemKeyAttributes, projectPk } from '../lib/schema/items';

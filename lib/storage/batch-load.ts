@@ -2,22 +2,10 @@
 // bucketed objects by the buckets of the members named; and the result laid back into them.
 import { fragmentBytes } from '../config/env';
 import { type BatchOperation, lowestReach, plansOnMembers, plansOnNewest, touchedPaths } from '../content/batch';
-import {
-  MissingSegment,
-  assemble,
-  reachableFrom,
-  bucketOf,
-  chunkCount,
-  chunkDir,
-  chunkStart,
-  chunkStubOf,
-  isBucketKey,
-  isChunkStubKey,
-  layTail,
-  fragmentsOf,
-  locate,
-  stubsIn,
-} from './fragments';
+import { MissingSegment, assemble, reachableFrom, fragmentsOf, locate, stubsIn } from './layout/stubs';
+import { bucketOf } from './layout/bucketed';
+import { chunkCount, chunkDir, chunkStart, isBucketKey, isChunkStubKey } from './layout/keys';
+import { chunkStubOf, layTail } from './layout/chunked';
 import { type Json, type JsonObject, Stub, isObject, setOwn, storedSize } from '../content/json';
 import { walk } from '../content/model';
 import { type Segment, assertSnapshot } from './segment';

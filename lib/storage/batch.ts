@@ -1,7 +1,10 @@
 // The batch request loop: several operations applied in order, all or none, in one UpdateItem or one commit.
+import { newSegmentId } from './ids';
 import { fragmentBytes } from '../config/env';
 import { type BatchOperation, intoNewest, planBatch } from '../content/batch';
-import { MissingSegment, type Piece, ROOT_KEY, chunkCount, cut, stubsIn } from './fragments';
+import { MissingSegment, stubsIn } from './layout/stubs';
+import { type Piece, cut } from './layout/cut';
+import { ROOT_KEY, chunkCount } from './layout/keys';
 import { type Json, type JsonObject, storedSize } from '../content/json';
 import { compileBatchWrite } from '../expressions';
 import { type Segment, etagOf, tokenIn } from './segment';
@@ -57,12 +60,12 @@ const isChangeTooLarge = (error: unknown) => error instanceof HttpError && error
  * segment) fails at the operation that made it so: its index (found planning the operations one by one, once each).
  */
 function batchPieces(key: string, tree: JsonObject, ops: readonly BatchOperation[], result: Json): Piece[] {
-  const pieces = cut(key, result, fragmentBytes());
+  const pieces = cut(key, result, { limit: fragmentBytes(), newId: newSegmentId });
   if (piecesFit(pieces)) return pieces;
   let content = tree;
   const index = ops.findIndex((op) => {
     content = planBatch(content, [op], changeBudget(tree)).content;
-    return !piecesFit(cut(key, content, fragmentBytes()));
+    return !piecesFit(cut(key, content, { limit: fragmentBytes(), newId: newSegmentId }));
   });
   const error = contentTooLarge();
   // As the planner names them: a merge patch is one operation, without an index.

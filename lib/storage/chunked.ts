@@ -1,7 +1,8 @@
 // Chunked arrays on the write path (docs/design/storage.md §13, step 4): what this Lambda knows of one, where a
 // write by index goes, and how much of its tail a change among its chunks reads.
 import { fragmentBytes } from '../config/env';
-import { chunkCount, chunkDir, chunkStart, chunkStubOf } from './fragments';
+import { chunkCount, chunkDir, chunkStart } from './layout/keys';
+import { chunkStubOf } from './layout/chunked';
 import { type Json, storedSize } from '../content/json';
 import type { ContentOperation } from '../content/model';
 import type { Segment } from './segment';

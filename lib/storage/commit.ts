@@ -2,7 +2,9 @@
 // its new children, the deletes of what it orphans); and a write's one-request form, tried first.
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { createHash, randomBytes } from 'node:crypto';
-import { type Piece, chunkDir, chunkStart, isChunkKey, stubsUnderOf } from './fragments';
+import type { Piece } from './layout/cut';
+import { chunkDir, chunkStart, isChunkKey } from './layout/keys';
+import { stubsUnderOf } from './layout/stubs';
 import { type Json, storedSize } from '../content/json';
 import { type TailChunks, type UpdateRequest, type WriteEnvelope, compileWrite } from '../expressions';
 import { TOKEN_SLOTS } from '../schema/attributes';

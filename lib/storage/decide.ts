@@ -1,10 +1,14 @@
 // Decisions on the segment in hand: did this request land already, does If-Match hold, what to write (one
 // guarded update, or the segment cut again with what it orphans).
+import { newSegmentId } from './ids';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import Big from 'big.js';
 import { fragmentBytes } from '../config/env';
 import { MAX_CONTENT_BYTES } from '../config/limits';
-import { type Piece, reachableFrom, chunkStubOf, isChunkKey, cut, stubsIn } from './fragments';
+import { type Piece, cut } from './layout/cut';
+import { reachableFrom, stubsIn } from './layout/stubs';
+import { chunkStubOf } from './layout/chunked';
+import { isChunkKey } from './layout/keys';
 import {
   type Json,
   type JsonNumber,
@@ -44,7 +48,7 @@ export const piecesFit = (pieces: readonly Piece[]) => pieces.every((p) => store
 
 /** A value cut into the pieces it is stored in under `key`, or the 413 when one of them is too large for any segment. */
 export function piecesOf(key: string, value: Json): Piece[] {
-  const pieces = cut(key, value, fragmentBytes());
+  const pieces = cut(key, value, { limit: fragmentBytes(), newId: newSegmentId });
   if (!piecesFit(pieces)) throw contentTooLarge();
   return pieces;
 }

@@ -2,7 +2,9 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { setBounded } from '../config/bounded';
 import { fragmentBytes } from '../config/env';
-import { ROOT_KEY, assemble, chunkStubOf, isBucketKey, isChunkKey, locate } from './fragments';
+import { ROOT_KEY, isBucketKey, isChunkKey } from './layout/keys';
+import { assemble, locate } from './layout/stubs';
+import { chunkStubOf } from './layout/chunked';
 import { Stub, storedSize } from '../content/json';
 import { type Segment, readSegment } from './segment';
 import { forgetLocation, lookupLocation } from './memory';

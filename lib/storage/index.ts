@@ -9,7 +9,7 @@ export { writeBatch } from './batch';
 export { writeContent } from './write';
 export { createRoot, deleteSegments, stampSegments } from './io/commit';
 export { projectOfIncarnation } from './io/read';
-export { contentPk } from './segment';
+export { contentPk, incarnationOfPk, isSegmentKey } from './layout/keys';
 export { sweep } from './sweep';
 export { readSnapshot } from './snapshot';
 export {
@@ -23,13 +23,6 @@ export {
 } from './feed/changes';
 export { forgetBelow, learnTree, pathOf } from './feed/segment-paths';
 export { type CommitView, complete } from './feed/commit-reads';
-export {
-  ROOT_KEY,
-  byChunkStart,
-  chunkCount,
-  chunkStart,
-  chunkStubOf,
-  fragmentsOf,
-  isBucketKey,
-  isChunkKey,
-} from './fragments';
+export { ROOT_KEY, byChunkStart, chunkCount, chunkStart, isBucketKey, isChunkKey } from './layout/keys';
+export { chunkStubOf } from './layout/chunked';
+export { fragmentsOf } from './layout/stubs';

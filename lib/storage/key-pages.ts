@@ -2,7 +2,8 @@
 // the key order (lib/content/key-pages.ts), as many as the page needs, never the segments of its members' values.
 import { setBounded } from '../config/bounded';
 import { PayloadTooLarge } from '../config/errors';
-import { MissingSegment, isBucketStubKey } from './fragments';
+import { MissingSegment } from './layout/stubs';
+import { isBucketStubKey, bucketFanout, bucketKey, bucketDepth } from './layout/keys';
 import { type KeyCursor, byCodeUnits, encodeCursor, keysObject, layoutOf, staleCursor } from '../content/key-pages';
 import { type JsonObject, Stub, isObject, storedSize } from '../content/json';
 import { batchGetConsistent } from '../dynamo/batch-get';
@@ -47,10 +48,9 @@ interface Level {
   whole: boolean;
 }
 
-const fanoutOf = (stub: string) => Number(stub.slice(stub.lastIndexOf('#') + 1));
 const level = (stub: string, depth: number, next = 0): Level => ({
   stub,
-  fanout: fanoutOf(stub),
+  fanout: bucketFanout(stub),
   next,
   depth,
   keys: 0,
@@ -115,7 +115,7 @@ class BucketWalk {
         if (top.whole && top.depth > 0) this.record(top.depth - 1, top.keys);
         continue;
       }
-      const key = `${top.stub}/${top.next}/`;
+      const key = bucketKey(top.stub, top.next);
       if (!this.fetched.has(key)) {
         if (this.read >= this.budget) return 'spent';
         await this.readAhead(wanted);
@@ -156,7 +156,7 @@ class BucketWalk {
         levels.pop();
         continue;
       }
-      const key = `${top.stub}/${top.next++}/`;
+      const key = bucketKey(top.stub, top.next++);
       const known = this.fetched.get(key)?.fragment;
       if (known === undefined) {
         keys.push(key);
@@ -190,7 +190,7 @@ function levelsAfter(stub: string, bucket: string): Level[] {
   for (const [, id, r] of bucket.slice(first[0].length).matchAll(/([A-Za-z0-9_-]{8}#\d+)\/(\d+)\//g)) {
     const cut = `${at}${id}`;
     levels.push(level(cut, levels.length, Number(r) + 1));
-    at = `${cut}/${r}/`;
+    at = bucketKey(cut, Number(r));
   }
   return levels;
 }
@@ -245,7 +245,7 @@ export async function readBucketKeys(
       let below: BucketWalk | undefined;
       if (bucket.fragment instanceof Stub && isBucketStubKey(bucket.fragment.key)) {
         const cutStub = bucket.fragment.key;
-        const depth = after.bucket.split('#').length;
+        const depth = bucketDepth(after.bucket);
         below = new BucketWalk(inc, [level(cutStub, depth)], remembered);
         for (
           let leaf = await below.nextLeaf(Infinity);

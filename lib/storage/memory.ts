@@ -1,7 +1,8 @@
 // What a warm Lambda remembers of the layout (locations of paths, buckets, chunk ranges, chunked arrays, project
 // names): bounded guesses, each checked by the read or the write that uses it, forgotten when found wrong.
 import { setBounded } from '../config/bounded';
-import { ROOT_KEY, bucketOf, chunkDir, chunkKey, chunkStart, isBucketKey } from './fragments';
+import { ROOT_KEY, chunkDir, chunkKey, chunkStart, isBucketKey } from './layout/keys';
+import { bucketOf } from './layout/bucketed';
 import type { Segments } from '../paths';
 import type { Segment } from './segment';
 

@@ -2,21 +2,9 @@
 import { MAX_RESPONSE_BYTES } from '../config/limits';
 import { pageOfValue } from '../content/key-pages';
 import { shallowView, sliceArray } from '../content/views';
-import {
-  MissingSegment,
-  ROOT_KEY,
-  assemble,
-  reachableFrom,
-  chunkCount,
-  chunkDir,
-  chunkStart,
-  chunkStubOf,
-  isBucketStubKey,
-  logicalLength,
-  fragmentsOf,
-  locate,
-  stubsIn,
-} from './fragments';
+import { MissingSegment, assemble, reachableFrom, fragmentsOf, locate, stubsIn } from './layout/stubs';
+import { ROOT_KEY, chunkCount, chunkDir, chunkStart, isBucketStubKey } from './layout/keys';
+import { chunkStubOf, logicalLength } from './layout/chunked';
 import { type Json, type JsonObject, Stub, storedSize } from '../content/json';
 import { valueAt } from '../content/model';
 import { type Segment, assertSnapshot, etagOf, olderThanPartners } from './segment';

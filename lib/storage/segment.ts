@@ -2,7 +2,8 @@
 // protocol (`pv`/`pc`: docs/design/storage.md §3a).
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { createHash } from 'node:crypto';
-import { MissingSegment, ROOT_KEY, chunkStart, isChunkKey } from './fragments';
+import { MissingSegment } from './layout/stubs';
+import { ROOT_KEY, chunkStart, isChunkKey, contentPk } from './layout/keys';
 import type { Json } from '../content/json';
 import { fromAttribute } from '../dynamo/attributes';
 import { A, slotAttribute } from '../schema/attributes';
@@ -17,7 +18,6 @@ export interface Segment {
   raw: Record<string, AttributeValue>;
 }
 
-export const contentPk = (inc: string) => `C#${inc}`;
 export const segmentItemKey = (inc: string, key: string) => ({ pk: { S: contentPk(inc) }, sk: { S: key } });
 
 export function readSegment(raw: Record<string, AttributeValue>): Segment {

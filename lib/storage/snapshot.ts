@@ -1,5 +1,6 @@
 // Snapshot: the value at a subscribed path, read consistently from the root, with the version of every segment read.
-import { MissingSegment, ROOT_KEY, assemble, chunkStart, fragmentsOf, locate, stubsIn } from './fragments';
+import { MissingSegment, assemble, fragmentsOf, locate, stubsIn } from './layout/stubs';
+import { ROOT_KEY, chunkStart } from './layout/keys';
 import { type Json, storedSize } from '../content/json';
 import type { Segments } from '../paths';
 import { type Segment, assertSnapshot } from './segment';

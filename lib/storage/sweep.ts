@@ -8,7 +8,8 @@ import {
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
 import { tableName } from '../config/env';
-import { stubsIn, subtreePrefix } from './fragments';
+import { stubsIn } from './layout/stubs';
+import { subtreePrefix, incarnationOfPk } from './layout/keys';
 import { batchWriteAll } from '../dynamo/batch-write';
 import { dynamo } from '../dynamo/client';
 import { MARKER, SWEEP_INDEX, SWEEP_PARTITION } from './io/markers';
@@ -65,7 +66,7 @@ async function settle(
   const key = { pk, sk };
   const { Item } = await dynamo.send(new GetItemCommand({ TableName: tableName(), Key: key, ConsistentRead: true }));
   if (!Item || Number(Item[MARKER.at]?.N) >= before) return undefined;
-  const inc = (pk.S as string).slice(2);
+  const inc = incarnationOfPk(pk.S) as string;
   // `deletes`: what a commit made unreachable. `pending`: the commit's orphans are still live, only children go.
   let orphans = list(Item[MARKER.orphans]);
   let abandoned = false;

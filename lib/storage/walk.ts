@@ -1,7 +1,7 @@
 // Where a request is on its way to the segment that holds its path: the segment, how deep in the path its root
 // is, and what moves it on (a stub met, a segment gone, another grant epoch).
 import type { BatchOperation } from '../content/batch';
-import { ROOT_KEY } from './fragments';
+import { ROOT_KEY } from './layout/keys';
 import type { ContentOperation } from '../content/model';
 import type { Segment } from './segment';
 import { createRoot } from './io/commit';

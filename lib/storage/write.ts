@@ -2,7 +2,9 @@
 // path; and the replacement of the whole content.
 import { fragmentBytes } from '../config/env';
 import { MAX_BODY_BYTES, MAX_WRITE_ATTEMPTS } from '../config/limits';
-import { ROOT_KEY, chunkDir, chunkStart, chunkStubOf, chunkedIndex, locate } from './fragments';
+import { ROOT_KEY, chunkDir, chunkStart } from './layout/keys';
+import { chunkStubOf, chunkedIndex } from './layout/chunked';
+import { locate } from './layout/stubs';
 import { type Json, type JsonObject, storedSize } from '../content/json';
 import type { ContentOperation } from '../content/model';
 import { currentDeadline } from '../dynamo/deadline';

@@ -1,9 +1,12 @@
 // A commit planned on a stale view can name one segment twice (a segment both rewritten and deleted, a new child put
 // where one is updated): DynamoDB refuses such a transaction as a ValidationException, which reached clients as a
 // 500 (issue 27, multi-process suite). The commit builder refuses it as not applied, so the writer reads afresh.
+import { newSegmentId } from '../../lib/storage/ids';
 import { randomBytes } from 'node:crypto';
 import { fragmentBytes } from '../../lib/config/env';
-import { ROOT_KEY, cut, stubsUnderOf } from '../../lib/storage/fragments';
+import { ROOT_KEY } from '../../lib/storage/layout/keys';
+import { cut } from '../../lib/storage/layout/cut';
+import { stubsUnderOf } from '../../lib/storage/layout/stubs';
 import { type Json, storedSize } from '../../lib/content/json';
 import { type UpdateRequest, compileWrite } from '../../lib/expressions';
 import { type Rewrite, commitRewrite, namesAnItemTwice } from '../../lib/storage/io/commit';
@@ -21,7 +24,7 @@ describe('a commit that names one segment twice', () => {
     const root = await getSegment(inc, ROOT_KEY);
     const below = [...(await querySubtree(inc, ROOT_KEY, true)).values()].filter((s) => s.key !== ROOT_KEY);
     expect(root && below.length > 0).toBe(true);
-    const [top, ...children] = cut(ROOT_KEY, { a: 1 }, fragmentBytes());
+    const [top, ...children] = cut(ROOT_KEY, { a: 1 }, { limit: fragmentBytes(), newId: newSegmentId });
     const update = compileWrite(
       { action: { kind: 'set', steps: [], value: top?.fragment as Json }, guards: [] },
       {

@@ -2,7 +2,8 @@
 // the documented order (an object held whole: UTF-16 code units; a bucketed one: bucket by bucket, then UTF-16 code
 // units), while keys are added and removed and buckets are cut between the pages. At the default segment size and at
 // 256 bytes (`npm run test:segments`), on both engines.
-import { bucketOf, isBucketKey, isBucketStubKey } from '../../lib/storage/fragments';
+import { bucketOf } from '../../lib/storage/layout/bucketed';
+import { isBucketKey, isBucketStubKey } from '../../lib/storage/layout/keys';
 import { decodeCursor } from '../../lib/content/key-pages';
 import { Stub } from '../../lib/content/json';
 import type { Segment } from '../../lib/storage/segment';

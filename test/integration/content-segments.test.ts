@@ -2,7 +2,8 @@
 // segment stays within its 4 KB item, writes land in the segment that holds their path, and nothing is left behind.
 import { itemSize } from '../../bench/lib/item-size';
 import { fragmentBytes } from '../../lib/config/env';
-import { byChunkStart, chunkStubOf } from '../../lib/storage/fragments';
+import { byChunkStart } from '../../lib/storage/layout/keys';
+import { chunkStubOf } from '../../lib/storage/layout/chunked';
 import type { Segment } from '../../lib/storage/segment';
 import { MESSAGES, type Project, call, expectError, post, project, state, unique } from '../support/api';
 import { incarnationOf, segmentsOf, strays } from '../support/segments';

@@ -3,7 +3,7 @@
 // finds it unchanged and never reports it. The record's change must not be lost: it is logged (and sent) as
 // `changed`, clients read the value. A record that changed no content (a revocation's stamp) says nothing.
 import type { DynamoDBRecord } from 'aws-lambda';
-import { ROOT_KEY } from '../../lib/storage/fragments';
+import { ROOT_KEY } from '../../lib/storage/layout/keys';
 import { fragmentBytes } from '../../lib/config/env';
 import { consume } from '../../lib/realtime/consumer';
 import { changesSince, lastRevision } from '../../lib/realtime/records';

@@ -3,6 +3,7 @@
 // yet deleted), while the content reads as before the change (interrupted before the commit) or after it (after).
 // The change is `commitRewrite` called here, on a project served by the integration server, with faults injected
 // into this process's DynamoDB client; run at SEGMENT_FRAGMENT_BYTES=256 (npm run test:segments) it is cheap.
+import { newSegmentId } from '../../lib/storage/ids';
 import {
   type AttributeValue,
   BatchWriteItemCommand,
@@ -12,7 +13,9 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { randomBytes } from 'node:crypto';
 import { fragmentBytes } from '../../lib/config/env';
-import { ROOT_KEY, cut, stubsUnderOf } from '../../lib/storage/fragments';
+import { ROOT_KEY, contentPk } from '../../lib/storage/layout/keys';
+import { cut } from '../../lib/storage/layout/cut';
+import { stubsUnderOf } from '../../lib/storage/layout/stubs';
 import { type Json, storedSize } from '../../lib/content/json';
 import { dynamo } from '../../lib/dynamo/client';
 import { type UpdateRequest, compileWrite } from '../../lib/expressions';
@@ -20,7 +23,6 @@ import { A } from '../../lib/schema/attributes';
 import { itemKeyAttributes, projectPk } from '../../lib/schema/items';
 import { type Committed, type Rewrite, commitRewrite } from '../../lib/storage/io/commit';
 import { MARKER, MARKER_PREFIX } from '../../lib/storage/io/markers';
-import { contentPk } from '../../lib/storage/segment';
 import { getSegment, querySubtree } from '../../lib/storage/io/read';
 import { handler as sweepHandler } from '../../functions/sweep';
 import { type Project, call, project, state } from '../support/api';
@@ -65,7 +67,7 @@ async function replaceAll(p: Project, content: Json, version?: number): Promise<
   const inc = await incOf(p);
   const root = await getSegment(inc, ROOT_KEY);
   if (!root) throw new Error('no root segment');
-  const [top, ...children] = cut(ROOT_KEY, content, fragmentBytes());
+  const [top, ...children] = cut(ROOT_KEY, content, { limit: fragmentBytes(), newId: newSegmentId });
   const update = compileWrite(
     { action: { kind: 'set', steps: [], value: top?.fragment as Json }, guards: [] },
     {

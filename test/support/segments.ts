@@ -9,8 +9,8 @@ import {
   chunkStart,
   isChunkKey,
   isChunkStubKey,
-  stubsIn,
-} from '../../lib/storage/fragments';
+} from '../../lib/storage/layout/keys';
+import { stubsIn } from '../../lib/storage/layout/stubs';
 import { dynamo } from '../../lib/dynamo/client';
 import { A } from '../../lib/schema/attributes';
 import { itemKeyAttributes, projectPk } from '../../lib/schema/items';

@@ -12,7 +12,7 @@ import {
   planBatch,
   plansOnNewest,
 } from '../../lib/content/batch';
-import { layTail } from '../../lib/storage/fragments';
+import { layTail } from '../../lib/storage/layout/chunked';
 import { type Json, type JsonObject, LosslessNumber, Stub, jsonNumber, storedSize } from '../../lib/content/json';
 import { type ContentOperation, applyAction, plan } from '../../lib/content/model';
 import {

@@ -1,22 +1,13 @@
-import {
-  ROOT_KEY,
-  assemble,
-  bucketOf,
-  chunkStubOf,
-  cut,
-  fragmentsOf,
-  isBucketStubKey,
-  isChunkKey,
-  locate,
-  logicalLength,
-  reachableFrom,
-  stubsIn,
-} from '../../lib/storage/fragments';
+import { ROOT_KEY, isBucketStubKey, isChunkKey } from '../../lib/storage/layout/keys';
+import { assemble, fragmentsOf, locate, reachableFrom, stubsIn } from '../../lib/storage/layout/stubs';
+import { bucketOf } from '../../lib/storage/layout/bucketed';
+import { chunkStubOf, logicalLength } from '../../lib/storage/layout/chunked';
+import { cut } from '../../lib/storage/layout/cut';
 import { type Json, Stub, storedSize } from '../../lib/content/json';
 import { toAttribute, fromAttribute } from '../../lib/dynamo/attributes';
 
 let n = 0;
-const key = (parent: string) => `${parent}k${n++}/`;
+const id = () => `k${n++}`;
 const big = (bytes: number) => 'x'.repeat(bytes);
 
 const reassemble = (pieces: { key: string; fragment: Json }[]) => assemble(pieces[0]!.fragment, fragmentsOf(pieces));
@@ -24,12 +15,12 @@ const reassemble = (pieces: { key: string; fragment: Json }[]) => assemble(piece
 describe('cut', () => {
   test('a value within the limit is one piece, unchanged', () => {
     const value = { a: 1, b: { c: 'x' } };
-    expect(cut(ROOT_KEY, value, 256, 128, key)).toEqual([{ key: ROOT_KEY, fragment: value }]);
+    expect(cut(ROOT_KEY, value, { limit: 256, target: 128, newId: id })).toEqual([{ key: ROOT_KEY, fragment: value }]);
   });
 
   test('moves the largest members out until the parent is at most the target, and assembles back exactly', () => {
     const value = { small: 1, a: { text: big(200) }, b: { text: big(150) }, list: [big(100), big(100)] };
-    const pieces = cut(ROOT_KEY, value, 256, 128, key);
+    const pieces = cut(ROOT_KEY, value, { limit: 256, target: 128, newId: id });
     expect(pieces.length).toBeGreaterThan(1);
     expect(pieces[0]!.key).toBe(ROOT_KEY);
     for (const piece of pieces) expect(piece.key.startsWith(ROOT_KEY)).toBe(true);
@@ -41,7 +32,7 @@ describe('cut', () => {
 
   test('cuts nested members recursively; children keys extend their parent key', () => {
     const value = { outer: { inner: { deep: { text: big(300) }, more: big(120) }, side: big(100) } };
-    const pieces = cut(ROOT_KEY, value, 256, 128, key);
+    const pieces = cut(ROOT_KEY, value, { limit: 256, target: 128, newId: id });
     for (const piece of pieces) {
       const size = storedSize(piece.fragment);
       if (typeof piece.fragment === 'object' && !Array.isArray(piece.fragment) && size > 256) {
@@ -58,7 +49,7 @@ describe('cut', () => {
 
   test('a large array is chunked: its oldest elements in chunks keyed by their first index, its newest behind a chunk stub', () => {
     const list = Array.from({ length: 50 }, (_, i) => ({ i, text: big(20) }));
-    const pieces = cut('/a/', list, 256, 128, key);
+    const pieces = cut('/a/', list, { limit: 256, target: 128, newId: id });
     const [head, ...chunks] = pieces;
     expect(chunkStubOf(head!.fragment)).toBeInstanceOf(Stub);
     expect(storedSize(head!.fragment)).toBeLessThanOrEqual(128);
@@ -82,7 +73,7 @@ describe('cut', () => {
       ...(head!.fragment as Json[]),
       ...Array.from({ length: 10 }, (_, i) => ({ i: 50 + i, text: big(20) })),
     ];
-    const again = cut('/a/', grown, 256, 128, key);
+    const again = cut('/a/', grown, { limit: 256, target: 128, newId: id });
     expect(again.slice(1).every((p) => !chunks.some((c) => c.key === p.key))).toBe(true);
     expect(reassemble([...again, ...chunks])).toEqual([
       ...list,
@@ -92,7 +83,7 @@ describe('cut', () => {
 
   test('an object of many small members is bucketed by a hash of each member; a bucket stub stands for the object', () => {
     const wide = Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`k${i}`, big(20)]));
-    const pieces = cut('/o/', wide, 256, 128, key);
+    const pieces = cut('/o/', wide, { limit: 256, target: 128, newId: id });
     const stub = pieces[0]!.fragment as Stub;
     expect(isBucketStubKey(stub.key)).toBe(true);
     for (const piece of pieces.slice(1)) expect(storedSize(piece.fragment)).toBeLessThanOrEqual(256);
@@ -116,15 +107,15 @@ describe('cut', () => {
 
   test('an object of large scalars is bucketed too; a single member over the limit stays whole', () => {
     const wide = Object.fromEntries(Array.from({ length: 6 }, (_, i) => [`k${i}`, big(200)]));
-    const pieces = cut(ROOT_KEY, wide, 256, 128, key);
+    const pieces = cut(ROOT_KEY, wide, { limit: 256, target: 128, newId: id });
     expect(isBucketStubKey((pieces[0]!.fragment as Stub).key)).toBe(true);
     expect(reassemble(pieces)).toEqual(wide);
-    expect(cut(ROOT_KEY, { only: big(1000) }, 256, 128, key)).toHaveLength(1);
+    expect(cut(ROOT_KEY, { only: big(1000) }, { limit: 256, target: 128, newId: id })).toHaveLength(1);
   });
 
   test('existing stubs are kept as leaves', () => {
     const value = { kept: new Stub('/old/'), a: { text: big(300) } };
-    const pieces = cut(ROOT_KEY, value, 256, 128, key);
+    const pieces = cut(ROOT_KEY, value, { limit: 256, target: 128, newId: id });
     expect((pieces[0]!.fragment as Record<string, Json>).kept).toBeInstanceOf(Stub);
     expect(stubsIn(pieces[0]!.fragment)).toContain('/old/');
   });
@@ -170,7 +161,7 @@ describe('reachableFrom: the segments committed stubs lead to', () => {
       log: Array.from({ length: 60 }, (_, i) => `e${i}`.padEnd(30, 'x')),
       m: Object.fromEntries(Array.from({ length: 80 }, (_, i) => [`k${i}`, i])),
     };
-    const pieces = cut(ROOT_KEY, content, 256);
+    const pieces = cut(ROOT_KEY, content, { limit: 256, newId: id });
     const read = new Map(pieces.map((p) => [p.key, p]));
     // An interrupted change's child under the root's prefix: no stub names it.
     read.set('/zzzzzzzz/', { key: '/zzzzzzzz/', fragment: { left: 'behind' } });

@@ -1,19 +1,13 @@
 import fc from 'fast-check';
-import {
-  ROOT_KEY,
-  assemble,
-  chunkStubOf,
-  cut,
-  fragmentsOf,
-  isBucketKey,
-  isChunkKey,
-} from '../../lib/storage/fragments';
+import { ROOT_KEY, isBucketKey, isChunkKey, parentKey } from '../../lib/storage/layout/keys';
+import { assemble, fragmentsOf } from '../../lib/storage/layout/stubs';
+import { chunkStubOf } from '../../lib/storage/layout/chunked';
+import { cut } from '../../lib/storage/layout/cut';
 import { type Json, type JsonObject, LosslessNumber, Stub, cloneJson, jsonEquals } from '../../lib/content/json';
 import {
   type Change,
   commitChanges,
   diffValues,
-  parentKey,
   stubPaths,
   toWire,
   trimTo,
@@ -59,7 +53,7 @@ const value: fc.Arbitrary<Json> = fc.letrec<{ v: Json }>((tie) => ({
 const content = fc.dictionary(keys, value, { maxKeys: 6 }) as fc.Arbitrary<JsonObject>;
 
 let n = 0;
-const newKey = (parent: string) => `${parent}${String(n++).padStart(8, '0')}/`;
+const newId = () => String(n++).padStart(8, '0');
 
 /** Changes as sent (without the replaced value the diff keeps for trimming). */
 const bare = (changes: Change[]) => changes.map(({ was: _, ...c }) => c);
@@ -111,7 +105,7 @@ describe('diffValues', () => {
 });
 
 describe('commitChanges over segments (256-byte segments: every content is multi-segment)', () => {
-  const pieces = (value: Json) => cut(ROOT_KEY, value, 256, 128, newKey);
+  const pieces = (value: Json) => cut(ROOT_KEY, value, { limit: 256, target: 128, newId });
   const fragments = (ps: { key: string; fragment: Json }[]) => new Map(ps.map((p) => [p.key, p.fragment]));
   /** A lookup as the consumer's: chunk and bucket stubs by all their segments, the root left out. */
   const lookup = (ps: { key: string; fragment: Json }[]) => fragmentsOf(ps.filter((p) => p.key !== ROOT_KEY));

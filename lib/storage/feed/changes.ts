@@ -1,6 +1,6 @@
 // Changes: what one committed write changed, from the old and new fragments of its segments, and what of it lies
 // inside a subscription (docs/design/realtime.md, section 2). Pure: the consumer reads what is missing.
-import { assemble } from '../fragments';
+import { assemble } from '../layout/stubs';
 import { type Json, Stub, hasOwn, isObject, jsonEquals } from '../../content/json';
 import { type Segments, asIndex, formatPath } from '../../paths';
 
@@ -129,10 +129,4 @@ export function stubPaths(
   else if (Array.isArray(fragment)) for (const [i, v] of fragment.entries()) stubPaths(v, [...at, String(i)], found);
   else if (isObject(fragment)) for (const k of Object.keys(fragment)) stubPaths(fragment[k] as Json, [...at, k], found);
   return found;
-}
-
-/** The key of a segment's parent (its key without the last birth id), or undefined for the root `/`. */
-export function parentKey(key: string): string | undefined {
-  if (key.length <= 1) return undefined;
-  return key.slice(0, key.lastIndexOf('/', key.length - 2) + 1);
 }

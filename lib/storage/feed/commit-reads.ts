@@ -1,7 +1,7 @@
 // Completing a commit's values from the table (docs/design/realtime.md, section 2): a value that still holds stubs
 // (segments the commit's stream records did not carry) is read, and what is read must be what the commit left, not
 // what a later commit wrote since (issue 27, data integrity 5: a whole-array message carried later values).
-import { MissingSegment, assemble, fragmentsOf, stubsIn } from '../fragments';
+import { MissingSegment, assemble, fragmentsOf, stubsIn } from '../layout/stubs';
 import { A } from '../../schema/attributes';
 import type { Segment } from '../segment';
 import { querySubtree } from '../io/read';

@@ -3,12 +3,20 @@
 // the segment its key names as parent (docs/design/storage.md §3a): a fold moves a child's stubs into its parent, a
 // cut moves the stubs inside a value into a new segment, and the segments they name keep their keys. So a lookup
 // that does not find the stub where its key points reads the holder's subtree and walks it from its fragment.
-import { ROOT_KEY, isBucketKey, isChunkKey } from '../fragments';
+import {
+  ROOT_KEY,
+  isBucketKey,
+  isChunkKey,
+  bucketStubOf,
+  chunkArrayKey,
+  stubHolderKey,
+  parentKey,
+} from '../layout/keys';
 import type { Json } from '../../content/json';
 import { setBounded } from '../../config/bounded';
 import type { Segments } from '../../paths';
 import { getSegment, querySubtree } from '../io/read';
-import { parentKey, stubPaths } from './changes';
+import { stubPaths } from './changes';
 
 /** Paths of segments (by incarnation and key), learnt from the stubs of their holders. */
 const PATHS_MAX = 100_000;
@@ -59,13 +67,10 @@ export function forgetBelow(inc: string, key: string): void {
  * (`<dir><start>/`) has the path of its array's segment (the key before `<dir>`'s random id), returned as that.
  */
 export function namedBy(key: string): { stub: string } | { array: string } {
-  if (isBucketKey(key)) return { stub: key.slice(0, key.lastIndexOf('/', key.length - 2)) };
-  if (isChunkKey(key)) return { array: key.slice(0, key.lastIndexOf('/', key.lastIndexOf('~')) + 1) };
+  if (isBucketKey(key)) return { stub: bucketStubOf(key) };
+  if (isChunkKey(key)) return { array: chunkArrayKey(key) };
   return { stub: key };
 }
-
-/** The segment a stub was written in: a segment key's parent, or the segment whose key a bucket stub extends. */
-const bornIn = (stub: string) => (stub.endsWith('/') ? parentKey(stub) : stub.slice(0, stub.lastIndexOf('/') + 1));
 
 /**
  * The absolute path of a segment now: cached, else from the nearest segment still there among those its key
@@ -78,7 +83,7 @@ export async function pathOf(inc: string, key: string): Promise<Segments | undef
   if ('array' in named) return pathOf(inc, named.array);
   const cached = paths.get(pathKey(inc, named.stub));
   if (cached) return cached;
-  let holder = bornIn(named.stub);
+  let holder = stubHolderKey(named.stub);
   let segment = holder === undefined ? undefined : await getSegment(inc, holder);
   // A fold or re-cut removed the segment the stub was written in: its stub is now held higher up.
   while (holder !== undefined && segment === undefined) {

@@ -11,7 +11,8 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { tableName } from '../../config/env';
-import { ROOT_KEY, stubsUnderOf } from '../fragments';
+import { ROOT_KEY } from '../layout/keys';
+import { stubsUnderOf } from '../layout/stubs';
 import { type Json, storedSize } from '../../content/json';
 import { toAttribute } from '../../dynamo/attributes';
 import { batchWriteAll } from '../../dynamo/batch-write';

@@ -1,12 +1,13 @@
 // Pending-commit markers (docs/design/storage.md §7.4): what a change over one transaction leaves behind it until
 // it commits, for the sweeper to finish or undo.
+import { contentPk } from '../layout/keys';
 import { type AttributeValue, PutItemCommand, type TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import { tableName } from '../../config/env';
 import { batchWriteAll } from '../../dynamo/batch-write';
 import { dynamo } from '../../dynamo/client';
 import type { Json } from '../../content/json';
 import { changeTooLarge } from '../refusals';
-import { contentPk, segmentItemKey } from '../segment';
+import { segmentItemKey } from '../segment';
 
 /**
  * Pending-commit markers (docs/design/storage.md §7.4): what a change over 100 items would leave if interrupted, in

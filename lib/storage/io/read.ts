@@ -9,17 +9,17 @@ import {
   isChunkKey,
   isBucketStubKey,
   isChunkStubKey,
-  stubsIn,
-  reachableFrom,
   subtreePrefix,
-} from '../fragments';
+  contentPk,
+} from '../layout/keys';
+import { stubsIn, reachableFrom } from '../layout/stubs';
 import { storedSize } from '../../content/json';
 import { batchGetConsistent } from '../../dynamo/batch-get';
 import { dynamo } from '../../dynamo/client';
 import { A } from '../../schema/attributes';
 import { changeTooLarge } from '../refusals';
 import { forgetChunkRange, learnChunkRange, projectNames } from '../memory';
-import { type Segment, contentPk, readSegment, segmentItemKey } from '../segment';
+import { type Segment, readSegment, segmentItemKey } from '../segment';
 
 export async function getSegment(inc: string, key: string): Promise<Segment | undefined> {
   const { Item } = await dynamo.send(
