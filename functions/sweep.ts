@@ -2,7 +2,7 @@
 // over 100 items left when interrupted, found by their pending-commit markers. One log line and one metric line a run.
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { sweepAfterMs } from '../lib/config/env';
-import { logger } from '../lib/http/logger';
+import { logger } from '../lib/config/logger';
 import { METRIC, hostPrintsRequests, metrics } from '../lib/http/metrics';
 import { sweep } from '../lib/storage';
 

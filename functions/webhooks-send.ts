@@ -1,7 +1,7 @@
 // SQS FIFO -> the webhook sender: delivers each queued change to its webhook, signed, in order per webhook; failures
 // are reported (ReportBatchItemFailures) after hiding them for their backoff. Not an HTTP route.
 import type { SQSEvent } from 'aws-lambda';
-import { logger } from '../lib/http/logger';
+import { logger } from '../lib/config/logger';
 import { handleDeliveries } from '../lib/webhooks/sender';
 
 export const handler = (event: SQSEvent) =>

@@ -7,7 +7,7 @@ import { jsonText } from '../content/json';
 import type { ErrorCode } from '../config/error-codes';
 import { withDeadline } from '../dynamo/deadline';
 import { withUsage } from '../dynamo/usage';
-import { logger } from './logger';
+import { logger } from '../config/logger';
 import { hostPrintsRequests, publishMetrics, usageOf } from './metrics';
 import { traceRequest } from './tracing';
 

@@ -1,4 +1,5 @@
 // Docs site for the local server only: GET /openapi.json, and the swagger-ui reference at GET /, all from local files.
+import { logger } from '../config/logger';
 import { readFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
 import { join } from 'node:path';
@@ -82,9 +83,7 @@ const DOCUMENT = ((): string | undefined => {
   try {
     return serializeDocument(buildOpenApiDocument());
   } catch (error) {
-    console.error(
-      JSON.stringify({ level: 'ERROR', message: 'the OpenAPI document could not be built', error: String(error) }),
-    );
+    logger.error('the OpenAPI document could not be built', { error: String(error) });
     return undefined;
   }
 })();

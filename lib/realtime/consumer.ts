@@ -1,6 +1,7 @@
 // The stream consumer: DynamoDB Streams records of the table → one change per committed write → the change log, the
 // hooks, and every subscription it touches (docs/design/realtime.md). Runs in the stream Lambda and, locally, in the
 // local server fed by lib/local/stream.ts; one batch at a time, in stream order.
+import { logger } from '../config/logger';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { AccessProof } from '../auth/access';
@@ -70,9 +71,6 @@ async function eachLimited<T>(items: readonly T[], run: (item: T) => Promise<voi
   await Promise.all(Array.from({ length: Math.min(SEND_CONCURRENCY, items.length) }, worker));
 }
 
-const log = (level: 'WARN' | 'ERROR', message: string, extra: Record<string, unknown> = {}) =>
-  console.error(JSON.stringify({ level, message, ...extra }));
-
 /**
  * Sends a frame to a subscription's connection; a connection gone (410) is forgotten with its subscriptions, this
  * one included (its connection's record may be gone already, and with it the list that names it).
@@ -84,7 +82,7 @@ async function send(sub: Subscription, text: string): Promise<boolean> {
     await deleteSubscription(sub);
   } catch (error) {
     // One connection's trouble (throttled, a network fault) must not hold every other subscriber's changes back.
-    log('WARN', 'realtime send failed', { error: String(error) });
+    logger.warn('realtime send failed', { error: String(error) });
   }
   return false;
 }

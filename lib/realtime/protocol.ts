@@ -1,5 +1,6 @@
 // The realtime protocol's client side of the socket: connect, disconnect, and each frame a client sends (README,
 // Realtime). Answers go back as the route's response; `subscribed`, snapshots and changes come from the consumer.
+import { logger } from '../config/logger';
 import { randomBytes } from 'node:crypto';
 import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { AccessProof, type Principal, refuseMissingProject, resolvePrincipal } from '../auth/access';
@@ -97,7 +98,7 @@ function errorFrame(error: unknown): ServerMessage {
   const known = error instanceof HttpError ? error : unavailable(error);
   if (known && known.statusCode < 500) return { type: 'error', code: known.code, message: known.message };
   if (known) return { type: 'error', code: known.code, message: known.message };
-  console.error(JSON.stringify({ level: 'ERROR', message: 'realtime message failed', error: String(error) }));
+  logger.error('realtime message failed', { error: String(error) });
   return { type: 'error', code: 'INTERNAL_ERROR', message: 'Internal server error' };
 }
 

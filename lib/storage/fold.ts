@@ -1,4 +1,5 @@
 // Folding a small segment back into its parent after a delete (docs/design/storage.md §13, step 3, merges).
+import { logger } from '../config/logger';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { setBounded } from '../config/bounded';
 import { fragmentBytes } from '../config/env';
@@ -63,7 +64,7 @@ export async function foldIfSmall(
     // Where this Lambda knew the small segment to be, it is not: found again from the root.
     if (sent.ok) forgetLocation(grant.inc, key);
   } catch (error) {
-    console.error(JSON.stringify({ level: 'WARN', message: 'segment merge failed', key, error: String(error) }));
+    logger.warn('segment merge failed', { key, error: String(error) });
   }
 }
 

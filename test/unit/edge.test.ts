@@ -10,7 +10,7 @@ import {
   Unauthorized,
 } from '../../lib/config/errors';
 import type { ErrorCode } from '../../lib/config/error-codes';
-import { logger } from '../../lib/http/logger';
+import { logger } from '../../lib/config/logger';
 
 const SECURITY = {
   'Content-Type': 'application/json; charset=utf-8',

@@ -246,7 +246,7 @@ describe('request metrics (EMF)', () => {
       { Errors4xx: 0, Errors5xx: 1 },
     ],
   ])('%s: one line with requests, status class, latency and the request id', async (_, fn, status, values) => {
-    const { logger } = await import('../../lib/http/logger');
+    const { logger } = await import('../../lib/config/logger');
     jest.spyOn(logger, 'error').mockImplementation(() => undefined);
     jest.spyOn(logger, 'info').mockImplementation(() => undefined);
     const result = await edge.httpHandler(fn)(event, context('fn-a'));
@@ -278,7 +278,7 @@ describe('request metrics (EMF)', () => {
       { status: 200, body: { ConsumedCapacity: capacity(4) } },
       { status: 200, body: { ConsumedCapacity: capacity(4) } },
     );
-    const { logger } = await import('../../lib/http/logger');
+    const { logger } = await import('../../lib/config/logger');
     jest.spyOn(logger, 'info').mockImplementation(() => undefined);
     const key = { TableName: 't', Key: { pk: { S: 'a' } } };
     await edge.httpHandler(async () => {

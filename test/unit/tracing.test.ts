@@ -36,7 +36,7 @@ jest.mock('../../lib/http/tracing-powertools', () => ({
 }));
 
 import { httpHandler } from '../../lib/http/edge';
-import { logger } from '../../lib/http/logger';
+import { logger } from '../../lib/config/logger';
 import { tracingEnabled } from '../../lib/http/tracing';
 
 const ENV = ['POWERTOOLS_TRACE_ENABLED', 'AWS_EXECUTION_ENV'] as const;
