@@ -1,28 +1,22 @@
 // The stream consumer: DynamoDB Streams records of the table → one change per committed write → the change log, the
 // hooks, and every subscription it touches (docs/design/realtime.md). Runs in the stream Lambda and, locally, in the
 // local server fed by lib/local/stream.ts; one batch at a time, in stream order.
-import { logger } from '../config/logger';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { AccessProof } from '../auth/access';
-import { setBounded } from '../config/bounded';
 import { HttpError } from '../config/errors';
+import { logger } from '../config/logger';
+import { formatPath } from '../paths';
 import {
-  ROOT_KEY,
-  chunkCount,
-  byChunkStart,
-  chunkStart,
-  chunkStubOf,
-  fragmentsOf,
-  isBucketKey,
-  isChunkKey,
+  type DecodedCommit,
+  decodeCommit,
+  feedRecordOf,
+  projectOfIncarnation,
+  readSnapshot,
+  readStreamBatch,
+  toWire,
+  trimTo,
 } from '../storage';
-import { type Json, Stub } from '../content/json';
-import { fromAttribute } from '../dynamo/attributes';
-import { formatPath, type Segments } from '../paths';
-import { A } from '../schema/attributes';
-import { projectOfIncarnation } from '../storage';
-import { type Change, commitChanges, diffValues, stubPaths, toWire, trimTo } from '../storage';
 import { onCommittedChange } from './hooks';
 import { MAX_MESSAGE_BYTES, encode, encodeWithin } from './messages';
 import {
@@ -38,27 +32,11 @@ import {
   removeConnection,
   removeSubscription,
 } from './records';
-import { forgetBelow, learnTree, pathOf } from '../storage';
 import { forgetReads, noteReads, readsFrom } from './read-access';
-import { type CommitView, complete } from '../storage';
 import { revisionFor } from './revisions';
 import { sendTo } from './sender';
-import { readSnapshot } from '../storage';
 
 type Image = Record<string, AttributeValue>;
-
-/** A Lambda event's binary values are base64 text; the SDK's are bytes. Both become bytes. */
-function asSdk(value: unknown): AttributeValue {
-  const v = value as { B?: unknown; L?: unknown[]; M?: Record<string, unknown> };
-  if (typeof v.B === 'string') return { B: Buffer.from(v.B, 'base64') };
-  if (v.L) return { L: v.L.map(asSdk) };
-  if (v.M) return { M: Object.fromEntries(Object.entries(v.M).map(([k, x]) => [k, asSdk(x)])) };
-  return value as AttributeValue;
-}
-const imageOf = (image: unknown): Image | undefined =>
-  image === undefined ? undefined : (asSdk({ M: image }).M as Image);
-const fragmentOf = (image: Image | undefined): Json | undefined =>
-  image?.[A.content] === undefined ? undefined : fromAttribute(image[A.content] as AttributeValue);
 
 /** Sends to several subscriptions at once, this many in flight. */
 const SEND_CONCURRENCY = 32;
@@ -110,46 +88,6 @@ async function stillReads(sub: Subscription): Promise<boolean> {
   }
 }
 
-/** Changes at positions of an array renumbered from `offset` (the index of its first element). */
-function offsetBy(changes: Change[], base: Segments, offset: (position: number) => number): Change[] {
-  return changes.map((c) => {
-    if (c.path.length <= base.length) return c;
-    const path = [...c.path];
-    path[base.length] = String(offset(Number(path[base.length])));
-    return { ...c, path };
-  });
-}
-
-/**
- * A commit to a chunked array's segment (docs/design/storage.md, step 4): its elements after the chunk stub, as a
- * window of the array from the stub's count. A rollover moved the oldest into a chunk this commit wrote: the window
- * after is taken from the same index as before, that chunk's elements first. Undefined when the windows cannot be
- * lined up (the array was cut afresh): the whole array changed.
- */
-function chunkedChanges(
-  base: Segments,
-  before: Json[],
-  after: Json[],
-  written: (key: string) => Json | undefined,
-  keys: readonly string[],
-): Change[] | undefined {
-  const from = chunkCount((chunkStubOf(before) as Stub).key);
-  const to = chunkCount((chunkStubOf(after) as Stub).key);
-  if (to < from) return undefined;
-  const moved: Json[] = [];
-  for (const key of [...keys]
-    .filter((k) => isChunkKey(k) && chunkStart(k) >= from && chunkStart(k) < to)
-    .sort(byChunkStart)) {
-    if (chunkStart(key) !== from + moved.length) return undefined;
-    moved.push(...((written(key) as Json[] | undefined) ?? []));
-  }
-  if (from + moved.length !== to) return undefined;
-  const changes = diffValues(before.slice(1), [...moved, ...after.slice(1)], base);
-  // A whole-array change of the window is not the array's: the caller reads it whole.
-  if (changes.some((c) => c.path.length === base.length)) return undefined;
-  return offsetBy(changes, base, (position) => from + position);
-}
-
 /** The greatest grant epoch this consumer has re-verified subscriptions at, per incarnation. */
 const verifiedEpochs = new Map<string, number>();
 
@@ -196,166 +134,13 @@ async function startSubscription(inc: string, image: Image): Promise<void> {
   await markStarted(sub, snapshot.versions);
 }
 
-/** What a stream batch holds besides each MODIFY: new children by `<tx> <key>`, removed segments, partners' MODIFYs. */
-interface Batch {
-  written: Map<string, Json>;
-  removed: Map<string, Json>;
-  /** MODIFY records of segments changed in place beside their commit's top segment, by `<tx> <key>`. */
-  partners: Map<string, DynamoDBRecord>;
-  /** Each segment key's records in this batch: their positions and the commit tokens they set. */
-  positions: Map<string, Array<{ at: number; tx?: string }>>;
-}
-
-/** A MODIFY record's commit token (`tx`), when the record is that commit's (its old image had another). */
-function ownTransaction(record: DynamoDBRecord): string | undefined {
-  const tx = record.dynamodb?.NewImage?.[A.transaction]?.S;
-  return tx !== undefined && tx !== record.dynamodb?.OldImage?.[A.transaction]?.S ? tx : undefined;
-}
-
 /**
- * The segments a record's commit changed in place with it: its `pv`'s keys, when this commit wrote `pv` (it then holds
- * new versions, so it differs from the old image's); a `pv` left by an earlier commit names none.
+ * One commit the feed decoded from its top segment's record (segment `key`): logged, handed to the hooks, and sent to
+ * every started subscription it touches (trimmed to its path), or `changed` when its values must be read again.
  */
-function partnersSetBy(record: DynamoDBRecord): string[] {
-  const entries = (image: unknown) =>
-    Object.entries((imageOf(image)?.[A.partners]?.M ?? {}) as Record<string, { N?: string }>)
-      .map(([k, v]) => `${k}=${v.N}`)
-      .sort()
-      .join(',');
-  const now = entries(record.dynamodb?.NewImage);
-  if (now === '' || now === entries(record.dynamodb?.OldImage)) return [];
-  return Object.keys(imageOf(record.dynamodb?.NewImage)?.[A.partners]?.M ?? {});
-}
-
-/** A record's changes whose place cannot be found any more (its segment removed since): clients read the value. */
-const UNLOCATED = Symbol('unlocated');
-
-/** Whether a MODIFY record changed the segment's content (not only its attributes, as a revocation's stamp does). */
-const changesContent = (record: DynamoDBRecord) =>
-  JSON.stringify(record.dynamodb?.OldImage?.[A.content]) !== JSON.stringify(record.dynamodb?.NewImage?.[A.content]);
-
-/**
- * The changes one MODIFY record of segment `key` makes, at their absolute paths: undefined when its record says
- * nothing of its own, or its segment is no longer reachable and it changed no content; UNLOCATED when it did.
- */
-async function recordChanges(
-  inc: string,
-  key: string,
-  record: DynamoDBRecord,
-  batch: Batch,
-): Promise<Change[] | typeof UNLOCATED | undefined> {
-  const oldImage = imageOf(record.dynamodb?.OldImage);
-  const newImage = imageOf(record.dynamodb?.NewImage);
-  const before = fragmentOf(oldImage);
-  const after = fragmentOf(newImage);
-  const base = await pathOf(inc, key);
-  const beforeStubs = before === undefined ? new Map() : stubPaths(before);
-  const afterStubs = after === undefined ? new Map() : stubPaths(after);
-  const moved =
-    beforeStubs.size !== afterStubs.size ||
-    [...afterStubs].some(([k, p]) => formatPath(beforeStubs.get(k) ?? ['\u0000']) !== formatPath(p));
-  if (moved) forgetBelow(inc, key);
-  // A segment no longer reachable (removed by a later commit). That commit's own change does not always tell its
-  // subscribers: a fold or re-cut carries this record's value into new segments, and its diff finds it unchanged.
-  // Unless the record changed no content (a revocation's stamp), clients are told to read it.
-  if (base === undefined) return changesContent(record) ? UNLOCATED : undefined;
-  const tx = ownTransaction(record);
-  const mine =
-    tx === undefined
-      ? []
-      : [...batch.written]
-          .filter(([k]) => k.startsWith(`${tx} `))
-          .map(([k, fragment]) => ({ key: k.slice(tx.length + 1), fragment }));
-  // Its stubs, and those its new children hold (a cut moves stubs along into them): their paths are known now.
-  if (after !== undefined) learnTree(inc, base, after, new Map(mine.map((m) => [m.key, m.fragment])));
-  const writtenOf = fragmentsOf(mine);
-  const removedOf = fragmentsOf([...batch.removed].map(([k, fragment]) => ({ key: k, fragment })));
-  if (tx !== undefined && isChunkKey(key) && newImage?.[A.partners] !== undefined) {
-    // A chunk a commit rewrote in place (an insert or delete before the newest elements): the array's segment's
-    // record, of the same commit, reports the change.
-    return undefined;
-  }
-  if (tx !== undefined && chunkStubOf(after) && newImage?.[A.tailCommit]?.S === tx) {
-    // Its chunks rewritten in place by this commit: the whole array, read.
-    return [{ path: base, value: after as Json }];
-  }
-  if (chunkStubOf(before) && chunkStubOf(after)) {
-    // A chunked array's segment: its window of the array; one that cannot be lined up is the whole array, read.
-    return (
-      chunkedChanges(
-        base,
-        before as Json[],
-        after as Json[],
-        writtenOf,
-        mine.map((m) => m.key),
-      ) ?? [{ path: base, value: after as Json }]
-    );
-  }
-  if (isChunkKey(key)) {
-    // A chunk changed in place (its elements keep their indexes): renumbered from its first index.
-    return offsetBy(diffValues(before, after, base), base, (position) => chunkStart(key) + position);
-  }
-  return commitChanges({ base, before, after, removed: removedOf, written: writtenOf });
-}
-
-/** What completing a commit's values checks what it reads against (lib/storage/feed/commit-reads.ts). */
-function commitView(key: string, record: DynamoDBRecord, batch: Batch, at: number): CommitView {
-  const newImage = imageOf(record.dynamodb?.NewImage);
-  const tx = ownTransaction(record);
-  const versions = new Map<string, number>([[key, Number(newImage?.[A.version]?.N ?? 0)]]);
-  if (tx !== undefined && partnersSetBy(record).length > 0) {
-    for (const [k, v] of Object.entries(newImage?.[A.partners]?.M ?? {})) versions.set(k, Number(v.N));
-  }
-  const pk = record.dynamodb?.Keys?.pk?.S ?? '';
-  return {
-    tx,
-    versions,
-    changedLater: (segment) =>
-      (batch.positions.get(`${pk} ${segment}`) ?? []).some((p) => p.at > at && (tx === undefined || p.tx !== tx)),
-  };
-}
-
-/**
- * One commit: its MODIFY record, with the batch's records it wrote (same `tx`) and removed. A commit that changed
- * several segments in place (a batch on a chunked array beside other paths) is one message, from its top segment's
- * record: its partners' records (`pa` = the commit) say nothing of their own, and their changes join the top's (read
- * whole when a partner's record is not in this stream batch).
- */
-async function commit(inc: string, key: string, record: DynamoDBRecord, batch: Batch, at: number): Promise<void> {
-  const newImage = imageOf(record.dynamodb?.NewImage);
-  const tx = ownTransaction(record);
-  if (tx !== undefined && newImage?.[A.partnerCommit]?.S === tx) {
-    // Learn its stubs and paths all the same; the top segment's record reports its change.
-    await recordChanges(inc, key, record, batch);
-    return;
-  }
-  const own = await recordChanges(inc, key, record, batch);
-  if (own === undefined) return;
-  const derived = own === UNLOCATED ? [] : [...own];
-  /** A change that cannot be read back (or placed): the message says the value changed, and clients read it. */
-  let unread = own === UNLOCATED;
-  const partners = tx === undefined ? [] : partnersSetBy(record).filter((k) => k !== key);
-  for (const partner of partners) {
-    const theirs = batch.partners.get(`${tx} ${partner}`);
-    if (theirs) {
-      const changes = await recordChanges(inc, partner, theirs, batch);
-      if (changes === UNLOCATED) unread = true;
-      else derived.push(...(changes ?? []));
-      continue;
-    }
-    // Not in this batch of records (a stream need not keep a transaction's records together): read whole. A
-    // bucket holds part of its object, and which members the commit changed is in its record alone.
-    if (isBucketKey(partner)) {
-      unread = true;
-      continue;
-    }
-    const path = await pathOf(inc, partner);
-    if (path !== undefined) derived.push({ path, value: new Stub(partner) });
-  }
-  if (derived.length === 0 && !unread) return;
-  const changes = unread ? undefined : await complete(inc, derived, commitView(key, record, batch, at));
+async function deliver(inc: string, key: string, record: DynamoDBRecord, decoded: DecodedCommit): Promise<void> {
+  const { changes, version } = decoded;
   const revision = await revisionFor(inc, record);
-  const version = Number(newImage?.[A.version]?.N ?? 0);
   await logChange(inc, revision, changes);
   const subs = await querySubscriptions(inc);
   const wire = changes?.map(toWire) ?? [];
@@ -385,66 +170,33 @@ async function endProject(inc: string): Promise<void> {
   await eachLimited(await querySubscriptions(inc), revoke);
 }
 
-/**
- * New children of recent commits, by `<tx> <key>`, kept across batches: a commit over 100 items writes them first
- * (their INSERTs may reach an earlier batch than its MODIFY), and their images are what it wrote, where reading
- * them later might find a later commit's values.
- */
-const CARRIED_MAX = 4096;
-const carried = new Map<string, Json>();
-
 /** Handles one batch of stream records, in order. */
 export async function consume(records: readonly DynamoDBRecord[]): Promise<void> {
-  // What this batch wrote and removed, for the commits that name them: new children by their commit's `tx`, and
-  // the records of segments changed in place beside a commit's top segment.
-  const batch: Batch = { written: new Map(carried), removed: new Map(), partners: new Map(), positions: new Map() };
-  const { written, removed } = batch;
+  // What this batch wrote and removed, for the commits that name them (lib/storage's feed).
+  const batch = readStreamBatch(records);
   for (const [at, record] of records.entries()) {
-    const key = record.dynamodb?.Keys?.sk?.S;
-    if (!key?.startsWith('/')) continue;
-    const pk = record.dynamodb?.Keys?.pk?.S ?? '';
-    const seen = batch.positions.get(`${pk} ${key}`) ?? [];
-    seen.push({ at, tx: record.dynamodb?.NewImage?.[A.transaction]?.S });
-    batch.positions.set(`${pk} ${key}`, seen);
-    const tx = record.eventName === 'MODIFY' ? ownTransaction(record) : undefined;
-    if (tx !== undefined && record.dynamodb?.NewImage?.[A.partnerCommit]?.S === tx) {
-      batch.partners.set(`${tx} ${key}`, record);
-    } else if (record.eventName === 'INSERT') {
-      const image = imageOf(record.dynamodb?.NewImage);
-      const tx = image?.[A.transaction]?.S;
-      const fragment = fragmentOf(image);
-      if (tx !== undefined && fragment !== undefined) {
-        written.set(`${tx} ${key}`, fragment);
-        setBounded(carried, `${tx} ${key}`, fragment, CARRIED_MAX);
-      }
-    } else if (record.eventName === 'REMOVE') {
-      const fragment = fragmentOf(imageOf(record.dynamodb?.OldImage));
-      if (fragment !== undefined) removed.set(key, fragment);
-    }
-  }
-  for (const [at, record] of records.entries()) {
-    const pk = record.dynamodb?.Keys?.pk?.S;
-    const key = record.dynamodb?.Keys?.sk?.S;
-    if (!pk?.startsWith('C#') || key === undefined) continue;
-    const inc = pk.slice(2);
-    if (key.startsWith(SUBSCRIPTION_PREFIX)) {
-      const image = imageOf(record.dynamodb?.NewImage);
-      if (record.eventName === 'INSERT' && image) await startSubscription(inc, image);
+    const item = feedRecordOf(record);
+    if (item === undefined) continue;
+    const { inc } = item;
+    if (item.kind === 'item') {
+      if (item.key.startsWith(SUBSCRIPTION_PREFIX) && item.event === 'INSERT' && item.newImage)
+        await startSubscription(inc, item.newImage);
       continue;
     }
-    if (!key.startsWith('/')) continue;
-    if (record.eventName === 'REMOVE') {
-      if (key === ROOT_KEY) await endProject(inc);
+    if (item.kind === 'content-removed') {
+      await endProject(inc);
       continue;
     }
-    const oldEpoch = Number(record.dynamodb?.OldImage?.[A.grantEpoch]?.N ?? Number.NaN);
-    const newEpoch = Number(record.dynamodb?.NewImage?.[A.grantEpoch]?.N ?? Number.NaN);
-    if (newEpoch > oldEpoch && newEpoch > (verifiedEpochs.get(inc) ?? -1)) {
+    if (item.event === 'REMOVE') continue;
+    const epoch = item.epochRaisedTo;
+    if (epoch !== undefined && epoch > (verifiedEpochs.get(inc) ?? -1)) {
       // A revocation stamps every segment: the first stamp seen re-verifies the project's subscriptions.
-      verifiedEpochs.set(inc, newEpoch);
+      verifiedEpochs.set(inc, epoch);
       await forgetReads(inc);
       await reverify(inc);
     }
-    if (record.eventName === 'MODIFY') await commit(inc, key, record, batch, at);
+    if (item.event !== 'MODIFY') continue;
+    const decoded = await decodeCommit(inc, item.key, record, batch, at);
+    if (decoded) await deliver(inc, item.key, record, decoded);
   }
 }

@@ -9,20 +9,8 @@ export { writeBatch } from './batch';
 export { writeContent } from './write';
 export { createRoot, deleteSegments, stampSegments } from './io/commit';
 export { projectOfIncarnation } from './io/read';
-export { contentPk, incarnationOfPk, isSegmentKey } from './layout/keys';
+export { contentPk } from './layout/keys';
 export { sweep } from './sweep';
 export { readSnapshot } from './snapshot';
-export {
-  type Change,
-  type WireChange,
-  commitChanges,
-  diffValues,
-  stubPaths,
-  toWire,
-  trimTo,
-} from './feed/changes';
-export { forgetBelow, learnTree, pathOf } from './feed/segment-paths';
-export { type CommitView, complete } from './feed/commit-reads';
-export { ROOT_KEY, byChunkStart, chunkCount, chunkStart, isBucketKey, isChunkKey } from './layout/keys';
-export { chunkStubOf } from './layout/chunked';
-export { fragmentsOf } from './layout/stubs';
+export { type Change, type WireChange, toWire, trimTo } from './feed/changes';
+export { type DecodedCommit, decodeCommit, feedRecordOf, readStreamBatch } from './feed/decode';
