@@ -7,7 +7,6 @@ import { type JsonNumber, approximate, storedSize } from '../content/json';
 import { toAttribute } from '../dynamo/attributes';
 import { asIndex, type Segments } from '../paths';
 import { PathTree } from '../paths/tree';
-import { fragmentBytes } from '../config/env';
 import { A, slotAttribute } from '../schema/attributes';
 
 /** What a write proves about its caller: the grant epoch and incarnation its credential was verified at. */
@@ -16,8 +15,23 @@ export interface AccessCheck {
   inc: string;
 }
 
+/**
+ * A commit over several items stamps its token in each item it writes in place (`tx`; with `tail`, `rt` too: a
+ * chunked array's segment whose chunks it rewrites; with `partner`, `pa`: a segment changed beside the commit's top
+ * one): the stream consumer groups a commit's records by it.
+ */
+export interface CommitStamp {
+  token: string;
+  tail?: boolean;
+  partner?: boolean;
+}
+
 export interface WriteEnvelope {
   access: AccessCheck;
+  /** The segment's byte budget (SEGMENT_FRAGMENT_BYTES): how full a write that grows it may leave it. */
+  budget: number;
+  /** A write that is part of a commit over several items: its stamp. Absent: a write of its own. */
+  commit?: CommitStamp;
   /** Random per request: becomes the new ETag and fills a token slot. */
   requestToken: string;
   slot: number;
@@ -397,6 +411,7 @@ export function compileEnvelope(state: ExpressionState, envelope: WriteEnvelope)
   if (envelope.partners !== undefined) {
     state.sets.push(`${state.name(A.partners)} = ${state.value(numberMap(envelope.partners))}`);
   }
+  compileCommitStamp(state, envelope.commit);
   if (bytes === undefined) return;
   if ('exact' in envelope.size) {
     state.sets.push(`${bytes} = ${state.number(envelope.size.exact)}`);
@@ -405,12 +420,29 @@ export function compileEnvelope(state: ExpressionState, envelope: WriteEnvelope)
     // Decided on a read without the version: writers since may have grown the segment; a write that grows it too
     // must still find it within the budget (else it reads again, and cuts).
     if (envelope.size.added > 0) {
-      state.conditions.push(`${bytes} <= ${state.number(fragmentBytes() - envelope.size.added)}`);
+      state.conditions.push(`${bytes} <= ${state.number(envelope.budget - envelope.size.added)}`);
     }
   } else {
     state.sets.push(`${bytes} = ${bytes} + ${state.number(envelope.size.growth)}`);
-    state.conditions.push(`${bytes} <= ${state.number(fragmentBytes() - envelope.size.growth)}`);
+    state.conditions.push(`${bytes} <= ${state.number(envelope.budget - envelope.size.growth)}`);
   }
+}
+
+/**
+ * A commit's token stamped (CommitStamp); or, for a write of its own, the token an earlier commit left dropped: no
+ * later stream record needs it (the consumer takes a `tx` as a commit's only when the write changed it), and some 40
+ * bytes every later write of the segment would bill (DynamoDB bills the item's size by the KB).
+ */
+function compileCommitStamp(state: ExpressionState, stamp: CommitStamp | undefined): void {
+  const txn = state.name(A.transaction);
+  if (stamp === undefined) {
+    state.removes.push(txn, state.name(A.tailCommit), state.name(A.partnerCommit));
+    return;
+  }
+  const token = state.value({ S: stamp.token });
+  state.sets.push(`${txn} = ${token}`);
+  if (stamp.tail) state.sets.push(`${state.name(A.tailCommit)} = ${token}`);
+  if (stamp.partner) state.sets.push(`${state.name(A.partnerCommit)} = ${token}`);
 }
 
 /** A map of numbers as a DynamoDB map attribute. */

@@ -1,12 +1,20 @@
 // Carries a decision out: one guarded UpdateItem, or a commit over several segments (the segment's new fragment,
 // its new children, the deletes of what it orphans); and a write's one-request form, tried first.
+import { fragmentBytes } from '../config/env';
+import { newCommitToken } from './ids';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { createHash, randomBytes } from 'node:crypto';
 import type { Piece } from './layout/cut';
 import { chunkDir, chunkStart, isChunkKey } from './layout/keys';
 import { stubsUnderOf } from './layout/stubs';
 import { type Json, storedSize } from '../content/json';
-import { type TailChunks, type UpdateRequest, type WriteEnvelope, compileWrite } from '../expressions';
+import {
+  type CommitStamp,
+  type TailChunks,
+  type UpdateRequest,
+  type WriteEnvelope,
+  compileWrite,
+} from '../expressions';
 import { TOKEN_SLOTS } from '../schema/attributes';
 import type { Segment } from './segment';
 import { type Rewrite, commitRewrite } from './io/commit';
@@ -51,6 +59,7 @@ export function writeEnvelope(request: Omit<WriteRequest, 'op'>): {
     mark,
     envelope: {
       requestToken: token,
+      budget: fragmentBytes(),
       slot,
       slotMark: mark,
       ifMatch: request.ifMatch,
@@ -150,8 +159,17 @@ export async function commitPieces(
       generation: versions.get(r.chunkOf) as number,
     });
   }
-  /** A segment's whole new fragment, on the version read. */
-  const replacing = (fragment: Json, expectedVersion: number, partners?: Record<string, number>, tail?: TailChunks) =>
+  // One item: one UpdateItem of its own; several: one commit, whose token each of its updates stamps.
+  const single = children.length === 0 && orphans.length === 0 && rewritten.length === 0;
+  const tx = single ? undefined : newCommitToken();
+  /** A segment's whole new fragment, on the version read (stamped `rt`/`pa` as `stamp` says, in a commit). */
+  const replacing = (
+    fragment: Json,
+    expectedVersion: number,
+    partners?: Record<string, number>,
+    tail?: TailChunks,
+    stamp: Omit<CommitStamp, 'token'> = {},
+  ) =>
     compileWrite(
       { action: { kind: 'set', steps: [], value: fragment }, guards: [] },
       {
@@ -161,9 +179,10 @@ export async function commitPieces(
         stubsUnder: stubsUnderOf(fragment),
         ...(partners ? { partners } : {}),
         ...(tail ? { tailChunks: tail } : {}),
+        ...(tx === undefined ? {} : { commit: { token: tx, ...stamp } }),
       },
     ) as UpdateRequest;
-  const update = replacing(top.fragment, version, partners, tails.get(key));
+  const update = replacing(top.fragment, version, partners, tails.get(key), { tail: tails.has(key) });
   // What this Lambda knows of a chunked array it rewrote (its chunk stub after a shift among its chunks, a rollover):
   // kept current, so its next insert after the chunks is one request.
   const landed = <T extends { ok: boolean; earlier?: true }>(sent: T): T => {
@@ -175,19 +194,20 @@ export async function commitPieces(
         if (!isChunkKey(k)) noteChunked(grant.inc, k, fragment);
     return sent;
   };
-  if (children.length === 0 && orphans.length === 0 && rewritten.length === 0)
-    return landed(await sendUpdate(grant.inc, key, update, { returnNew, record: base.record }));
+  if (tx === undefined) return landed(await sendUpdate(grant.inc, key, update, { returnNew, record: base.record }));
   const token = { slot: base.slot, value: base.slotMark ?? base.requestToken };
   return landed(
     await commitRewrite({
       inc: grant.inc,
       epoch: grant.epoch,
-      parent: { key, update, tail: tails.has(key) },
+      tx,
+      parent: { key, update },
       rewritten: rewritten.map((r) => ({
         key: r.segment.key,
-        update: replacing((r.pieces[0] as Piece).fragment, r.segment.version, partnersOf(r), tails.get(r.segment.key)),
-        tail: tails.has(r.segment.key),
-        partner: r.chunkOf === undefined,
+        update: replacing((r.pieces[0] as Piece).fragment, r.segment.version, partnersOf(r), tails.get(r.segment.key), {
+          tail: tails.has(r.segment.key),
+          partner: r.chunkOf === undefined,
+        }),
       })),
       children: [...children, ...rewritten.flatMap((r) => r.pieces.slice(1))],
       orphans,

@@ -1,7 +1,7 @@
 // A commit planned on a stale view can name one segment twice (a segment both rewritten and deleted, a new child put
 // where one is updated): DynamoDB refuses such a transaction as a ValidationException, which reached clients as a
 // 500 (issue 27, multi-process suite). The commit builder refuses it as not applied, so the writer reads afresh.
-import { newSegmentId } from '../../lib/storage/ids';
+import { newCommitToken, newSegmentId } from '../../lib/storage/ids';
 import { randomBytes } from 'node:crypto';
 import { fragmentBytes } from '../../lib/config/env';
 import { ROOT_KEY } from '../../lib/storage/layout/keys';
@@ -25,20 +25,30 @@ describe('a commit that names one segment twice', () => {
     const below = [...(await querySubtree(inc, ROOT_KEY, true)).values()].filter((s) => s.key !== ROOT_KEY);
     expect(root && below.length > 0).toBe(true);
     const [top, ...children] = cut(ROOT_KEY, { a: 1 }, { limit: fragmentBytes(), newId: newSegmentId });
+    const tx = newCommitToken();
     const update = compileWrite(
       { action: { kind: 'set', steps: [], value: top?.fragment as Json }, guards: [] },
       {
         access: { ge: root?.epoch as number, inc },
+        budget: fragmentBytes(),
         requestToken: randomBytes(16).toString('base64url'),
         slot: 0,
         expectedVersion: root?.version as number,
         size: { exact: storedSize(top?.fragment as Json) },
         stubsUnder: stubsUnderOf(top?.fragment as Json),
+        commit: { token: tx },
       },
     ) as UpdateRequest;
     const orphans = below.map((s) => ({ key: s.key, version: s.version }));
     const stale = below[0] as { key: string; version: number };
-    const base: Rewrite = { inc, epoch: root?.epoch as number, parent: { key: ROOT_KEY, update }, children, orphans };
+    const base: Rewrite = {
+      inc,
+      epoch: root?.epoch as number,
+      tx,
+      parent: { key: ROOT_KEY, update },
+      children,
+      orphans,
+    };
     // Rewritten in place and deleted; deleted twice; the parent deleted too.
     const twice: Rewrite[] = [
       { ...base, rewritten: [{ key: stale.key, update }] },

@@ -3,7 +3,7 @@
 // yet deleted), while the content reads as before the change (interrupted before the commit) or after it (after).
 // The change is `commitRewrite` called here, on a project served by the integration server, with faults injected
 // into this process's DynamoDB client; run at SEGMENT_FRAGMENT_BYTES=256 (npm run test:segments) it is cheap.
-import { newSegmentId } from '../../lib/storage/ids';
+import { newCommitToken, newSegmentId } from '../../lib/storage/ids';
 import {
   type AttributeValue,
   BatchWriteItemCommand,
@@ -68,21 +68,25 @@ async function replaceAll(p: Project, content: Json, version?: number): Promise<
   const root = await getSegment(inc, ROOT_KEY);
   if (!root) throw new Error('no root segment');
   const [top, ...children] = cut(ROOT_KEY, content, { limit: fragmentBytes(), newId: newSegmentId });
+  const tx = newCommitToken();
   const update = compileWrite(
     { action: { kind: 'set', steps: [], value: top?.fragment as Json }, guards: [] },
     {
       access: { ge: root.epoch, inc },
+      budget: fragmentBytes(),
       requestToken: randomBytes(16).toString('base64url'),
       slot: 0,
       expectedVersion: version ?? root.version,
       size: { exact: storedSize(top?.fragment as Json) },
       stubsUnder: stubsUnderOf(top?.fragment as Json),
+      commit: { token: tx },
     },
   ) as UpdateRequest;
   const below = [...(await querySubtree(inc, ROOT_KEY, true)).values()].filter((s) => s.key !== ROOT_KEY);
   return {
     inc,
     epoch: root.epoch,
+    tx,
     parent: { key: ROOT_KEY, update },
     children,
     orphans: below.map((s) => ({ key: s.key, version: s.version })),

@@ -23,7 +23,7 @@ import {
   growthBound,
 } from '../../lib/expressions';
 import { parsePath } from '../../lib/paths';
-import { add, del, insert, push, set, thrownBy } from './helpers';
+import { add, del, insert, push, set, thrownBy, clearingCommit } from './helpers';
 
 const test = (path: string, expected: { value: Json } | { exists: boolean }): BatchOperation => ({
   kind: 'test',
@@ -167,46 +167,48 @@ describe('jsonEquals', () => {
 
 describe('compileBatchWrite', () => {
   const ACCESS: AccessCheck = { ge: 3, inc: 'INC' };
-  const envelope = { access: ACCESS, requestToken: 'tok', slot: 3 };
+  const envelope = { access: ACCESS, budget: fragmentBytes(), requestToken: 'tok', slot: 3 };
   const N = (n: string): AttributeValue => ({ N: n });
 
   it('merges the fast forms of operations on unrelated paths into one UpdateItem', () => {
-    expect(compileBatchWrite(ops(add('n', 1), push('l', 'x'), del('o.k')), envelope)).toEqual({
-      UpdateExpression:
-        'SET #n0.#n1 = if_not_exists(#n0.#n1, :v0) + :v1, #n0.#n2 = list_append(if_not_exists(#n0.#n2, :v4), :v5),' +
-        ' #n5 = #n5 + :v9, #n6 = :v6, #n7 = :v6, #n8 = #n8 + :v10 REMOVE #n0.#n3.#n4',
-      ConditionExpression:
-        '#n9 = :v7 AND #n10 = :v8 AND NOT #n0.#n1 < :v2 AND NOT #n0.#n1 > :v3' +
-        ' AND attribute_exists(#n0.#n3.#n4) AND #n7 <> :v6 AND #n8 <= :v11',
-      ExpressionAttributeNames: {
-        '#n0': 'content',
-        '#n1': 'n',
-        '#n2': 'l',
-        '#n3': 'o',
-        '#n4': 'k',
-        '#n5': 'ver',
-        '#n6': 'etag',
-        '#n7': 'rq3',
-        '#n8': 'bytes',
-        '#n9': 'ge',
-        '#n10': 'inc',
-      },
-      ExpressionAttributeValues: {
-        ':v0': N('0'),
-        ':v1': N('1'),
-        ':v2': N('-9e+125'),
-        ':v3': N('9e+125'),
-        ':v4': { L: [] },
-        ':v5': { L: [{ S: 'x' }] },
-        ':v6': { S: 'tok' },
-        ':v7': N('3'),
-        ':v8': { S: 'INC' },
-        ':v9': N('1'),
-        // The growth bounds of the operations, summed: 23 for the counter, 7 for the push.
-        ':v10': N('30'),
-        ':v11': N(String(fragmentBytes() - 30)),
-      },
-    });
+    expect(compileBatchWrite(ops(add('n', 1), push('l', 'x'), del('o.k')), envelope)).toEqual(
+      clearingCommit({
+        UpdateExpression:
+          'SET #n0.#n1 = if_not_exists(#n0.#n1, :v0) + :v1, #n0.#n2 = list_append(if_not_exists(#n0.#n2, :v4), :v5),' +
+          ' #n5 = #n5 + :v9, #n6 = :v6, #n7 = :v6, #n8 = #n8 + :v10 REMOVE #n0.#n3.#n4',
+        ConditionExpression:
+          '#n9 = :v7 AND #n10 = :v8 AND NOT #n0.#n1 < :v2 AND NOT #n0.#n1 > :v3' +
+          ' AND attribute_exists(#n0.#n3.#n4) AND #n7 <> :v6 AND #n8 <= :v11',
+        ExpressionAttributeNames: {
+          '#n0': 'content',
+          '#n1': 'n',
+          '#n2': 'l',
+          '#n3': 'o',
+          '#n4': 'k',
+          '#n5': 'ver',
+          '#n6': 'etag',
+          '#n7': 'rq3',
+          '#n8': 'bytes',
+          '#n9': 'ge',
+          '#n10': 'inc',
+        },
+        ExpressionAttributeValues: {
+          ':v0': N('0'),
+          ':v1': N('1'),
+          ':v2': N('-9e+125'),
+          ':v3': N('9e+125'),
+          ':v4': { L: [] },
+          ':v5': { L: [{ S: 'x' }] },
+          ':v6': { S: 'tok' },
+          ':v7': N('3'),
+          ':v8': { S: 'INC' },
+          ':v9': N('1'),
+          // The growth bounds of the operations, summed: 23 for the counter, 7 for the push.
+          ':v10': N('30'),
+          ':v11': N(String(fragmentBytes() - 30)),
+        },
+      }),
+    );
   });
 
   it.each<[string, ContentOperation]>([

@@ -20,7 +20,7 @@ import {
 } from '../../lib/expressions';
 import { parseIfMatch } from '../../lib/http/request';
 import { parsePath } from '../../lib/paths';
-import { add, del, insert, push, replace, set } from './helpers';
+import { add, del, insert, push, replace, set, clearingCommit } from './helpers';
 
 const N = (n: string): AttributeValue => ({ N: n });
 const S = (s: string): AttributeValue => ({ S: s });
@@ -426,7 +426,13 @@ describe('compileAccess', () => {
   });
 
   it('is the same for a fast write and a write after a read, whatever the credential', () => {
-    const envelope: WriteEnvelope = { access: ACCESS, requestToken: 'tok', slot: 1, size: { growth: 10 } };
+    const envelope: WriteEnvelope = {
+      access: ACCESS,
+      budget: fragmentBytes(),
+      requestToken: 'tok',
+      slot: 1,
+      size: { growth: 10 },
+    };
     const fast = compileWrite({ op: set('a', 1) }, envelope);
     const guarded = compileWrite({ action: { kind: 'set', steps: ['a'], value: 1 } }, envelope);
     for (const request of [fast, guarded]) {
@@ -440,7 +446,7 @@ describe('compileAccess', () => {
 });
 
 describe('compileEnvelope', () => {
-  const base = { requestToken: 'tok', slot: 3 };
+  const base = { budget: fragmentBytes(), requestToken: 'tok', slot: 3 };
   it.each<[string, WriteEnvelope, string, string, Record<string, string>, Record<string, AttributeValue>]>([
     [
       'a user, growth bound',
@@ -517,24 +523,33 @@ describe('compileEnvelope', () => {
   ])('%s', (_, envelope, update, condition, names, values) => {
     const state = new ExpressionState();
     compileEnvelope(state, envelope);
-    expect(state.buildUpdate()).toEqual({
-      UpdateExpression: update,
-      ConditionExpression: condition,
-      ExpressionAttributeNames: names,
-      ExpressionAttributeValues: values,
-    });
+    expect(state.buildUpdate()).toEqual(
+      clearingCommit({
+        UpdateExpression: update,
+        ConditionExpression: condition,
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+      }),
+    );
   });
 
   it('puts the access check first, before the operation conditions', () => {
     const state = new ExpressionState();
     state.conditions.push('OP');
-    compileEnvelope(state, { requestToken: 't', slot: 1, access: ACCESS, size: { exact: 1 } });
+    compileEnvelope(state, { budget: fragmentBytes(), requestToken: 't', slot: 1, access: ACCESS, size: { exact: 1 } });
     expect(state.conditions).toEqual(['#n4 = :v1 AND #n5 = :v2', 'OP', '#n2 <> :v0']);
   });
 
   it('fills the token slot with the mark when one is given (the etag stays the token), and conditions on the mark', () => {
     const state = new ExpressionState();
-    compileEnvelope(state, { requestToken: 'token', slotMark: 'mark', slot: 7, access: ACCESS, size: { exact: 1 } });
+    compileEnvelope(state, {
+      budget: fragmentBytes(),
+      requestToken: 'token',
+      slotMark: 'mark',
+      slot: 7,
+      access: ACCESS,
+      size: { exact: 1 },
+    });
     const { ExpressionAttributeNames: names = {}, ExpressionAttributeValues: values = {} } = state.buildUpdate();
     const value = (placeholder: string) => values[placeholder]?.S;
     const assigned = Object.fromEntries(
@@ -550,7 +565,13 @@ describe('compileEnvelope', () => {
   it.each([[','], [', ,']])('compiles If-Match %j to a valid condition that stays conditional', (header) => {
     const ifMatch = parseIfMatch({ headers: { 'if-match': header } } as unknown as APIGatewayProxyEventV2);
     expect(ifMatch).toBeDefined();
-    const envelope: WriteEnvelope = { requestToken: 'tok', slot: 0, access: ACCESS, size: { growth: 4 } };
+    const envelope: WriteEnvelope = {
+      budget: fragmentBytes(),
+      requestToken: 'tok',
+      slot: 0,
+      access: ACCESS,
+      size: { growth: 4 },
+    };
     const unconditional = compileWrite({ op: set('a', 1) }, envelope);
     const request = compileWrite({ op: set('a', 1) }, { ...envelope, ifMatch });
     expect(request?.ConditionExpression).not.toBe(unconditional?.ConditionExpression);
@@ -558,9 +579,50 @@ describe('compileEnvelope', () => {
   });
 });
 
+describe('compileCommitStamp (through compileEnvelope)', () => {
+  const base = { budget: fragmentBytes(), requestToken: 'tok', slot: 3, access: ACCESS, size: { exact: 1 } };
+  it.each<[string, WriteEnvelope, string, Record<string, string>]>([
+    [
+      'a write of its own: the token an earlier commit left is removed (tx, rt, pa)',
+      base,
+      'SET #n0 = #n0 + :v3, #n1 = :v0, #n2 = :v0, #n3 = :v4 REMOVE #n6, #n7, #n8',
+      { '#n6': 'tx', '#n7': 'rt', '#n8': 'pa' },
+    ],
+    [
+      "a commit's top segment: its token in tx",
+      { ...base, commit: { token: 'T' } },
+      'SET #n0 = #n0 + :v3, #n1 = :v0, #n2 = :v0, #n6 = :v4, #n3 = :v5',
+      { '#n6': 'tx' },
+    ],
+    [
+      "a chunked array's segment beside a commit's top one: tx, rt and pa",
+      { ...base, commit: { token: 'T', tail: true, partner: true } },
+      'SET #n0 = #n0 + :v3, #n1 = :v0, #n2 = :v0, #n6 = :v4, #n7 = :v4, #n8 = :v4, #n3 = :v5',
+      { '#n6': 'tx', '#n7': 'rt', '#n8': 'pa' },
+    ],
+  ])('%s', (_, envelope, update, stampNames) => {
+    const state = new ExpressionState();
+    compileEnvelope(state, envelope);
+    const built = state.buildUpdate();
+    expect(built.UpdateExpression).toBe(update);
+    expect(built.ConditionExpression).toBe('#n4 = :v1 AND #n5 = :v2 AND #n2 <> :v0');
+    expect(built.ExpressionAttributeNames).toEqual({
+      '#n0': 'ver',
+      '#n1': 'etag',
+      '#n2': 'rq3',
+      '#n3': 'bytes',
+      '#n4': 'ge',
+      '#n5': 'inc',
+      ...stampNames,
+    });
+    if (envelope.commit) expect(built.ExpressionAttributeValues[':v4']).toEqual({ S: 'T' });
+  });
+});
+
 describe('compileWrite', () => {
   const envelope = (op: ContentOperation): WriteEnvelope => ({
     access: ACCESS,
+    budget: fragmentBytes(),
     requestToken: 'tok',
     slot: 5,
     size: { growth: growthBound(op) },
@@ -743,38 +805,45 @@ describe('compileWrite', () => {
       },
     ],
   ])('compiles a fast %s', (_, op, update, condition, names, values) => {
-    expect(compileWrite({ op }, envelope(op))).toEqual({
-      UpdateExpression: update,
-      ConditionExpression: condition,
-      ExpressionAttributeNames: names,
-      ExpressionAttributeValues: values,
-    });
+    expect(compileWrite({ op }, envelope(op))).toEqual(
+      clearingCommit({
+        UpdateExpression: update,
+        ConditionExpression: condition,
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+      }),
+    );
   });
 
   it('compiles a replace with its exact size', () => {
     expect(
-      compileWrite({ op: replace({ a: 1 }) }, { access: ACCESS, requestToken: 'tok', slot: 5, size: { exact: 7 } }),
-    ).toEqual({
-      UpdateExpression: 'SET #n0 = :v0, #n1 = #n1 + :v4, #n2 = :v1, #n3 = :v1, #n4 = :v5',
-      ConditionExpression: '#n5 = :v2 AND #n6 = :v3 AND #n3 <> :v1',
-      ExpressionAttributeNames: {
-        '#n0': 'content',
-        '#n1': 'ver',
-        '#n2': 'etag',
-        '#n3': 'rq5',
-        '#n4': 'bytes',
-        '#n5': 'ge',
-        '#n6': 'inc',
-      },
-      ExpressionAttributeValues: {
-        ':v0': { M: { a: N('1') } },
-        ':v1': S('tok'),
-        ':v2': N('3'),
-        ':v3': S('INC'),
-        ':v4': N('1'),
-        ':v5': N('7'),
-      },
-    });
+      compileWrite(
+        { op: replace({ a: 1 }) },
+        { access: ACCESS, budget: fragmentBytes(), requestToken: 'tok', slot: 5, size: { exact: 7 } },
+      ),
+    ).toEqual(
+      clearingCommit({
+        UpdateExpression: 'SET #n0 = :v0, #n1 = #n1 + :v4, #n2 = :v1, #n3 = :v1, #n4 = :v5',
+        ConditionExpression: '#n5 = :v2 AND #n6 = :v3 AND #n3 <> :v1',
+        ExpressionAttributeNames: {
+          '#n0': 'content',
+          '#n1': 'ver',
+          '#n2': 'etag',
+          '#n3': 'rq5',
+          '#n4': 'bytes',
+          '#n5': 'ge',
+          '#n6': 'inc',
+        },
+        ExpressionAttributeValues: {
+          ':v0': { M: { a: N('1') } },
+          ':v1': S('tok'),
+          ':v2': N('3'),
+          ':v3': S('INC'),
+          ':v4': N('1'),
+          ':v5': N('7'),
+        },
+      }),
+    );
   });
 
   it.each<[string, ContentOperation]>([
@@ -792,6 +861,7 @@ describe('compileWrite', () => {
         { action },
         {
           access: ACCESS,
+          budget: fragmentBytes(),
           requestToken: 'tok',
           slot: 9,
           ifMatch: ['e1', 'e2'],
@@ -799,30 +869,32 @@ describe('compileWrite', () => {
           size: { exact: 120 },
         },
       ),
-    ).toEqual({
-      UpdateExpression: 'SET #n2 = #n2 + :v3, #n3 = :v0, #n4 = :v0, #n5 = :v7 REMOVE #n0.#n1[1]',
-      ConditionExpression: '#n6 = :v1 AND #n7 = :v2 AND #n4 <> :v0 AND #n3 IN (:v4, :v5) AND #n2 = :v6',
-      ExpressionAttributeNames: {
-        '#n0': 'content',
-        '#n1': 'a',
-        '#n2': 'ver',
-        '#n3': 'etag',
-        '#n4': 'rq9',
-        '#n5': 'bytes',
-        '#n6': 'ge',
-        '#n7': 'inc',
-      },
-      ExpressionAttributeValues: {
-        ':v0': S('tok'),
-        ':v1': N('3'),
-        ':v2': S('INC'),
-        ':v3': N('1'),
-        ':v4': S('e1'),
-        ':v5': S('e2'),
-        ':v6': N('41'),
-        ':v7': N('120'),
-      },
-    });
+    ).toEqual(
+      clearingCommit({
+        UpdateExpression: 'SET #n2 = #n2 + :v3, #n3 = :v0, #n4 = :v0, #n5 = :v7 REMOVE #n0.#n1[1]',
+        ConditionExpression: '#n6 = :v1 AND #n7 = :v2 AND #n4 <> :v0 AND #n3 IN (:v4, :v5) AND #n2 = :v6',
+        ExpressionAttributeNames: {
+          '#n0': 'content',
+          '#n1': 'a',
+          '#n2': 'ver',
+          '#n3': 'etag',
+          '#n4': 'rq9',
+          '#n5': 'bytes',
+          '#n6': 'ge',
+          '#n7': 'inc',
+        },
+        ExpressionAttributeValues: {
+          ':v0': S('tok'),
+          ':v1': N('3'),
+          ':v2': S('INC'),
+          ':v3': N('1'),
+          ':v4': S('e1'),
+          ':v5': S('e2'),
+          ':v6': N('41'),
+          ':v7': N('120'),
+        },
+      }),
+    );
   });
 
   const GUARD = '#n6 = :v2 AND #n7 = :v3 AND #n4 <> :v1 AND #n2 = :v5';
@@ -830,37 +902,44 @@ describe('compileWrite', () => {
     [
       'set',
       { kind: 'set', steps: ['l'], value: [1, 9, 2] },
-      'SET #n0.#n1 = :v0, #n2 = #n2 + :v4, #n3 = :v1, #n4 = :v1, #n5 = :v6',
+      'SET #n0.#n1 = :v0, #n2 = #n2 + :v4, #n3 = :v1, #n4 = :v1, #n5 = :v6 REMOVE #n8, #n9, #n10',
       GUARD,
     ],
     [
       'append',
       { kind: 'append', steps: ['l'], value: 1 },
-      'SET #n0.#n1 = list_append(#n0.#n1, :v0), #n2 = #n2 + :v4, #n3 = :v1, #n4 = :v1, #n5 = :v6',
+      'SET #n0.#n1 = list_append(#n0.#n1, :v0), #n2 = #n2 + :v4, #n3 = :v1, #n4 = :v1, #n5 = :v6 REMOVE #n8, #n9, #n10',
       GUARD,
     ],
     [
       'prepend',
       { kind: 'prepend', steps: ['l'], value: 1 },
-      'SET #n0.#n1 = list_append(:v0, #n0.#n1), #n2 = #n2 + :v4, #n3 = :v1, #n4 = :v1, #n5 = :v6',
+      'SET #n0.#n1 = list_append(:v0, #n0.#n1), #n2 = #n2 + :v4, #n3 = :v1, #n4 = :v1, #n5 = :v6 REMOVE #n8, #n9, #n10',
       GUARD,
     ],
     [
       'add',
       { kind: 'add', steps: ['l'], amount: -1 },
-      'SET #n0.#n1 = #n0.#n1 + :v0, #n2 = #n2 + :v4, #n3 = :v1, #n4 = :v1, #n5 = :v6',
+      'SET #n0.#n1 = #n0.#n1 + :v0, #n2 = #n2 + :v4, #n3 = :v1, #n4 = :v1, #n5 = :v6 REMOVE #n8, #n9, #n10',
       GUARD,
     ],
     [
       'remove',
       { kind: 'remove', steps: ['l'] },
-      'SET #n2 = #n2 + :v3, #n3 = :v0, #n4 = :v0, #n5 = :v5 REMOVE #n0.#n1',
+      'SET #n2 = #n2 + :v3, #n3 = :v0, #n4 = :v0, #n5 = :v5 REMOVE #n0.#n1, #n8, #n9, #n10',
       '#n6 = :v1 AND #n7 = :v2 AND #n4 <> :v0 AND #n2 = :v4',
     ],
   ])('compiles a concrete %s guarded only by access, token and version', (_, action, update, condition) => {
     const request = compileWrite(
       { action },
-      { access: ACCESS, requestToken: 'tok', slot: 1, expectedVersion: 3, size: { exact: 50 } },
+      {
+        access: ACCESS,
+        budget: fragmentBytes(),
+        requestToken: 'tok',
+        slot: 1,
+        expectedVersion: 3,
+        size: { exact: 50 },
+      },
     );
     expect(request?.UpdateExpression).toBe(update);
     expect(request?.ConditionExpression).toBe(condition);

@@ -14,6 +14,7 @@ import { add, del, insert, push, set } from './helpers';
 const SLOT = 5;
 const envelope = (op: ContentOperation): WriteEnvelope => ({
   access: { ge: 3, inc: 'INC' },
+  budget: fragmentBytes(),
   requestToken: 'new-token',
   slot: SLOT,
   size: op.kind === 'replace' ? { exact: growthBound(op) } : { growth: growthBound(op) },

@@ -43,3 +43,22 @@ export const add = (path: string, amount: number): ContentOperation => ({
 });
 export const del = (path: string): ContentOperation => ({ kind: 'delete', segments: parsePath(path) });
 export const replace = (content: JsonObject): ContentOperation => ({ kind: 'replace', content });
+
+/**
+ * An expected one-item write as the compiler sends it: a write of its own drops the token a commit over several items
+ * left (`tx`, `rt`, `pa`), named last and removed last (lib/expressions compileCommitStamp).
+ */
+export function clearingCommit<
+  T extends { UpdateExpression: string; ExpressionAttributeNames: Record<string, string> },
+>(expected: T): T {
+  const n = Object.keys(expected.ExpressionAttributeNames).length;
+  const [tx, rt, pa] = [n, n + 1, n + 2].map((i) => `#n${i}`) as [string, string, string];
+  const removes = `${tx}, ${rt}, ${pa}`;
+  return {
+    ...expected,
+    UpdateExpression: expected.UpdateExpression.includes(' REMOVE ')
+      ? `${expected.UpdateExpression}, ${removes}`
+      : `${expected.UpdateExpression} REMOVE ${removes}`,
+    ExpressionAttributeNames: { ...expected.ExpressionAttributeNames, [tx]: 'tx', [rt]: 'rt', [pa]: 'pa' },
+  };
+}

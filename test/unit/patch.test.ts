@@ -1,5 +1,6 @@
 // Patches, without a database: JSON Pointers read into tokens, RFC 6902 / RFC 7396 planned on the batch planner, and
 // which patches compile to the batch's one-request form (and to exactly which request).
+import { fragmentBytes } from '../../lib/config/env';
 import { PayloadTooLarge } from '../../lib/config/errors';
 import { type BatchOperation, planBatch } from '../../lib/content/batch';
 import type { Json, JsonObject } from '../../lib/content/json';
@@ -10,7 +11,7 @@ import { thrownBy } from './helpers';
 
 const BUDGET = { maxBytes: 1000, tooLarge: () => new PayloadTooLarge('CONTENT_TOO_LARGE', 'too large') };
 const USER_WRITE: AccessCheck = { ge: 0, inc: 'INC' };
-const envelope = { access: USER_WRITE, requestToken: 'tok', slot: 3 };
+const envelope = { access: USER_WRITE, budget: fragmentBytes(), requestToken: 'tok', slot: 3 };
 
 const p = (op: PatchOperation['op'], path: string, rest: { from?: string; value?: Json } = {}): PatchOperation => ({
   kind: 'patch',

@@ -9,7 +9,7 @@ import {
   TransactionCanceledException,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { tableName } from '../../config/env';
 import { ROOT_KEY } from '../layout/keys';
 import { stubsUnderOf } from '../layout/stubs';
@@ -53,48 +53,6 @@ export function newSegmentItem(
   };
 }
 
-/**
- * An update that also records its commit's token in `tx` (in the SET clause, or as one); with `tail`, in `rt` too (a
- * chunked array's segment whose chunks the commit rewrites in place); with `partner`, in `pa` (a segment changed in
- * place beside the commit's top segment).
- */
-function stampedWithTransaction(update: UpdateRequest, tx: string, as: { tail?: boolean; partner?: boolean } = {}) {
-  const part = ['#txn = :txn', ...(as.tail ? ['#rt = :txn'] : []), ...(as.partner ? ['#pa = :txn'] : [])].join(', ');
-  return withTransactionClause(update, 'SET', part, { ':txn': { S: tx } });
-}
-
-/**
- * A one-item write that also drops the `tx` an earlier commit left on the segment: a token no later stream record
- * needs (the consumer takes a `tx` as a commit's only when the write changed it), and some 40 bytes every later write
- * of the segment would bill (DynamoDB bills the item's size by the KB).
- */
-export function clearingTransaction(update: UpdateRequest): UpdateRequest {
-  return withTransactionClause(update, 'REMOVE', '#txn, #rt, #pa');
-}
-
-/** An update with `part` (about `tx`) added to its `clause` (SET or REMOVE), the clause added if it has none. */
-function withTransactionClause(
-  update: UpdateRequest,
-  clause: 'SET' | 'REMOVE',
-  part: string,
-  values: Record<string, AttributeValue> = {},
-): UpdateRequest {
-  const keyword = new RegExp(`\\b${clause}\\b`);
-  return {
-    ...update,
-    UpdateExpression: keyword.test(update.UpdateExpression)
-      ? update.UpdateExpression.replace(keyword, `${clause} ${part},`)
-      : `${update.UpdateExpression} ${clause} ${part}`,
-    ExpressionAttributeNames: {
-      ...update.ExpressionAttributeNames,
-      '#txn': A.transaction,
-      ...(part.includes('#rt') ? { '#rt': A.tailCommit } : {}),
-      ...(part.includes('#pa') ? { '#pa': A.partnerCommit } : {}),
-    },
-    ExpressionAttributeValues: { ...update.ExpressionAttributeValues, ...values },
-  };
-}
-
 /** A project's root segment, holding `{}`; created with the project, or by the first write if that was lost. */
 export async function createRoot(inc: string, epoch: number, project?: string): Promise<void> {
   try {
@@ -130,13 +88,12 @@ export function keyRoots(keys: readonly string[]): string[] {
 export interface Rewrite {
   inc: string;
   epoch: number;
-  /**
-   * The change to the segment whose subtree is rewritten (compiled with its conditions). `tail`: it is a chunked
-   * array's segment whose chunks this commit rewrites in place (recorded in `rt`).
-   */
-  parent: { key: string; update: UpdateRequest; tail?: boolean };
+  /** The commit's token (newCommitToken): its updates are compiled with it stamped (lib/expressions CommitStamp). */
+  tx: string;
+  /** The change to the segment whose subtree is rewritten (compiled with its conditions and the commit's stamp). */
+  parent: { key: string; update: UpdateRequest };
   /** Segments below it written in place in the same commit (a chunked array kept under its key, its chunks), each guarded. */
-  rewritten?: readonly { key: string; update: UpdateRequest; tail?: boolean; partner?: boolean }[];
+  rewritten?: readonly { key: string; update: UpdateRequest }[];
   /** New segments, named only by the parent's new fragment. */
   children: readonly { key: string; fragment: Json }[];
   /**
@@ -163,13 +120,13 @@ export interface Rewrite {
  */
 export async function commitRewrite(rewrite: Rewrite): Promise<Committed> {
   const table = tableName();
-  // The transaction's token, also written to every item it writes (`tx`): the stream consumer's grouping.
-  const token = randomUUID();
+  // The commit's token, stamped in every item it writes (`tx`): the stream consumer's grouping.
+  const token = rewrite.tx;
   const parent: TransactWriteItem = {
     Update: {
       TableName: table,
       Key: segmentItemKey(rewrite.inc, rewrite.parent.key),
-      ...stampedWithTransaction(rewrite.parent.update, token, { tail: rewrite.parent.tail }),
+      ...rewrite.parent.update,
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
     },
   };
@@ -177,7 +134,7 @@ export async function commitRewrite(rewrite: Rewrite): Promise<Committed> {
     Update: {
       TableName: table,
       Key: segmentItemKey(rewrite.inc, r.key),
-      ...stampedWithTransaction(r.update, token, { tail: r.tail, partner: r.partner }),
+      ...r.update,
     },
   }));
   const puts: TransactWriteItem[] = rewrite.children.map((child) => ({

@@ -10,7 +10,6 @@ import {
 import { tableName } from '../../config/env';
 import { dynamo } from '../../dynamo/client';
 import { type UpdateRequest, isAssumptionRefused } from '../../expressions';
-import { clearingTransaction } from './commit';
 import { getSegment } from './read';
 import { segmentItemKey } from '../segment';
 import { type RequestRecord, recordPut, recordedBefore } from '../request-records';
@@ -85,7 +84,7 @@ export async function sendUpdate(
       new UpdateItemCommand({
         TableName: tableName(),
         Key: segmentItemKey(inc, key),
-        ...clearingTransaction(request),
+        ...request,
         ...(returnNew ? { ReturnValues: 'ALL_NEW' as const } : {}),
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
@@ -116,7 +115,7 @@ async function sendRecorded(
             Update: {
               TableName: tableName(),
               Key: segmentItemKey(inc, key),
-              ...clearingTransaction(request),
+              ...request,
               ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
             },
           },
