@@ -11,7 +11,10 @@ export function optionalEnv(name: string): string | undefined {
   return value === undefined || value === '' ? undefined : value;
 }
 
-/** The single DynamoDB table that holds projects, users, sessions, API key records and idempotency records. */
+/**
+ * The single DynamoDB table: projects' heads and grants, users, sessions, key records, content segments and their
+ * pending-commit markers, requests' records, realtime connections, subscriptions and change logs, webhooks.
+ */
 export const tableName = () => requireEnv('TABLE_NAME');
 
 /**

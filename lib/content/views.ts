@@ -20,8 +20,8 @@ export type ArraySlice = { value: Json[]; start: number; length: number };
 
 /**
  * `start`/`limit`: at most `limit` elements from `start` (negative counts from the end, and before the first element
- * starts at 0); a start at or past the end is an empty page. Arrays are held whole in one segment today; chunked
- * arrays (docs/design/storage.md, step 4) will read only the chunks of `start .. start + limit` and slice them here.
+ * starts at 0); a start at or past the end is an empty page. For an array held whole in hand; a chunked array's
+ * slice reads only the chunks of `start .. start + limit` and is assembled by the storage engine (lib/storage/read.ts).
  */
 export function sliceArray(value: Json, start: number, limit: number, where: string): ArraySlice {
   if (!Array.isArray(value)) {
