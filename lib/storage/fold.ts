@@ -1,27 +1,19 @@
 // Folding a small segment back into its parent after a delete (docs/design/storage.md §13, step 3, merges).
+import { PARENT_HOPS_MAX } from './retry';
 import { logger } from '../config/logger';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { setBounded } from '../config/bounded';
 import { fragmentBytes } from '../config/env';
 import { ROOT_KEY, isBucketKey, isChunkKey } from './layout/keys';
 import { assemble, locate } from './layout/stubs';
 import { chunkStubOf } from './layout/chunked';
 import { Stub, storedSize } from '../content/json';
 import { type Segment, readSegment } from './segment';
-import { forgetLocation, lookupLocation } from './memory';
+import { forgetLocation, lookupLocation, foldRecentlyRefused, noteFoldRefused } from './memory';
 import { getSegment } from './io/read';
 import type { Segments } from '../paths';
 
 import { type Envelope, commitPieces, guardedBase } from './commit';
 import type { Grant } from './grant';
-
-/**
- * Per warm Lambda: segments whose parent was too full to fold them into, when, and how small they would have had to
- * be (not looked at again for a minute unless they are that small now).
- */
-const foldChecked = new Map<string, { at: number; room: number }>();
-const FOLD_RECHECK_MS = 60_000;
-const FOLD_CHECKED_MAX = 1_000;
 
 /**
  * After a delete left segment `item` (the root of `path`) under a quarter of the budget: folds it back into the
@@ -42,9 +34,7 @@ export async function foldIfSmall(
     return;
   const size = storedSize(fragment);
   if (size >= fragmentBytes() / 4) return;
-  const checked = `${grant.inc}\u0000${key}`;
-  const known = foldChecked.get(checked);
-  if (known && Date.now() - known.at < FOLD_RECHECK_MS && size > known.room) return;
+  if (foldRecentlyRefused(grant.inc, key, size)) return;
   try {
     const parent = await parentOf(grant.inc, path, key);
     if (!parent) return;
@@ -52,7 +42,7 @@ export async function foldIfSmall(
     const bytes = storedSize(merged);
     const limit = Math.max(fragmentBytes() / 2, storedSize(parent.fragment));
     if (bytes > limit) {
-      setBounded(foldChecked, checked, { at: Date.now(), room: size - (bytes - limit) }, FOLD_CHECKED_MAX);
+      noteFoldRefused(grant.inc, key, size - (bytes - limit));
       return;
     }
     const pieces = [{ key: parent.key, fragment: merged }];
@@ -74,7 +64,7 @@ export async function foldIfSmall(
  */
 async function parentOf(inc: string, path: Segments, key: string): Promise<Segment | undefined> {
   let at = lookupLocation(inc, path, path.length - 1);
-  for (let hops = 0; hops < 8; hops++) {
+  for (let hops = 0; hops < PARENT_HOPS_MAX; hops++) {
     const segment = await getSegment(inc, at.key);
     if (!segment) return undefined;
     const located = locate(segment.fragment, path.slice(at.depth), true);

@@ -134,3 +134,22 @@ export function forgetLocations(inc: string): void {
     if (k.startsWith(`${inc}\u0000`) || k.startsWith(`${inc}\u0001`)) locations.delete(k);
   }
 }
+
+/**
+ * Segments whose parent was too full to fold them into, when, and how small they would have had to be (not looked at
+ * again for a minute unless they are that small now).
+ */
+const foldRefused = new Map<string, { at: number; room: number }>();
+const FOLD_RECHECK_MS = 60_000;
+const FOLD_REFUSED_MAX = 1_000;
+
+/** Whether folding segment `key` of `size` bytes was refused in the last minute, and it is no smaller than it had to be. */
+export function foldRecentlyRefused(inc: string, key: string, size: number): boolean {
+  const known = foldRefused.get(`${inc}\u0000${key}`);
+  return known !== undefined && Date.now() - known.at < FOLD_RECHECK_MS && size > known.room;
+}
+
+/** Folding segment `key` was refused: it would have had to be at most `room` bytes. */
+export function noteFoldRefused(inc: string, key: string, room: number): void {
+  setBounded(foldRefused, `${inc}\u0000${key}`, { at: Date.now(), room }, FOLD_REFUSED_MAX);
+}

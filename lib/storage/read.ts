@@ -1,4 +1,5 @@
 // The read request loop: the value at a path (whole, or a view of it) and its ETag, from the segments that hold it.
+import { READ_ATTEMPTS } from './retry';
 import { MAX_RESPONSE_BYTES } from '../config/limits';
 import { pageOfValue } from '../content/key-pages';
 import { shallowView, sliceArray } from '../content/views';
@@ -140,7 +141,7 @@ export async function readContent(request: ReadRequest): Promise<{ value: Json; 
       if (!chunk || olderThanPartners([segment, chunk]) !== undefined) {
         // Gone, or rewritten by an insert or delete before its elements since the array's segment was read.
         chunk = undefined;
-        if (attempt >= 3) throw new MissingSegment(located.dir);
+        if (attempt >= READ_ATTEMPTS) throw new MissingSegment(located.dir);
         continue;
       }
       at = { key: chunk.key, depth: at.depth, first: String(located.index - chunkStart(chunk.key)) };
@@ -152,7 +153,7 @@ export async function readContent(request: ReadRequest): Promise<{ value: Json; 
       try {
         return await readView(grant.inc, segment, value, request.view);
       } catch (error) {
-        if (!(error instanceof MissingSegment) || attempt >= 3) throw error;
+        if (!(error instanceof MissingSegment) || attempt >= READ_ATTEMPTS) throw error;
         continue;
       }
     }
@@ -172,7 +173,7 @@ export async function readContent(request: ReadRequest): Promise<{ value: Json; 
       assertSnapshot(read);
       return { value: assemble(value, fragmentsOf(read)), etag: formatEtag(etagOf(read)) };
     } catch (error) {
-      if (!(error instanceof MissingSegment) || attempt >= 3) throw error;
+      if (!(error instanceof MissingSegment) || attempt >= READ_ATTEMPTS) throw error;
     }
   }
 }

@@ -37,7 +37,7 @@ export async function retrySegment(
 }
 
 /** Past the attempts or the request's deadline: a 409 (nothing of this request applied). */
-function assertAttemptsLeft(attempt: number): void {
+export function assertAttemptsLeft(attempt: number): void {
   if (attempt > MAX_WRITE_ATTEMPTS || Date.now() >= currentDeadline()) throw tooManyWriters();
 }
 
@@ -69,3 +69,10 @@ export async function rereadAfter(grant: Grant, key: string, attempt: number): P
   await backoff(attempt);
   return getSegment(grant.inc, key);
 }
+
+/** Reads of one value that met a mixed state (a commit between two of its reads): read again, this many times in all. */
+export const READ_ATTEMPTS = 3;
+/** The same for a subscription's snapshot, which reads from the root and may meet more commits on its way. */
+export const SNAPSHOT_ATTEMPTS = 5;
+/** Stubs followed from a remembered location to the segment that names another (fold): deeper paths are left alone. */
+export const PARENT_HOPS_MAX = 8;

@@ -1,4 +1,5 @@
 // Snapshot: the value at a subscribed path, read consistently from the root, with the version of every segment read.
+import { SNAPSHOT_ATTEMPTS } from './retry';
 import { MissingSegment, assemble, fragmentsOf, locate, stubsIn } from './layout/stubs';
 import { ROOT_KEY, chunkStart } from './layout/keys';
 import { type Json, storedSize } from '../content/json';
@@ -78,7 +79,7 @@ export async function readSnapshot(inc: string, path: Segments, maxBytes: number
         return { value: assemble(value, fragmentsOf(read)), versions };
       }
     } catch (error) {
-      if (!(error instanceof MissingSegment) || attempt >= 5) throw error;
+      if (!(error instanceof MissingSegment) || attempt >= SNAPSHOT_ATTEMPTS) throw error;
     }
   }
 }

@@ -1,13 +1,12 @@
 // The write request loop: one content operation, from the segment this Lambda remembers to the one that holds its
 // path; and the replacement of the whole content.
 import { fragmentBytes } from '../config/env';
-import { MAX_BODY_BYTES, MAX_WRITE_ATTEMPTS } from '../config/limits';
+import { MAX_BODY_BYTES } from '../config/limits';
 import { ROOT_KEY, chunkDir, chunkStart } from './layout/keys';
 import { chunkStubOf, chunkedIndex } from './layout/chunked';
 import { locate } from './layout/stubs';
 import { type Json, type JsonObject, storedSize } from '../content/json';
 import type { ContentOperation } from '../content/model';
-import { currentDeadline } from '../dynamo/deadline';
 import { type UpdateRequest, compileWrite, growthBound } from '../expressions';
 import { type Segment, etagOf, olderThanPartners, readSegment, tokenIn } from './segment';
 import { createRoot } from './io/commit';
@@ -22,9 +21,9 @@ import { decide, piecesOf } from './decide';
 import { foldIfSmall } from './fold';
 import { epochAccess, grantFor, renewed } from './grant';
 import { sendUpdate } from './io/write';
-import { contentTooLarge, tooManyWriters } from './refusals';
+import { contentTooLarge } from './refusals';
 import { type WriteRequest, type WriteResult, formatEtag } from './requests';
-import { backoff, recognisingRetry, rereadAfter, retrySegment } from './retry';
+import { backoff, recognisingRetry, rereadAfter, retrySegment, assertAttemptsLeft } from './retry';
 import { type At, entersTarget, learn, rebase, settle } from './walk';
 
 /**
@@ -218,7 +217,8 @@ async function replaceContent(request: WriteRequest, content: JsonObject): Promi
     if (sent.ok) return { etag: formatEtag(token) };
     // A revocation since the grant was read: verified again (the caller's 401 or 403, or the new epoch to write at).
     if (sent.item && readSegment(sent.item).epoch !== grant.epoch) grant = await renewed(grant);
-    if (attempt >= MAX_WRITE_ATTEMPTS || Date.now() >= currentDeadline()) throw tooManyWriters();
+    // Past the attempts (this loop counts from 1 before its first retry) or the deadline: the 409.
+    assertAttemptsLeft(attempt + 1);
     await backoff(attempt);
   }
 }
