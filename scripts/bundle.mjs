@@ -326,7 +326,7 @@ export async function bundleFunctions({
     const file = join(root, `${output}.map`);
     const map = JSON.parse(readFileSync(file, 'utf8'));
     // Sources relative to where the file sits in the zip (functions/x.mjs, functions/lazy/y.mjs), so Lambda's stack
-    // traces read /var/task/lib/storage/content.ts:42 rather than a path climbing out of the build directory.
+    // traces read /var/task/lib/storage/write.ts:42 rather than a path climbing out of the build directory.
     const inZip = join(root, relative(outDir, join(root, output)));
     map.sources = map.sources.map((source) => relative(dirname(inZip), resolve(dirname(file), source)));
     writeFileSync(file, JSON.stringify(maps === 'own' ? ownSourcesOnly(map) : map));
