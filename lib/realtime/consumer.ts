@@ -166,7 +166,7 @@ async function reverify(inc: string): Promise<void> {
 async function startSubscription(inc: string, image: Image): Promise<void> {
   const sub = readSubscription(inc, image);
   if (!(await stillReads(sub))) return revoke(sub);
-  const subscribed = encode({ type: 'subscribed', id: sub.id, path: formatPath(sub.path) });
+  const subscribed = encode({ type: 'subscribed', id: sub.id, path: formatPath(sub.path), ref: sub.ref });
   // A replay only from where this credential has read without a break (read-access.ts), else a snapshot.
   const from = sub.since === undefined ? undefined : await readsFrom(inc, sub.principal);
   if (sub.since !== undefined && from !== undefined && BigInt(sub.since) >= BigInt(from)) {

@@ -6,14 +6,14 @@ import type { WireChange } from './changes';
 export const MAX_MESSAGE_BYTES = 128 * 1024;
 
 export type ServerMessage =
-  | { type: 'subscribed'; id: string; path: string }
+  | { type: 'subscribed'; id: string; path: string; ref?: string }
   | { type: 'snapshot'; id: string; revision: string; value?: unknown; missing?: true }
   | { type: 'change'; id: string; revision: string; changes: WireChange[] }
   | { type: 'changed'; id: string; revision: string }
   | { type: 'revoked'; id: string }
   | { type: 'unsubscribed'; id: string }
   | { type: 'pong' }
-  | { type: 'error'; code: string; message: string; id?: string };
+  | { type: 'error'; code: string; message: string; id?: string; ref?: string };
 
 /** A message's JSON text, exact numbers with every digit. */
 export const encode = (message: ServerMessage): string => jsonText(message);
