@@ -94,7 +94,9 @@ describe('subscribe: the connection', () => {
   it('sends subscribe with the credential, the path (none for the whole content) and since', async () => {
     subscribe(site(), '', () => {}, { WebSocket, since: '0041' });
     await last().open();
-    expect(last().sent).toEqual([{ action: 'subscribe', project: '@alice/site', token: 'capi_k', since: '0041' }]);
+    expect(last().sent).toEqual([
+      { action: 'subscribe', project: '@alice/site', token: 'capi_k', since: '0041', ref: '1' },
+    ]);
   });
 
   it('pings every 5 minutes by default (API Gateway idles at 10), or every keepAlive ms', async () => {
@@ -204,6 +206,7 @@ describe('subscribe: reconnecting', () => {
         token: `jwt-${n}`,
         path: 'data',
         since: n === 1 ? undefined : '0005',
+        ref: '1',
       })),
     );
     last().frame({ type: 'subscribed', id: 's2', path: 'data' });
@@ -229,6 +232,6 @@ describe('subscribe: reconnecting', () => {
     await jest.advanceTimersByTimeAsync(20);
     expect(FakeSocket.all).toHaveLength(3);
     await last().open();
-    expect(last().sent).toEqual([{ action: 'subscribe', project: '@alice/site', token: 'jwt' }]);
+    expect(last().sent).toEqual([{ action: 'subscribe', project: '@alice/site', token: 'jwt', ref: '1' }]);
   });
 });
