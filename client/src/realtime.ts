@@ -137,6 +137,7 @@ function createHub(connection: Subscribable['connection'], opts: SubscribeOption
 
   function drop(): void {
     clearTimeout(timer);
+    timer = undefined;
     clearInterval(pinger);
     const ws = socket;
     socket = undefined;
@@ -230,6 +231,7 @@ function createHub(connection: Subscribable['connection'], opts: SubscribeOption
   }
 
   function connect(): void {
+    timer = undefined;
     if (socket || members.size === 0) return;
     let ws: WebSocketLike;
     try {
