@@ -4,7 +4,7 @@
 // (content-api-client/realtime) shows the queued writes applied until the server's value replaces them.
 import type { Write } from './apply';
 import { ContentApiError } from './errors';
-import { type PendingWrite, shelfOf } from './pending';
+import { type PendingWrite, type ShownWrite, shelfOf } from './pending';
 
 export type { PendingWrite } from './pending';
 
@@ -159,7 +159,7 @@ export function offline(site: Writable, opts: OfflineOptions = {}): OfflineWrite
   /** Unanswered writes, oldest first: what the store keeps. */
   let queue: PendingWrite[] = [];
   /** What onValue shows: the queue, and the writes acknowledged a moment ago. */
-  let shown: Array<PendingWrite & { ackedAt?: number }> = [];
+  let shown: ShownWrite[] = [];
   let closed = false;
   let attempt = 0;
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -208,8 +208,8 @@ export function offline(site: Writable, opts: OfflineOptions = {}): OfflineWrite
     queue = queue.filter((x) => x !== w);
     await save();
     if (acknowledged) {
-      const at = Date.now();
-      shown = shown.map((x) => (x === w ? { ...x, ackedAt: at } : x));
+      const ackedAt = ++shelf.clock;
+      shown = shown.map((x) => (x === w ? { ...x, ackedAt, ackedTime: Date.now() } : x));
       const shownFor = setTimeout(() => {
         hiding.delete(shownFor);
         shown = shown.filter((x) => x.key !== w.key);

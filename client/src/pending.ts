@@ -10,9 +10,14 @@ export type PendingWrite = Write & {
   ifMatch?: string;
 };
 
+/** A write as `onValue` shows it: acknowledged ones carry when (on the shelf's clock, and in ms). */
+export type ShownWrite = PendingWrite & { ackedAt?: number; ackedTime?: number };
+
 /** One project's queued writes in order, acknowledged ones kept until their change has had time to arrive. */
 export interface Shelf {
-  writes: Map<string, Array<PendingWrite & { ackedAt?: number }>>;
+  writes: Map<string, ShownWrite[]>;
+  /** Ticks at each acknowledgement and each frame an `onValue` gets: which came first, even within a millisecond. */
+  clock: number;
   /** Called with the project's name when its list changes. */
   listeners: Set<(project: string) => void>;
 }
@@ -22,6 +27,6 @@ const SHELF = Symbol.for('content-api-client.pending');
 /** The shelf of a client's connection (`site.connection`), made on first use. */
 export function shelfOf(connection: object): Shelf {
   const holder = connection as { [SHELF]?: Shelf };
-  holder[SHELF] ??= { writes: new Map(), listeners: new Set() };
+  holder[SHELF] ??= { writes: new Map(), clock: 0, listeners: new Set() };
   return holder[SHELF];
 }

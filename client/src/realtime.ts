@@ -320,7 +320,7 @@ export function onValue(
   let server: unknown;
   let revision: string | undefined;
   let received = false;
-  /** When a frame last replaced or changed the server's value (acknowledged writes older than it are in it). */
+  /** When (on the shelf's clock) a frame last replaced or changed the server's value. */
   let frameAt = 0;
   /** While a `changed` value is read: the changes that arrive meanwhile, applied again on what it reads. */
   let reading: WireChange[][] | undefined;
@@ -341,8 +341,9 @@ export function onValue(
         continue;
       }
       const acked = write.ackedAt !== undefined;
-      if (!related(segments, base) || (acked && (write.ackedAt as number) <= frameAt)) continue;
-      if (acked && now - (write.ackedAt as number) > ACKNOWLEDGED_SHOWN_MS) continue;
+      // Acknowledged before the last frame: the server's value holds it (or soon will, and shows it then).
+      if (!related(segments, base) || (acked && (write.ackedAt as number) < frameAt)) continue;
+      if (acked && now - (write.ackedTime as number) > ACKNOWLEDGED_SHOWN_MS) continue;
       // Recomputed once its change should have arrived, whether or not it did.
       if (acked) timer = setTimeout(show, ACKNOWLEDGED_SHOWN_MS);
       try {
@@ -384,7 +385,7 @@ export function onValue(
     // Each change sets or removes a value at a path: applied again, those the read already holds change nothing.
     for (const changes of reading) apply(changes);
     reading = undefined;
-    frameAt = Date.now();
+    frameAt = ++shelf.clock;
     show();
   }
 
@@ -414,7 +415,7 @@ export function onValue(
       }
       revision = event.revision;
       received = true;
-      frameAt = Date.now();
+      frameAt = ++shelf.clock;
       if (reading === undefined) show();
     },
     opts,
