@@ -326,6 +326,7 @@ export function onValue(
   let reading: WireChange[][] | undefined;
   let reads = 0;
   let timer: ReturnType<typeof setTimeout> | undefined;
+  let rereading: ReturnType<typeof setTimeout> | undefined;
 
   function show(): void {
     clearTimeout(timer);
@@ -367,15 +368,25 @@ export function onValue(
     }
   }
 
-  async function read(): Promise<void> {
-    const mine = ++reads;
+  /** Reads the value a `changed` frame names; the changes that arrive meanwhile wait in `reading`. */
+  function read(): void {
+    clearTimeout(rereading);
     reading = [];
+    void readAs(++reads, 0);
+  }
+
+  async function readAs(mine: number, failures: number): Promise<void> {
     let value: unknown;
     try {
       value = (await site.get(path === '' ? undefined : path)).value;
     } catch (error) {
-      if ((error as { code?: string }).code !== 'PATH_NOT_FOUND') {
-        if (mine === reads) reading = undefined;
+      const { code = 'NETWORK_ERROR', message = String(error) } = error as { code?: ErrorCode; message?: string };
+      if (code !== 'PATH_NOT_FOUND') {
+        if (mine !== reads) return;
+        // Failed past the client's own retries: the last value stays shown (the changes since wait) and the read is
+        // tried again, backing off, until it succeeds or a snapshot replaces it.
+        opts.onEvent?.({ type: 'error', code, message, retrying: true });
+        rereading = setTimeout(() => void readAs(mine, failures + 1), Math.min(30_000, 1000 * 2 ** failures));
         return;
       }
     }
@@ -383,7 +394,7 @@ export function onValue(
     server = value;
     received = true;
     // Each change sets or removes a value at a path: applied again, those the read already holds change nothing.
-    for (const changes of reading) apply(changes);
+    for (const changes of reading ?? []) apply(changes);
     reading = undefined;
     frameAt = ++shelf.clock;
     show();
@@ -401,12 +412,13 @@ export function onValue(
         server = event.missing ? undefined : event.value;
         reading = undefined;
         reads++;
+        clearTimeout(rereading);
       } else if (event.type === 'change') {
         apply(event.changes);
         reading?.push(event.changes);
       } else if (event.type === 'changed') {
         revision = event.revision;
-        void read();
+        read();
         return;
       } else {
         if (event.type === 'revoked' || !event.retrying) shelf.listeners.delete(onShelf);
@@ -426,6 +438,7 @@ export function onValue(
     close(): void {
       shelf.listeners.delete(onShelf);
       clearTimeout(timer);
+      clearTimeout(rereading);
       sub.close();
     },
     get revision() {

@@ -37,7 +37,7 @@ function fakeSite() {
     site: {
       name: '@alice/site',
       connection: { baseUrl: 'http://127.0.0.1:1', credential: 'k' },
-      get: async () => ({ value: undefined }),
+      get: async (): Promise<{ value?: unknown }> => ({ value: undefined }),
       set: write('set'),
       push: write('push'),
       insert: write('insert'),
@@ -116,5 +116,33 @@ describe('onValue with queued writes', () => {
     expect(writer.pending).toEqual([w]);
     await jest.advanceTimersByTimeAsync(1000);
     expect(answers.map((a) => a.write)).toEqual(['push list']);
+  });
+});
+
+describe('onValue and a value too large to send', () => {
+  it('reads it; a failed read is reported and tried again, the changes meanwhile applied on what it reads', async () => {
+    const { site } = fakeSite();
+    const events: unknown[] = [];
+    let fails = 2;
+    site.get = async () => {
+      if (fails-- > 0) throw new ContentApiError('down', { status: 503, code: 'SERVICE_UNAVAILABLE' });
+      return { value: { big: 'x', n: 1 } };
+    };
+    const seen: unknown[] = [];
+    onValue(site, 'data', (value) => seen.push(value), { WebSocket, onEvent: (e) => events.push(e) });
+    FakeSocket.last.onopen?.({});
+    await tick();
+    FakeSocket.last.frame({ type: 'subscribed', id: 's', path: 'data', ref: '1' });
+    FakeSocket.last.frame({ type: 'snapshot', id: 's', revision: '1', value: { n: 0 } });
+    FakeSocket.last.frame({ type: 'changed', id: 's', revision: '2' });
+    await tick();
+    expect(events).toEqual([{ type: 'error', code: 'SERVICE_UNAVAILABLE', message: 'down', retrying: true }]);
+    FakeSocket.last.frame({ type: 'change', id: 's', revision: '3', changes: [{ path: 'data.n', value: 2 }] });
+    // Nothing shown from a value not read yet.
+    expect(seen).toEqual([{ n: 0 }]);
+    await jest.advanceTimersByTimeAsync(1000);
+    expect(events).toHaveLength(2);
+    await jest.advanceTimersByTimeAsync(2000);
+    expect(seen).toEqual([{ n: 0 }, { big: 'x', n: 2 }]);
   });
 });
