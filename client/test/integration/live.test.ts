@@ -1,6 +1,7 @@
 // onValue against the local server: one WebSocket carries all of a client's subscriptions (50 here), each showing the
 // whole value at its path after every write; a dropped connection resumes each with `since`; a change too large to
 // send (`changed`) is read with GET.
+import { isDeepStrictEqual } from 'node:util';
 import WebSocket from 'ws';
 import { type Project, newProject } from '../../../test/support/api';
 import { WAIT_MS } from '../../../test/support/realtime';
@@ -49,7 +50,8 @@ function latest() {
   };
 }
 
-const same = (expected: unknown) => (value: unknown) => JSON.stringify(value) === JSON.stringify(expected);
+/** Deep equality, object keys in any order (an engine's reads need not keep the order they were written in). */
+const same = (expected: unknown) => (value: unknown) => isDeepStrictEqual(value, expected);
 
 const subscriptions: Subscription[] = [];
 afterEach(() => {
