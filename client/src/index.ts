@@ -4,6 +4,7 @@ import { ContentApiError, type ErrorCode } from './errors';
 import type { Operations } from './generated/api';
 
 export { ContentApiError, type ErrorCode } from './errors';
+export { formatPath, parsePath } from './paths';
 export type { ErrorBody, Operations } from './generated/api';
 export type { ServerErrorCode } from './generated/error-codes';
 
@@ -88,6 +89,8 @@ export function createClient(options: ClientOptions) {
   const send = options.fetch ?? ((input, init) => fetch(input, init));
   const parse = options.parse ?? JSON.parse;
   const { retries = 3, retryDelay = 200, maxRetryDelay = 5000 } = options;
+  // One object for every project of this client: its realtime subscriptions share one WebSocket through it.
+  const connection = { baseUrl: base, credential: options.credential };
 
   async function request<T>(
     method: string,
@@ -165,7 +168,7 @@ export function createClient(options: ClientOptions) {
       /** The project's name, `@user/slug`. */
       name,
       /** What `subscribe` (`content-api-client/realtime`) connects with. */
-      connection: { baseUrl: base, credential: options.credential },
+      connection,
       /** The whole content, or the value at `path` (shallow, a page of keys, or a slice of an array); a missing path is a 404. */
       get: (path?: string, opts: GetOptions = {}): Promise<GetResult> => {
         const query = [

@@ -5,6 +5,7 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { AccessProof } from '../auth/access';
 import { setBounded } from '../config/bounded';
+import { realtimeSendConcurrency } from '../config/env';
 import { HttpError } from '../config/errors';
 import {
   ROOT_KEY,
@@ -23,7 +24,7 @@ import { A } from '../schema/attributes';
 import { projectOfIncarnation } from '../store/segments';
 import { type Change, commitChanges, diffValues, stubPaths, toWire, trimTo } from './changes';
 import { onCommittedChange } from './hooks';
-import { MAX_MESSAGE_BYTES, encode, encodeWithin } from './messages';
+import { MAX_MESSAGE_BYTES, encode, encodeForEach, encodeWithin } from './messages';
 import {
   SUBSCRIPTION_PREFIX,
   type Subscription,
@@ -59,15 +60,13 @@ const imageOf = (image: unknown): Image | undefined =>
 const fragmentOf = (image: Image | undefined): Json | undefined =>
   image?.[A.content] === undefined ? undefined : fromAttribute(image[A.content] as AttributeValue);
 
-/** Sends to several subscriptions at once, this many in flight. */
-const SEND_CONCURRENCY = 32;
-
+/** Runs `run` over several subscriptions at once: as many in flight as the stage allows posts (config/env.ts). */
 async function eachLimited<T>(items: readonly T[], run: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
   const worker = async () => {
     while (next < items.length) await run(items[next++] as T);
   };
-  await Promise.all(Array.from({ length: Math.min(SEND_CONCURRENCY, items.length) }, worker));
+  await Promise.all(Array.from({ length: Math.min(realtimeSendConcurrency(), items.length) }, worker));
 }
 
 const log = (level: 'WARN' | 'ERROR', message: string, extra: Record<string, unknown> = {}) =>
@@ -166,7 +165,7 @@ async function reverify(inc: string): Promise<void> {
 async function startSubscription(inc: string, image: Image): Promise<void> {
   const sub = readSubscription(inc, image);
   if (!(await stillReads(sub))) return revoke(sub);
-  const subscribed = encode({ type: 'subscribed', id: sub.id, path: formatPath(sub.path) });
+  const subscribed = encode({ type: 'subscribed', id: sub.id, path: formatPath(sub.path), ref: sub.ref });
   // A replay only from where this credential has read without a break (read-access.ts), else a snapshot.
   const from = sub.since === undefined ? undefined : await readsFrom(inc, sub.principal);
   if (sub.since !== undefined && from !== undefined && BigInt(sub.since) >= BigInt(from)) {
@@ -366,19 +365,31 @@ async function commit(inc: string, key: string, record: DynamoDBRecord, batch: B
     for (const hook of onCommittedChange) await hook({ inc, project, revision, changes: wire });
   }
   const now = Date.now() / 1000;
+  // Matched to the change once per subscription path, and encoded once: its subscribers' frames differ by id only.
+  const frames = new Map<string, ((id: string) => string) | undefined>();
+  const frameFor = (path: Segments) => {
+    const at = formatPath(path);
+    if (!frames.has(at)) {
+      const inside = changes && trimTo(changes, path);
+      frames.set(
+        at,
+        !inside
+          ? encodeForEach({ type: 'changed', revision })
+          : inside.length === 0
+            ? undefined
+            : encodeForEach({ type: 'change', revision, changes: inside.map(toWire) }),
+      );
+    }
+    return frames.get(at);
+  };
   await eachLimited(subs, async (sub) => {
     // Not started: its snapshot is read later and will hold this commit.
     if (!sub.started) return;
     const seen = sub.versions[key];
     if (seen !== undefined && version <= seen) return;
     if (sub.expiresAt !== undefined && sub.expiresAt <= now) return revoke(sub);
-    if (!changes) {
-      await send(sub, encode({ type: 'changed', id: sub.id, revision }));
-      return;
-    }
-    const inside = trimTo(changes, sub.path);
-    if (inside.length === 0) return;
-    await send(sub, encodeWithin({ type: 'change', id: sub.id, revision, changes: inside.map(toWire) }));
+    const frame = frameFor(sub.path);
+    if (frame) await send(sub, frame(sub.id));
   });
 }
 

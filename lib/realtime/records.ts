@@ -22,7 +22,7 @@ import { contentPk } from '../store/segments';
 import type { Change } from './changes';
 
 /** Subscriptions one connection may hold. */
-export const MAX_SUBSCRIPTIONS_PER_CONNECTION = 10;
+export const MAX_SUBSCRIPTIONS_PER_CONNECTION = 100;
 /** API Gateway ends a connection after 2 h; its records live a little longer, then TTL removes them. */
 export const CONNECTION_TTL_SECONDS = 2 * 3600 + 600;
 /** How long the change log keeps a change for `since` (DynamoDB Streams keep records as long). */
@@ -46,6 +46,8 @@ export interface Subscription {
   /** When the credential stops being valid, epoch seconds. */
   expiresAt?: number;
   since?: string;
+  /** The client's name for the subscription, echoed in `subscribed` (one connection carries many subscribes). */
+  ref?: string;
   /** Set by the consumer once `subscribed` and the snapshot (or replay) are sent. */
   started: boolean;
   /** The segment versions the snapshot read (key → version): commits not above them are in the snapshot. */
@@ -112,6 +114,7 @@ const subscriptionItem = (s: Omit<Subscription, 'started' | 'versions'>): Record
   principal: { S: JSON.stringify(s.principal) },
   ...(s.expiresAt === undefined ? {} : { exp: { N: String(s.expiresAt) } }),
   ...(s.since === undefined ? {} : { since: { S: s.since } }),
+  ...(s.ref === undefined ? {} : { ref: { S: s.ref } }),
   ttl: { N: String(now() + CONNECTION_TTL_SECONDS) },
 });
 
@@ -127,6 +130,7 @@ export function readSubscription(inc: string, item: Record<string, AttributeValu
     principal: JSON.parse(item.principal?.S ?? '{}') as Principal,
     expiresAt: item.exp?.N === undefined ? undefined : Number(item.exp.N),
     since: item.since?.S,
+    ref: item.ref?.S,
     started: item.st?.BOOL === true,
     versions,
   };
