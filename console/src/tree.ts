@@ -28,7 +28,7 @@ export interface TreeNode {
   error?: string;
 }
 
-const PAGE_KEYS = 200;
+const PAGE_KEYS = 1000;
 const byKey = new Intl.Collator('en', { numeric: true });
 const PAGE_ELEMENTS = 100;
 
