@@ -14,6 +14,8 @@ import { beginRequest } from './route-context';
 import { hashSecret } from '../auth/credentials';
 import { requestTouches } from '../rules/touches';
 import { writeChecked } from './schema-guard';
+import { withWriteStamp } from '../dynamo/write-stamp';
+import { newStamp } from '../realtime/history';
 
 export interface MutationSpec {
   validate: Validator;
@@ -43,6 +45,12 @@ export function contentPatch(message: string) {
   );
 }
 
+/** The route a write came by, as the history names it: its path's last step (`PATCH content`: `patch`). */
+export function operationOf(routeKey: string): string {
+  const last = routeKey.slice(routeKey.lastIndexOf('/') + 1);
+  return last === 'content' ? 'patch' : last;
+}
+
 /** The flow of every content write: credential and envelope, the body read into operations, If-Match, idempotency. */
 function mutationHandler(
   message: string,
@@ -63,9 +71,11 @@ function mutationHandler(
     }
     // Rules and scoped keys judge the request by every path it touches (all or none).
     const principal = { ...caller, scope: { touches: requestTouches(input.op) } };
+    // Who and how, carried by the write's own segments into the history (docs/design/history.md, section 2).
+    const stamp = newStamp(caller, operationOf(event.routeKey), input.idempotencyKey);
     const run = async (requestToken?: string) => {
       const write = { project, principal, ifMatch: input.ifMatch, requestToken };
-      const { etag } = await writeChecked(write, input.op);
+      const { etag } = await withWriteStamp(stamp, () => writeChecked(write, input.op));
       return { statusCode: 200, body: { message }, headers: { ETag: etag } };
     };
     if (input.idempotencyKey === undefined) return run();

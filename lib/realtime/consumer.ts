@@ -41,6 +41,7 @@ import { forgetBelow, learnTree, pathOf } from './segment-paths';
 import { forgetReads, noteReads, readsFrom } from './read-access';
 import { type CommitView, complete } from './commit-reads';
 import { revisionFor } from './revisions';
+import { exactOldValues, stampOfRecord } from './history';
 import { sendTo } from './sender';
 import { readSnapshot } from './snapshot';
 
@@ -332,10 +333,18 @@ async function commit(inc: string, key: string, record: DynamoDBRecord, batch: B
     return;
   }
   const own = await recordChanges(inc, key, record, batch);
-  if (own === undefined) return;
+  // Every stamped commit is in the history, one that changed nothing too: a read at a revision waits for the stamps
+  // it meets to be logged (docs/design/history.md, section 3).
+  const stamp = stampOfRecord(record);
+  const logEmpty = async () => {
+    if (stamp) await logChange(inc, await revisionFor(inc, record), [], { stamp });
+  };
+  if (own === undefined) return logEmpty();
   const derived = own === UNLOCATED ? [] : [...own];
   /** A change that cannot be read back (or placed): the message says the value changed, and clients read it. */
   let unread = own === UNLOCATED;
+  /** Where the commit changed things is not all known (the history cannot rewind any path past it). */
+  let placeless = unread;
   const partners = tx === undefined ? [] : partnersSetBy(record).filter((k) => k !== key);
   for (const partner of partners) {
     const theirs = batch.partners.get(`${tx} ${partner}`);
@@ -349,16 +358,20 @@ async function commit(inc: string, key: string, record: DynamoDBRecord, batch: B
     // bucket holds part of its object, and which members the commit changed is in its record alone.
     if (isBucketKey(partner)) {
       unread = true;
+      placeless = true;
       continue;
     }
     const path = await pathOf(inc, partner);
     if (path !== undefined) derived.push({ path, value: new Stub(partner) });
   }
-  if (derived.length === 0 && !unread) return;
-  const changes = unread ? undefined : await complete(inc, derived, commitView(key, record, batch, at));
+  if (derived.length === 0 && !unread) return logEmpty();
+  const view = commitView(key, record, batch, at);
+  const changes = unread ? undefined : await complete(inc, derived, view);
   const revision = await revisionFor(inc, record);
   const version = Number(newImage?.[A.version]?.N ?? 0);
-  await logChange(inc, revision, changes);
+  // The history keeps the values the changes replaced, made exact (a stub in one is read as it was).
+  const kept = changes && (await exactOldValues(inc, changes, { ...view, stampTime: stamp?.time }));
+  await logChange(inc, revision, kept, { stamp, touched: placeless ? undefined : derived.map((c) => c.path) });
   const subs = await querySubscriptions(inc);
   const wire = changes?.map(toWire) ?? [];
   if (onCommittedChange.length > 0) {
