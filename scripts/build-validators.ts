@@ -6,8 +6,10 @@ import { join } from 'node:path';
 import {
   batchEnvelopeSchema,
   managementSchemas,
+  historyQuerySchema,
   readQuerySchema,
   requestSchemas,
+  restoreSchema,
   testOperationSchema,
 } from '../lib/http/schemas';
 
@@ -21,6 +23,8 @@ for (const [name, schema] of Object.entries({
   testOperation: testOperationSchema,
   batchEnvelope: batchEnvelopeSchema,
   readQuery: readQuerySchema,
+  historyQuery: historyQuerySchema,
+  restore: restoreSchema,
 })) {
   ajv.addSchema(schema, name);
   exports[`validate${name[0]!.toUpperCase()}${name.slice(1)}`] = name;

@@ -271,6 +271,16 @@ export const ERROR_CODES = {
     status: 409,
     message: 'a project may have at most 100 keys',
   },
+  HISTORY_INCOMPLETE: {
+    when: 'A read or restore at a revision crosses a change at that path whose old values were not kept (too large)',
+    status: 409,
+    message: 'the change at revision 0000000000000000000000000000000000000042 was not kept in full',
+  },
+  HISTORY_EXPIRED: {
+    when: 'A read or restore at a revision or time before the history kept (HISTORY_DAYS), or a revision never made',
+    status: 410,
+    message: 'revision 0000000000000000000000000000000000000042 is not in the history kept (7 days)',
+  },
   PRECONDITION_FAILED: {
     when: 'If-Match names an older version',
     status: 412,

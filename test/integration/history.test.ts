@@ -1,0 +1,85 @@
+// History (issue 31): who changed what, reads at a revision or time, and restore as one ordinary write.
+import { type Project, call, expectError, newProject, newUser, post } from '../support/api';
+
+/** The history at a path once it holds `count` entries (the stream consumer writes it after the write answers). */
+async function historyOf(p: Project, count: number, query = ''): Promise<any[]> {
+  for (let i = 0; ; i++) {
+    const r = await call('GET', `${p.content}/history?limit=100${query}`, { token: p.key });
+    expect(r.status).toBe(200);
+    if (r.body.entries.length >= count || i > 100) return r.body.entries;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+const at = (p: Project, at: string, path?: string) =>
+  call(
+    'GET',
+    `${p.content}?at=${encodeURIComponent(at)}${path === undefined ? '' : `&path=${encodeURIComponent(path)}`}`,
+    {
+      token: p.key,
+    },
+  );
+
+describe('history', () => {
+  it('names the actor, route and Idempotency-Key of each change, newest first, trimmed to the path', async () => {
+    const p = await newProject();
+    const member = await newUser(p, 'editor');
+    expect((await post(p, 'set', { path: 'a.b', value: 1 })).status).toBe(200);
+    expect((await post(p, 'set', { path: 'a.c', value: 2 }, member.token, { 'Idempotency-Key': 'ci-7' })).status).toBe(
+      200,
+    );
+    expect((await post(p, 'set', { path: 'z', value: 3 }, p.owner)).status).toBe(200);
+    const entries = await historyOf(p, 3);
+    expect(entries.map((e) => [e.actor, e.operation, e.changes])).toEqual([
+      [{ kind: 'user', username: p.username }, 'set', [{ path: 'z', value: 3 }]],
+      [{ kind: 'user', username: member.username }, 'set', [{ path: 'a.c', value: 2 }]],
+      [{ kind: 'key', id: p.keyId }, 'set', [{ path: 'a', value: { b: 1 } }]],
+    ]);
+    expect(entries[1].idempotencyKey).toBe('ci-7');
+    expect(JSON.stringify(entries)).not.toMatch(/capi_|csess_/);
+    const trimmed = await call('GET', `${p.content}/history?path=a.b`, { token: p.key });
+    expect(trimmed.body.entries.map((e: any) => e.changes)).toEqual([[{ path: 'a.b', value: 1 }]]);
+  });
+
+  it('reads a path as it was after each revision and at a time; 404 where nothing was; 410 before the window', async () => {
+    const p = await newProject();
+    await post(p, 'set', { path: 'a.b', value: 1 });
+    await post(p, 'push', { path: 'a.list', value: 'x' });
+    await post(p, 'set', { path: 'a.b', value: { deep: [1, 2] } });
+    await post(p, 'delete', { path: 'a.list' });
+    const entries = (await historyOf(p, 4)).reverse();
+    const revisions = entries.map((e) => e.revision);
+    expect((await at(p, revisions[0])).body).toEqual({ value: { a: { b: 1 } } });
+    expect((await at(p, revisions[1], 'a')).body).toEqual({ value: { b: 1, list: ['x'] } });
+    expect((await at(p, revisions[2], 'a.b.deep.-1')).body).toEqual({ value: 2 });
+    expect((await at(p, revisions[3])).body).toEqual({ value: { a: { b: { deep: [1, 2] } } } });
+    expectError(await at(p, revisions[0], 'a.list'), 404, 'PATH_NOT_FOUND');
+    expect((await at(p, new Date().toISOString())).body).toEqual({ value: { a: { b: { deep: [1, 2] } } } });
+    expectError(await at(p, '2020-01-01T00:00:00Z'), 410, 'HISTORY_EXPIRED');
+    expectError(await at(p, '12345'), 410, 'HISTORY_EXPIRED');
+    expectError(await at(p, 'yesterday'), 400, 'INVALID_QUERY');
+  });
+
+  it('restores a path as one write that is itself in the history, honouring If-Match', async () => {
+    const p = await newProject();
+    await post(p, 'set', { path: 'a', value: { keep: 1 } });
+    await post(p, 'update', { content: { a: { broken: true }, other: 2 } });
+    const [, first] = await historyOf(p, 2);
+    const refused = await post(p, 'restore', { path: 'a', at: first.revision }, p.key, { 'If-Match': '"nope"' });
+    expect(refused.status).toBe(412);
+    const r = await post(p, 'restore', { path: 'a', at: first.revision });
+    expect(r.status).toBe(200);
+    expect(r.body).toEqual({ message: 'Content restored successfully' });
+    expect(r.headers.get('etag')).toBeTruthy();
+    expect((await call('GET', p.content, { token: p.key })).body.value).toEqual({ a: { keep: 1 }, other: 2 });
+    const [latest] = await historyOf(p, 3);
+    expect(latest).toMatchObject({ operation: 'restore', actor: { kind: 'key', id: p.keyId } });
+    // Undo the restore: the whole content back as it was before it.
+    const [, before] = await historyOf(p, 3);
+    expect((await post(p, 'restore', { at: before.revision })).status).toBe(200);
+    expect((await call('GET', p.content, { token: p.key })).body.value).toEqual({ a: { broken: true }, other: 2 });
+    // A path that did not exist then is deleted.
+    expect((await post(p, 'restore', { path: 'other', at: first.revision })).status).toBe(200);
+    expect((await call('GET', p.content, { token: p.key })).body.value).toEqual({ a: { broken: true } });
+  });
+});
