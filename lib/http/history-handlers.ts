@@ -15,7 +15,13 @@ export function historyRead(validate: Validator) {
     const { principal: caller, project } = await beginRequest(event, 'read');
     const query = event.queryStringParameters ?? {};
     const parsed = validated(() => {
-      if (!validate(query)) throw schemaError(validate.errors);
+      if (!validate(query)) {
+        const error = schemaError(validate.errors);
+        // Its own range: a page of history is one Query, at most 100 entries.
+        if (error.code === 'INVALID_LIMIT')
+          throw new BadRequest('INVALID_LIMIT', 'limit must be a whole number from 1 to 100');
+        throw error;
+      }
       return { path: query.path === undefined ? [] : parsePath(query.path), limit: Number(query.limit ?? 20) };
     });
     if (parsed instanceof BadRequest) {

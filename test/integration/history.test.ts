@@ -1,5 +1,5 @@
 // History (issue 31): who changed what, reads at a revision or time, and restore as one ordinary write.
-import { type Project, call, expectError, newProject, newUser, post } from '../support/api';
+import { type Project, call, expectError, newProject, newUser, post, signJwt, unique } from '../support/api';
 
 /** The history at a path once it holds `count` entries (the stream consumer writes it after the write answers). */
 async function historyOf(p: Project, count: number, query = ''): Promise<any[]> {
@@ -81,5 +81,55 @@ describe('history', () => {
     // A path that did not exist then is deleted.
     expect((await post(p, 'restore', { path: 'other', at: first.revision })).status).toBe(200);
     expect((await call('GET', p.content, { token: p.key })).body.value).toEqual({ a: { broken: true } });
+  });
+
+  it('names JWT users and anonymous callers (rules), and reads history under the rules of the path', async () => {
+    const p = await newProject();
+    const rules = [
+      { match: 'public.**', read: 'true', write: 'true' },
+      { match: 'users.{uid}.**', read: 'auth != null && auth.sub == uid', write: 'auth != null && auth.sub == uid' },
+    ];
+    expect((await call('PUT', `/api/${p.username}/${p.slug}/rules`, { token: p.owner, body: { rules } })).status).toBe(
+      200,
+    );
+    const name = unique('e');
+    const jwt = await signJwt({ sub: 'u1', preferred_username: name });
+    expect((await call('POST', `${p.content}/set`, { body: { path: 'public.note', value: 'hi' } })).status).toBe(200);
+    expect((await post(p, 'set', { path: 'users.u1.n', value: 1 }, jwt)).status).toBe(200);
+    const entries = await historyOf(p, 2);
+    expect(entries.map((e) => e.actor)).toEqual([
+      { kind: 'user', username: expect.any(String) },
+      { kind: 'anonymous' },
+    ]);
+    expect(JSON.stringify(entries)).not.toContain('eyJ');
+    const mine = await call('GET', `${p.content}/history?path=users.u1`, { token: jwt });
+    expect(mine.status).toBe(200);
+    expect(mine.body.entries.map((e: any) => e.changes)).toEqual([[{ path: 'users.u1', value: { n: 1 } }]]);
+    expectError(await call('GET', `${p.content}/history?path=users`, { token: jwt }), 403, 'FORBIDDEN');
+    expectError(await call('GET', `${p.content}/history`), 401, 'UNAUTHORIZED');
+    const publicOnly = await call('GET', `${p.content}/history?path=public`);
+    expect(publicOnly.body.entries.map((e: any) => e.changes)).toEqual([[{ path: 'public', value: { note: 'hi' } }]]);
+    expectError(
+      await call('GET', `${p.content}?path=users&at=${entries[0].revision}`, { token: jwt }),
+      403,
+      'FORBIDDEN',
+    );
+  });
+
+  it('pages with limit and before, and refuses bad queries with 400', async () => {
+    const p = await newProject();
+    for (let i = 0; i < 5; i++) await post(p, 'set', { path: 'n', value: i });
+    const all = await historyOf(p, 5);
+    const first = await call('GET', `${p.content}/history?limit=2`, { token: p.key });
+    expect(first.body.entries.map((e: any) => e.changes[0].value)).toEqual([4, 3]);
+    const second = await call('GET', `${p.content}/history?limit=2&before=${first.body.next}`, { token: p.key });
+    expect(second.body.entries.map((e: any) => e.changes[0].value)).toEqual([2, 1]);
+    expect(all).toHaveLength(5);
+    expectError(await call('GET', `${p.content}/history?limit=0`, { token: p.key }), 400, 'INVALID_LIMIT');
+    expectError(await call('GET', `${p.content}/history?limit=101`, { token: p.key }), 400, 'INVALID_LIMIT');
+    expectError(await call('GET', `${p.content}/history?before=x`, { token: p.key }), 400, 'INVALID_QUERY');
+    expectError(await post(p, 'restore', { path: 'n' }), 400, 'INVALID_QUERY');
+    expectError(await post(p, 'restore', { path: 'n', at: 'soon' }), 400, 'INVALID_QUERY');
+    expectError(await post(p, 'restore', { path: 'n', at: '1', extra: 1 }), 400, 'UNKNOWN_FIELD');
   });
 });
