@@ -138,21 +138,31 @@ async function allLogged(
   after: readonly HistoryEntry[],
 ): Promise<boolean> {
   const logged = new Set(after.flatMap((e) => (e.stamp ? [e.stamp.nonce] : [])));
+  // A commit whose request began more than the margin before the newest logged one's was committed before it, and
+  // the log is in commit order: it is logged, so, not after the point, it is at or before it.
+  const newest = Math.max(point.time, ...after.map((e) => e.time));
   const open = read
     .flatMap((s) => stampOfItem(s.raw as Record<string, { S?: string }>) ?? [])
-    .filter((stamp) => !logged.has(stamp.nonce) && stamp.time >= point.time - COMMIT_MARGIN_MS);
+    .filter(
+      (stamp) =>
+        !logged.has(stamp.nonce) &&
+        stamp.time >= point.time - COMMIT_MARGIN_MS &&
+        stamp.time + COMMIT_MARGIN_MS >= newest,
+    );
   if (open.length === 0) return true;
   // Logged at or before the point: entries from the point back, while they may still follow such a stamp.
   const oldest = Math.min(...open.map((s) => s.time)) - COMMIT_MARGIN_MS;
-  const before = new Set<string>();
+  const wanted = new Set(open.map((stamp) => stamp.nonce));
   let start: string | undefined;
   const upTo = formatRevision(BigInt(point.revision) + 1n);
-  do {
-    const page = await historyPage(inc, { before: upTo, newestFirst: true, limit: 100, start });
-    for (const e of page.entries) if (e.stamp) before.add(e.stamp.nonce);
+  // Small pages first: the stamps met are usually those of the last few commits to these segments.
+  for (let limit = 10; ; limit = Math.min(100, limit * 3)) {
+    const page = await historyPage(inc, { before: upTo, newestFirst: true, limit, start });
+    for (const e of page.entries) if (e.stamp) wanted.delete(e.stamp.nonce);
+    if (wanted.size === 0) return true;
     start = page.entries.some((e) => e.time < oldest) ? undefined : page.next;
-  } while (start !== undefined);
-  return open.every((stamp) => before.has(stamp.nonce));
+    if (start === undefined) return false;
+  }
 }
 
 /** The path up to its first index counted from the end (resolved against the value as it was), and the rest. */

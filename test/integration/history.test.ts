@@ -132,4 +132,20 @@ describe('history', () => {
     expectError(await post(p, 'restore', { path: 'n', at: 'soon' }), 400, 'INVALID_QUERY');
     expectError(await post(p, 'restore', { path: 'n', at: '1', extra: 1 }), 400, 'UNKNOWN_FIELD');
   });
+
+  it('a read at a revision right after writes waits for the history to log them (never a value half rewound)', async () => {
+    const p = await newProject();
+    await post(p, 'set', { path: 'a', value: { n: 0 } });
+    const [first] = await historyOf(p, 1);
+    for (let round = 1; round <= 5; round++) {
+      // No wait for the consumer: the read meets segments whose commits may not be logged yet.
+      await Promise.all([
+        post(p, 'set', { path: 'a.n', value: round }),
+        post(p, 'set', { path: `b${round}`, value: round }),
+      ]);
+      const [root, inner] = await Promise.all([at(p, first.revision), at(p, first.revision, 'a.n')]);
+      expect(root.body).toEqual({ value: { a: { n: 0 } } });
+      expect(inner.body).toEqual({ value: 0 });
+    }
+  });
 });
