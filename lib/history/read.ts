@@ -8,7 +8,7 @@ import { valueAt } from '../content/model';
 import { type Segments, asIndex, formatPath } from '../paths';
 import { type WireChange, toWire, trimTo } from '../realtime/changes';
 import { type Actor, historyDays, stampOfItem } from '../realtime/history';
-import { type HistoryEntry, historyEntry, historyPage } from '../realtime/records';
+import { type HistoryEntry, historyEntry, historyPage, loggedStamps } from '../realtime/records';
 import { formatRevision } from '../realtime/revisions';
 import { readSnapshot } from '../realtime/snapshot';
 import type { Segment } from '../store/segments';
@@ -127,16 +127,16 @@ async function locate(inc: string, point: HistoryPoint): Promise<{ revision: str
 }
 
 /**
- * Whether every stamp on the segments read is accounted for: logged after the point (its commit is undone), or made
- * before the point (logged at or before it, or older than it by more than a commit can take). A stamp that is
- * neither is a commit the stream consumer has not logged yet.
+ * Whether every stamp on the segments read is accounted for: logged after the point (its commit is among those
+ * undone), or at or before it. A stamp older than the point by more than a commit can take is before it; the others
+ * are looked up (one BatchGetItem of the stamps' small items). `retry`: a commit logged since `after` was read.
  */
-async function allLogged(
+async function stampsLogged(
   inc: string,
   read: readonly Segment[],
   point: { revision: string; time: number },
   after: readonly HistoryEntry[],
-): Promise<boolean> {
+): Promise<'yes' | 'pending' | 'retry'> {
   const logged = new Set(after.flatMap((e) => (e.stamp ? [e.stamp.nonce] : [])));
   // A commit whose request began more than the margin before the newest logged one's was committed before it, and
   // the log is in commit order: it is logged, so, not after the point, it is at or before it.
@@ -149,20 +149,17 @@ async function allLogged(
         stamp.time >= point.time - COMMIT_MARGIN_MS &&
         stamp.time + COMMIT_MARGIN_MS >= newest,
     );
-  if (open.length === 0) return true;
-  // Logged at or before the point: entries from the point back, while they may still follow such a stamp.
-  const oldest = Math.min(...open.map((s) => s.time)) - COMMIT_MARGIN_MS;
-  const wanted = new Set(open.map((stamp) => stamp.nonce));
-  let start: string | undefined;
-  const upTo = formatRevision(BigInt(point.revision) + 1n);
-  // Small pages first: the stamps met are usually those of the last few commits to these segments.
-  for (let limit = 10; ; limit = Math.min(100, limit * 3)) {
-    const page = await historyPage(inc, { before: upTo, newestFirst: true, limit, start });
-    for (const e of page.entries) if (e.stamp) wanted.delete(e.stamp.nonce);
-    if (wanted.size === 0) return true;
-    start = page.entries.some((e) => e.time < oldest) ? undefined : page.next;
-    if (start === undefined) return false;
+  if (open.length === 0) return 'yes';
+  const revisions = await loggedStamps(
+    inc,
+    open.map((s) => s.nonce),
+  );
+  for (const stamp of open) {
+    const revision = revisions.get(stamp.nonce);
+    if (revision === undefined) return 'pending';
+    if (revision > point.revision) return 'retry';
   }
+  return 'yes';
 }
 
 /** The path up to its first index counted from the end (resolved against the value as it was), and the rest. */
@@ -189,9 +186,10 @@ export async function valueAtPoint(inc: string, path: Segments, point: HistoryPo
       );
     }
     const after = await entriesAfter(inc, at.revision);
-    if (!(await allLogged(inc, snapshot.read ?? [], at, after))) {
+    const logged = await stampsLogged(inc, snapshot.read ?? [], at, after);
+    if (logged !== 'yes') {
       if (Date.now() > deadline) throw new ServiceUnavailable('the history is catching up with the latest writes');
-      await sleep(100);
+      if (logged === 'pending') await sleep(50);
       continue;
     }
     let value: Json | undefined;

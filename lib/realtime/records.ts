@@ -12,6 +12,7 @@ import {
 import type { Principal } from '../auth/access';
 import { tableName } from '../config/env';
 import { Conflict } from '../config/errors';
+import { batchGetConsistent } from '../dynamo/batch-get';
 import { batchWriteAll } from '../dynamo/batch-write';
 import { dynamo } from '../dynamo/client';
 import { type Json, storedSize } from '../content/json';
@@ -313,6 +314,17 @@ export async function logChange(
   const touched = changes?.map((c) => c.path) ?? commit.touched;
   const touchedText = touched === undefined ? undefined : JSON.stringify(touched);
   const time = commit.stamp?.time ?? Date.now();
+  const ttl = { N: String(Math.floor(time / 1000) + Math.max(LOG_TTL_SECONDS, historyDays() * 86400)) };
+  // Which revision a stamp was logged at (one small item, 1 WCU): a read at a revision looks up the stamps of the
+  // segments it read, to know whether their commits are logged (docs/design/history.md, section 3).
+  if (commit.stamp) {
+    await dynamo.send(
+      new PutItemCommand({
+        TableName: tableName(),
+        Item: { ...stampKey(inc, commit.stamp.nonce), rev: { S: revision }, ttl },
+      }),
+    );
+  }
   await dynamo.send(
     new PutItemCommand({
       TableName: tableName(),
@@ -330,10 +342,24 @@ export async function logChange(
                 ? { xp: { S: touchedText } }
                 : {}),
             }),
-        ttl: { N: String(Math.floor(time / 1000) + Math.max(LOG_TTL_SECONDS, historyDays() * 86400)) },
+        ttl,
       },
     }),
   );
+}
+
+/** The item naming the revision a stamp's commit was logged at. */
+const stampKey = (inc: string, nonce: string) => ({ pk: { S: `RN#${inc}` }, sk: { S: nonce } });
+
+/** The revisions the commits of these stamps were logged at (consistent), by nonce; a stamp not logged is absent. */
+export async function loggedStamps(inc: string, nonces: readonly string[]): Promise<Map<string, string>> {
+  const found = new Map<string, string>();
+  const unique = [...new Set(nonces)];
+  for (let i = 0; i < unique.length; i += 100) {
+    const items = await batchGetConsistent(unique.slice(i, i + 100).map((nonce) => stampKey(inc, nonce)));
+    for (const item of items) if (!expired(item)) found.set(item.sk?.S ?? '', item.rev?.S ?? '');
+  }
+  return found;
 }
 
 /** A change log item as history. */
