@@ -3,6 +3,7 @@ import { contentRestore } from '../lib/http/content-handlers';
 import { restoreOperation } from '../lib/http/history-handlers';
 import { parseHistoryPoint } from '../lib/history/read';
 import { parsePath } from '../lib/paths';
+import { SUCCESS_MESSAGES } from '../lib/content/operations';
 import { validateRestore as validate } from '../lib/http/validators.generated';
 
 export const handler = contentRestore({
@@ -17,5 +18,5 @@ export const handler = contentRestore({
       prepare: (inc) => restoreOperation(inc, segments, point),
     };
   },
-  message: 'Content restored successfully',
+  message: SUCCESS_MESSAGES.restore,
 });

@@ -9,7 +9,6 @@ import {
   historyQuerySchema,
   readQuerySchema,
   requestSchemas,
-  restoreSchema,
   testOperationSchema,
 } from '../lib/http/schemas';
 
@@ -24,7 +23,6 @@ for (const [name, schema] of Object.entries({
   batchEnvelope: batchEnvelopeSchema,
   readQuery: readQuerySchema,
   historyQuery: historyQuerySchema,
-  restore: restoreSchema,
 })) {
   ajv.addSchema(schema, name);
   exports[`validate${name[0]!.toUpperCase()}${name.slice(1)}`] = name;
