@@ -8,6 +8,7 @@ import {
   MAX_EXPIRES_IN_SECONDS,
   MAX_KEY_LENGTH,
   MAX_RESPONSE_BYTES,
+  MAX_REWIND_ENTRIES,
   MAX_SLICE_LIMIT,
 } from './limits';
 
@@ -316,6 +317,11 @@ export const ERROR_CODES = {
     when: 'The value at the path is larger than one response carries (as DynamoDB counts bytes)',
     status: 413,
     message: `the value is larger than ${MAX_RESPONSE_BYTES} bytes; read the parts below it one by one`,
+  },
+  HISTORY_TOO_LONG: {
+    when: `A read or restore at a revision or time with more than ${MAX_REWIND_ENTRIES} changes of the project made since`,
+    status: 413,
+    message: `more than ${MAX_REWIND_ENTRIES} changes were made since then; read at a later revision or time`,
   },
   UNSUPPORTED_MEDIA_TYPE: {
     when: 'Content-Type is not JSON (on PATCH: not application/json-patch+json or application/merge-patch+json)',

@@ -2,7 +2,7 @@
 // at a revision or a time, rewound from the value now with the old values the change log keeps.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BadRequest, Conflict, Gone, NotFound, PayloadTooLarge, ServiceUnavailable } from '../config/errors';
-import { MAX_RESPONSE_BYTES } from '../config/limits';
+import { MAX_RESPONSE_BYTES, MAX_REWIND_ENTRIES } from '../config/limits';
 import type { Json, JsonObject } from '../content/json';
 import { valueAt } from '../content/model';
 import { type Segments, asIndex, formatPath } from '../paths';
@@ -90,13 +90,19 @@ export async function historyAt(
   return { entries, next: page.next ?? null };
 }
 
-/** Every entry after `revision` (exclusive), newest first. */
+/** Every entry after `revision` (exclusive), newest first; past MAX_REWIND_ENTRIES, a 413. */
 async function entriesAfter(inc: string, revision: string): Promise<HistoryEntry[]> {
   const found: HistoryEntry[] = [];
   let start: string | undefined;
   do {
-    const page = await historyPage(inc, { after: revision, newestFirst: true, start });
+    const page = await historyPage(inc, { after: revision, newestFirst: true, start, limit: 500 });
     found.push(...page.entries);
+    if (found.length > MAX_REWIND_ENTRIES) {
+      throw new PayloadTooLarge(
+        'HISTORY_TOO_LONG',
+        `more than ${MAX_REWIND_ENTRIES} changes were made since then; read at a later revision or time`,
+      );
+    }
     start = page.next;
   } while (start !== undefined);
   return found;

@@ -142,6 +142,7 @@ export const CONTENT_ROUTES: readonly RouteDoc[] = [
       // With `at`: the value as it was (GET content/history names the revisions).
       'HISTORY_EXPIRED',
       'HISTORY_INCOMPLETE',
+      'HISTORY_TOO_LONG',
       'SERVICE_UNAVAILABLE',
     ],
   },

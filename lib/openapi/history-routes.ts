@@ -7,7 +7,12 @@ import { ACCESS_ERRORS, BODY_ERRORS, type RouteDoc, messageSchema } from './rout
 const CONTENT = '/api/{username}/{projectSlug}/content';
 
 /** What a read or restore at a point in the history can answer besides the route's own codes. */
-export const HISTORY_ERRORS: ErrorCode[] = ['HISTORY_EXPIRED', 'HISTORY_INCOMPLETE', 'SERVICE_UNAVAILABLE'];
+export const HISTORY_ERRORS: ErrorCode[] = [
+  'HISTORY_EXPIRED',
+  'HISTORY_INCOMPLETE',
+  'HISTORY_TOO_LONG',
+  'SERVICE_UNAVAILABLE',
+];
 
 const actorSchema = {
   description:

@@ -148,4 +148,24 @@ describe('history', () => {
       expect(inner.body).toEqual({ value: 0 });
     }
   });
+
+  it('refuses to undo more than MAX_REWIND_ENTRIES commits (bounded work), with a 413', async () => {
+    const { MAX_REWIND_ENTRIES } = await import('../../lib/config/limits');
+    const { assertProjectAccess } = await import('../../lib/store/content');
+    const { logChange } = await import('../../lib/realtime/records');
+    const { formatRevision } = await import('../../lib/realtime/revisions');
+    const p = await newProject();
+    await post(p, 'set', { path: 'a', value: 1 });
+    const [first] = await historyOf(p, 1);
+    const inc = await assertProjectAccess(p, { kind: 'user', username: p.username }, 'read');
+    // Entries as the consumer writes them, many at once (a busy project's week), all after the first.
+    const base = BigInt(first.revision) + 1_000_000n;
+    for (let i = 0; i <= MAX_REWIND_ENTRIES; i += 100) {
+      await Promise.all(
+        Array.from({ length: 100 }, (_, j) => logChange(inc, formatRevision(base + BigInt(i + j)), [])),
+      );
+    }
+    expectError(await at(p, first.revision), 413, 'HISTORY_TOO_LONG');
+    expect((await at(p, formatRevision(base + 100n))).body).toEqual({ value: { a: 1 } });
+  }, 60_000);
 });
