@@ -41,36 +41,52 @@ interface Update {
   ExpressionAttributeValues?: Record<string, AttributeValue>;
 }
 
-/** Adds `SET #wb = :wb` to an update expression (into its SET clause: a clause may appear only once). */
-function stampUpdate(update: Update, stamp: string): void {
-  if (!isSegmentKey(update.Key) || update.UpdateExpression === undefined) return;
+type Item = Record<string, AttributeValue>;
+
+/** The update with `SET #wb = :wb` added (into its SET clause: a clause may appear only once); others as they are. */
+function stampUpdate(update: Update, stamp: string): Update {
+  if (!isSegmentKey(update.Key) || update.UpdateExpression === undefined) return update;
   const set = '#wbStamp = :wbStamp';
-  update.UpdateExpression = /\bSET\b/.test(update.UpdateExpression)
-    ? update.UpdateExpression.replace(/\bSET\b/, `SET ${set},`)
-    : `${update.UpdateExpression} SET ${set}`;
-  update.ExpressionAttributeNames = { ...update.ExpressionAttributeNames, '#wbStamp': STAMP_ATTRIBUTE };
-  update.ExpressionAttributeValues = { ...update.ExpressionAttributeValues, ':wbStamp': { S: stamp } };
+  return {
+    ...update,
+    UpdateExpression: /\bSET\b/.test(update.UpdateExpression)
+      ? update.UpdateExpression.replace(/\bSET\b/, `SET ${set},`)
+      : `${update.UpdateExpression} SET ${set}`,
+    ExpressionAttributeNames: { ...update.ExpressionAttributeNames, '#wbStamp': STAMP_ATTRIBUTE },
+    ExpressionAttributeValues: { ...update.ExpressionAttributeValues, ':wbStamp': { S: stamp } },
+  };
 }
 
-function stampItem(item: Record<string, AttributeValue> | undefined, stamp: string): void {
-  if (item && isSegmentKey(item)) item[STAMP_ATTRIBUTE] = { S: stamp };
-}
+const stampItem = (item: Item | undefined, stamp: string): Item | undefined =>
+  item && isSegmentKey(item) ? { ...item, [STAMP_ATTRIBUTE]: { S: stamp } } : item;
 
-/** Stamps the segment writes of one command's input, in place. */
-export function stampInput(operation: string, input: Record<string, unknown>, stamp: string): void {
-  if (operation === 'UpdateItem') stampUpdate(input as Update, stamp);
-  else if (operation === 'PutItem') stampItem(input.Item as Record<string, AttributeValue>, stamp);
-  else if (operation === 'TransactWriteItems') {
-    for (const item of (input.TransactItems ?? []) as Array<{ Update?: Update; Put?: { Item?: never } }>) {
-      if (item.Update) stampUpdate(item.Update, stamp);
-      if (item.Put) stampItem(item.Put.Item, stamp);
-    }
-  } else if (operation === 'BatchWriteItem') {
-    for (const requests of Object.values((input.RequestItems ?? {}) as Record<string, unknown[]>)) {
-      for (const request of requests as Array<{ PutRequest?: { Item?: never } }>)
-        stampItem(request.PutRequest?.Item, stamp);
-    }
+/**
+ * One command's input with its segment writes stamped: a new input, sharing everything it does not change (the
+ * caller's objects are never changed: the store sends some again, and the SDK retries the same input).
+ */
+export function stampInput(operation: string, input: Record<string, unknown>, stamp: string): Record<string, unknown> {
+  if (operation === 'UpdateItem') return stampUpdate(input as Update, stamp) as Record<string, unknown>;
+  if (operation === 'PutItem') return { ...input, Item: stampItem(input.Item as Item, stamp) };
+  if (operation === 'TransactWriteItems') {
+    const items = (input.TransactItems ?? []) as Array<{ Update?: Update; Put?: { Item?: Item } }>;
+    return {
+      ...input,
+      TransactItems: items.map((item) => {
+        if (item.Update) return { ...item, Update: stampUpdate(item.Update, stamp) };
+        if (item.Put) return { ...item, Put: { ...item.Put, Item: stampItem(item.Put.Item, stamp) } };
+        return item;
+      }),
+    };
   }
+  if (operation === 'BatchWriteItem') {
+    const tables = (input.RequestItems ?? {}) as Record<string, Array<{ PutRequest?: { Item?: Item } }>>;
+    const stamped = Object.entries(tables).map(([table, requests]) => [
+      table,
+      requests.map((r) => (r.PutRequest ? { ...r, PutRequest: { Item: stampItem(r.PutRequest.Item, stamp) } } : r)),
+    ]);
+    return { ...input, RequestItems: Object.fromEntries(stamped) };
+  }
+  return input;
 }
 
 type Next = (args: { input: Record<string, unknown> }) => Promise<{ output: unknown }>;
@@ -80,11 +96,6 @@ export const stampWrites = (next: Next, context: { commandName?: string }) => {
   const operation = (context.commandName ?? '').replace(/Command$/, '');
   return async (args: { input: Record<string, unknown> }) => {
     const stamp = currentStamp();
-    // A copy: the SDK may send the same input again (a retry), and callers may reuse their objects.
-    if (stamp !== undefined) {
-      args = { ...args, input: structuredClone(args.input) };
-      stampInput(operation, args.input, stamp);
-    }
-    return next(args);
+    return next(stamp === undefined ? args : { ...args, input: stampInput(operation, args.input, stamp) });
   };
 };

@@ -54,10 +54,10 @@ describe('stampInput', () => {
   const key = { pk: { S: 'C#inc' }, sk: { S: '/' } };
   it('adds the stamp into an existing SET clause, or adds one', () => {
     const a = { Key: key, UpdateExpression: 'REMOVE x SET y = :y' };
-    stampInput('UpdateItem', a, 's');
-    expect(a.UpdateExpression).toBe('REMOVE x SET #wbStamp = :wbStamp, y = :y');
-    const b = { Key: key, UpdateExpression: 'ADD n :one' };
-    stampInput('UpdateItem', b, 's');
+    expect(stampInput('UpdateItem', a, 's').UpdateExpression).toBe('REMOVE x SET #wbStamp = :wbStamp, y = :y');
+    // The caller's input is left as it was (the store and the SDK send some again).
+    expect(a).toEqual({ Key: key, UpdateExpression: 'REMOVE x SET y = :y' });
+    const b = stampInput('UpdateItem', { Key: key, UpdateExpression: 'ADD n :one' }, 's');
     expect(b.UpdateExpression).toBe('ADD n :one SET #wbStamp = :wbStamp');
     expect(b).toMatchObject({ ExpressionAttributeValues: { ':wbStamp': { S: 's' } } });
   });
@@ -69,11 +69,22 @@ describe('stampInput', () => {
         { Put: { Item: { ...key, content: { S: 'x' } } } },
       ],
     };
-    stampInput('TransactWriteItems', input, 's');
-    expect(input.TransactItems[0]?.Update?.UpdateExpression).toBe('SET a = :a');
-    expect(input.TransactItems[1]?.Put?.Item).toMatchObject({ wb: { S: 's' } });
-    const batch = { RequestItems: { t: [{ PutRequest: { Item: { pk: { S: 'R#inc' }, sk: { S: '/' } } } }] } };
-    stampInput('BatchWriteItem', batch, 's');
-    expect(batch.RequestItems.t[0]?.PutRequest.Item).not.toHaveProperty('wb');
+    const stamped = stampInput('TransactWriteItems', input, 's') as typeof input;
+    expect(stamped.TransactItems[0]?.Update?.UpdateExpression).toBe('SET a = :a');
+    expect(stamped.TransactItems[1]?.Put?.Item).toMatchObject({ wb: { S: 's' } });
+    expect(input.TransactItems[1]?.Put?.Item).not.toHaveProperty('wb');
+    const batch = {
+      RequestItems: {
+        t: [
+          { PutRequest: { Item: { pk: { S: 'R#inc' }, sk: { S: '/' } } } },
+          { PutRequest: { Item: { pk: { S: 'C#inc' }, sk: { S: '/a/' } } } },
+          { DeleteRequest: { Key: key } },
+        ],
+      },
+    };
+    const written = stampInput('BatchWriteItem', batch, 's') as typeof batch;
+    expect(written.RequestItems.t[0]?.PutRequest?.Item).not.toHaveProperty('wb');
+    expect(written.RequestItems.t[1]?.PutRequest?.Item).toHaveProperty('wb', { S: 's' });
+    expect(written.RequestItems.t[2]).toEqual({ DeleteRequest: { Key: key } });
   });
 });
