@@ -25,6 +25,7 @@ import { type Change, commitChanges, diffValues, stubPaths, toWire, trimTo } fro
 import { onCommittedChange } from './hooks';
 import { MAX_MESSAGE_BYTES, encode, encodeWithin } from './messages';
 import {
+  type CommitRecord,
   SUBSCRIPTION_PREFIX,
   type Subscription,
   changesSince,
@@ -41,7 +42,7 @@ import { forgetBelow, learnTree, pathOf } from './segment-paths';
 import { forgetReads, noteReads, readsFrom } from './read-access';
 import { type CommitView, complete } from './commit-reads';
 import { revisionFor } from './revisions';
-import { exactOldValues, stampOfRecord } from './history';
+import { type AwaitedOld, completeAwaited, exactOldValues, stampOfRecord } from './history';
 import { sendTo } from './sender';
 import { readSnapshot } from './snapshot';
 
@@ -59,6 +60,12 @@ const imageOf = (image: unknown): Image | undefined =>
   image === undefined ? undefined : (asSdk({ M: image }).M as Image);
 const fragmentOf = (image: Image | undefined): Json | undefined =>
   image?.[A.content] === undefined ? undefined : fromAttribute(image[A.content] as AttributeValue);
+
+/** A change without the value it replaced (`was` absent, not undefined: undefined says there was none). */
+function withoutWas(change: Change): Change {
+  const { was: _was, ...rest } = change;
+  return rest as Change;
+}
 
 /** Sends to several subscriptions at once, this many in flight. */
 const SEND_CONCURRENCY = 32;
@@ -207,6 +214,8 @@ interface Batch {
   partners: Map<string, DynamoDBRecord>;
   /** Each segment key's records in this batch: their positions and the commit tokens they set. */
   positions: Map<string, Array<{ at: number; tx?: string }>>;
+  /** The old fragments of segments multi-item commits changed in place, by `<tx> <key>` (for the history). */
+  priorImages: Map<string, Json>;
 }
 
 /** A MODIFY record's commit token (`tx`), when the record is that commit's (its old image had another). */
@@ -279,8 +288,9 @@ async function recordChanges(
     return undefined;
   }
   if (tx !== undefined && chunkStubOf(after) && newImage?.[A.tailCommit]?.S === tx) {
-    // Its chunks rewritten in place by this commit: the whole array, read.
-    return [{ path: base, value: after as Json }];
+    // Its chunks rewritten in place by this commit: the whole array, read; what it replaced, for the history, from
+    // the chunks' old images (exactOldValues).
+    return [{ path: base, value: after as Json, was: before }];
   }
   if (chunkStubOf(before) && chunkStubOf(after)) {
     // A chunked array's segment: its window of the array; one that cannot be lined up is the whole array, read.
@@ -370,8 +380,18 @@ async function commit(inc: string, key: string, record: DynamoDBRecord, batch: B
   const revision = await revisionFor(inc, record);
   const version = Number(newImage?.[A.version]?.N ?? 0);
   // The history keeps the values the changes replaced, made exact (a stub in one is read as it was).
-  const kept = changes && (await exactOldValues(inc, changes, { ...view, stampTime: stamp?.time }));
-  await logChange(inc, revision, kept, { stamp, touched: placeless ? undefined : derived.map((c) => c.path) });
+  const removed = removedLookup(inc, batch);
+  const prior = (segment: string) => (tx === undefined ? undefined : batch.priorImages.get(`${tx} ${segment}`));
+  const exact = changes && (await exactOldValues(inc, changes, { ...view, stampTime: stamp?.time, removed, prior }));
+  const kept: CommitRecord = { stamp, touched: placeless ? undefined : derived.map((c) => c.path) };
+  await logChange(inc, revision, exact?.changes, kept);
+  // Old values naming segments this commit removed in records still to come: logged again once they are here.
+  if (exact && exact.awaited.length > 0) {
+    setBounded(awaiting, `${inc} ${revision}`, { inc, revision, ...exact, record: kept }, AWAITING_MAX);
+  }
+  // A whole chunked array's old value is its record's fragment (a chunk stub first), which only the history
+  // completes: a subscription below it gets the new value there, as before.
+  const live = changes?.map((c) => (chunkStubOf(c.was) ? withoutWas(c) : c));
   const subs = await querySubscriptions(inc);
   const wire = changes?.map(toWire) ?? [];
   if (onCommittedChange.length > 0) {
@@ -389,7 +409,7 @@ async function commit(inc: string, key: string, record: DynamoDBRecord, batch: B
       await send(sub, encode({ type: 'changed', id: sub.id, revision }));
       return;
     }
-    const inside = trimTo(changes, sub.path);
+    const inside = trimTo(live as Change[], sub.path);
     if (inside.length === 0) return;
     await send(sub, encodeWithin({ type: 'change', id: sub.id, revision, changes: inside.map(toWire) }));
   });
@@ -398,6 +418,43 @@ async function commit(inc: string, key: string, record: DynamoDBRecord, batch: B
 /** The project's content is gone (its root deleted with the project): every subscription ends. */
 async function endProject(inc: string): Promise<void> {
   await eachLimited(await querySubscriptions(inc), revoke);
+}
+
+/** Old images of segments recent commits removed, by `<inc> <key>`: the old values a commit replaced hold them. */
+const REMOVED_MAX = 4096;
+const removedCarried = new Map<string, Json>();
+
+/** Commits logged without some old values, waiting for the records of the segments they removed. */
+const AWAITING_MAX = 256;
+const awaiting = new Map<
+  string,
+  { inc: string; revision: string; changes: Change[]; awaited: AwaitedOld[]; record: CommitRecord }
+>();
+
+/** Removed segments' old fragments known for an incarnation: this batch's and recent batches'. */
+function removedLookup(inc: string, batch: Pick<Batch, 'removed'>): (key: string) => Json | undefined {
+  // Built at the first look-up: most commits' old values hold no stub.
+  let lookup: ((key: string) => Json | undefined) | undefined;
+  return (key) => {
+    if (!lookup) {
+      const prefix = `${inc} `;
+      const known = [...removedCarried]
+        .filter(([k]) => k.startsWith(prefix))
+        .map(([k, fragment]) => ({ key: k.slice(prefix.length), fragment }));
+      lookup = fragmentsOf([...known, ...[...batch.removed].map(([k, fragment]) => ({ key: k, fragment }))]);
+    }
+    return lookup(key);
+  };
+}
+
+/** Logs again, now whole, the commits whose removed segments' records this batch brought. */
+async function completeAwaiting(): Promise<void> {
+  for (const [id, entry] of awaiting) {
+    const changes = completeAwaited(entry.changes, entry.awaited, removedLookup(entry.inc, { removed: new Map() }));
+    if (!changes) continue;
+    await logChange(entry.inc, entry.revision, changes, entry.record);
+    awaiting.delete(id);
+  }
 }
 
 /**
@@ -412,7 +469,13 @@ const carried = new Map<string, Json>();
 export async function consume(records: readonly DynamoDBRecord[]): Promise<void> {
   // What this batch wrote and removed, for the commits that name them: new children by their commit's `tx`, and
   // the records of segments changed in place beside a commit's top segment.
-  const batch: Batch = { written: new Map(carried), removed: new Map(), partners: new Map(), positions: new Map() };
+  const batch: Batch = {
+    written: new Map(carried),
+    removed: new Map(),
+    partners: new Map(),
+    positions: new Map(),
+    priorImages: new Map(),
+  };
   const { written, removed } = batch;
   for (const [at, record] of records.entries()) {
     const key = record.dynamodb?.Keys?.sk?.S;
@@ -422,6 +485,8 @@ export async function consume(records: readonly DynamoDBRecord[]): Promise<void>
     seen.push({ at, tx: record.dynamodb?.NewImage?.[A.transaction]?.S });
     batch.positions.set(`${pk} ${key}`, seen);
     const tx = record.eventName === 'MODIFY' ? ownTransaction(record) : undefined;
+    const prior = tx === undefined ? undefined : fragmentOf(imageOf(record.dynamodb?.OldImage));
+    if (tx !== undefined && prior !== undefined) batch.priorImages.set(`${tx} ${key}`, prior);
     if (tx !== undefined && record.dynamodb?.NewImage?.[A.partnerCommit]?.S === tx) {
       batch.partners.set(`${tx} ${key}`, record);
     } else if (record.eventName === 'INSERT') {
@@ -434,7 +499,10 @@ export async function consume(records: readonly DynamoDBRecord[]): Promise<void>
       }
     } else if (record.eventName === 'REMOVE') {
       const fragment = fragmentOf(imageOf(record.dynamodb?.OldImage));
-      if (fragment !== undefined) removed.set(key, fragment);
+      if (fragment !== undefined) {
+        removed.set(key, fragment);
+        if (pk.startsWith('C#')) setBounded(removedCarried, `${pk.slice(2)} ${key}`, fragment, REMOVED_MAX);
+      }
     }
   }
   for (const [at, record] of records.entries()) {
@@ -462,4 +530,5 @@ export async function consume(records: readonly DynamoDBRecord[]): Promise<void>
     }
     if (record.eventName === 'MODIFY') await commit(inc, key, record, batch, at);
   }
+  if (awaiting.size > 0) await completeAwaiting();
 }

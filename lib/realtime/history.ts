@@ -4,7 +4,7 @@ import type { DynamoDBRecord } from 'aws-lambda';
 import { randomBytes } from 'node:crypto';
 import type { Principal } from '../auth/access';
 import { optionalEnv } from '../config/env';
-import { MissingSegment, assemble, fragmentsOf, stubsIn } from '../content/fragments';
+import { assemble, fragmentsOf, stubsIn } from '../content/fragments';
 import type { Json } from '../content/json';
 import { STAMP_ATTRIBUTE } from '../dynamo/write-stamp';
 import { A } from '../schema/attributes';
@@ -74,39 +74,77 @@ export function historyDays(): number {
   return Number.isInteger(days) ? Math.min(35, Math.max(1, days)) : 7;
 }
 
+/** A change whose old value still names segments this commit removed, whose records have not come yet. */
+export interface AwaitedOld {
+  /** Its position in the commit's changes. */
+  index: number;
+  /** Its old value as far as known (stubs of the removed segments left in). */
+  was: Json;
+}
+
 /**
  * The commit's changes with exact old values: a `was` that holds stubs (segments the commit did not write) has them
- * read, and kept only when what was read is what was there before the commit (not written by it, nor since). A
- * change whose old value cannot be made exact loses its `was`: the entry then says it cannot be rewound past.
+ * resolved from `removed` (segments removed by recent commits, their old images), else read, and kept only when what
+ * was read is what was there before the commit (not written by it, nor since). A stub whose segment is gone and not
+ * among `removed` was removed by this commit in records still to come (a commit's records may span stream batches):
+ * the change is `awaited`. A change whose old value cannot be made exact loses its `was`.
  */
 export async function exactOldValues(
   inc: string,
   changes: readonly Change[],
-  commit: CommitView & { stampTime?: number },
-): Promise<Change[]> {
+  commit: CommitView & {
+    stampTime?: number;
+    removed: (key: string) => Json | undefined;
+    /** A segment's fragment before this commit changed it in place (its record's old image), when known. */
+    prior: (key: string) => Json | undefined;
+  },
+): Promise<{ changes: Change[]; awaited: AwaitedOld[] }> {
   const out: Change[] = [];
-  for (const change of changes) {
-    const was = 'was' in change ? change.was : undefined;
+  const awaited: AwaitedOld[] = [];
+  for (const [index, change] of changes.entries()) {
+    const was = 'was' in change && change.was !== undefined ? assemble(change.was, commit.removed, 'keep') : undefined;
     const stubs = was === undefined ? [] : stubsIn(was);
     if (!('was' in change) || stubs.length === 0) {
-      out.push(change);
+      out.push(was === undefined ? change : ({ ...change, was } as Change));
       continue;
     }
-    const read: Segment[] = [];
+    const read: Array<{ key: string; fragment: Json }> = [];
+    let changed = false;
     for (const subtree of await Promise.all(stubs.map((stub) => querySubtree(inc, stub)))) {
-      read.push(...subtree.values());
+      for (const segment of subtree.values()) {
+        // Changed in place by this commit (chunks rewritten by an insert): as its record's old image shows it.
+        const before = commit.prior(segment.key);
+        if (before !== undefined) read.push({ key: segment.key, fragment: before });
+        else if (unchangedSince(segment, commit)) read.push(segment);
+        else changed = true;
+      }
     }
     const { was: _dropped, ...rest } = change;
-    if (!read.every((segment) => unchangedSince(segment, commit))) {
+    if (changed) {
       out.push(rest as Change);
       continue;
     }
-    try {
-      out.push({ ...rest, was: assemble(was as Json, fragmentsOf(read)) } as Change);
-    } catch (error) {
-      if (!(error instanceof MissingSegment)) throw error;
+    const partial = assemble(was as Json, fragmentsOf(read), 'keep');
+    if (stubsIn(partial).length === 0) out.push({ ...rest, was: partial } as Change);
+    else {
       out.push(rest as Change);
+      awaited.push({ index, was: partial });
     }
+  }
+  return { changes: out, awaited };
+}
+
+/** The awaited old values completed from `removed`, when every stub in them is there now; else undefined. */
+export function completeAwaited(
+  changes: readonly Change[],
+  awaited: readonly AwaitedOld[],
+  removed: (key: string) => Json | undefined,
+): Change[] | undefined {
+  const out = [...changes];
+  for (const { index, was } of awaited) {
+    const complete = assemble(was, removed, 'keep');
+    if (stubsIn(complete).length > 0) return undefined;
+    out[index] = { ...(out[index] as Change), was: complete } as Change;
   }
   return out;
 }

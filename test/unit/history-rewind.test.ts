@@ -88,3 +88,20 @@ describe('stampInput', () => {
     expect(written.RequestItems.t[2]).toEqual({ DeleteRequest: { Key: key } });
   });
 });
+
+describe('completeAwaited', () => {
+  it('completes old values from segments removed in later records, and waits while one is missing', async () => {
+    const { completeAwaited } = await import('../../lib/realtime/history');
+    const { Stub } = await import('../../lib/content/json');
+    const changes = [{ path: ['a'], deleted: true as const }];
+    const awaited = [{ index: 0, was: { x: new Stub('/a0000000/'), y: 1 } as Json }];
+    const parts = new Map<string, Json>();
+    expect(completeAwaited(changes, awaited, (k) => parts.get(k))).toBeUndefined();
+    parts.set('/a0000000/', { deep: new Stub('/a0000000/b0000000/') });
+    expect(completeAwaited(changes, awaited, (k) => parts.get(k))).toBeUndefined();
+    parts.set('/a0000000/b0000000/', [1, 2]);
+    expect(completeAwaited(changes, awaited, (k) => parts.get(k))).toEqual([
+      { path: ['a'], deleted: true, was: { x: { deep: [1, 2] }, y: 1 } },
+    ]);
+  });
+});
