@@ -128,6 +128,13 @@ describe('history', () => {
     expectError(await call('GET', `${p.content}/history?limit=0`, { token: p.key }), 400, 'INVALID_LIMIT');
     expectError(await call('GET', `${p.content}/history?limit=101`, { token: p.key }), 400, 'INVALID_LIMIT');
     expectError(await call('GET', `${p.content}/history?before=x`, { token: p.key }), 400, 'INVALID_QUERY');
+    for (const point of ['0', '9'.repeat(40), `${Date.now() + 86_400_000}`]) {
+      expectError(await at(p, point), 410, 'HISTORY_EXPIRED');
+    }
+    for (const point of ['2026-13-45T00:00:00Z', '-1', '1e5', '9'.repeat(41), 'x'.repeat(65)]) {
+      expect((await at(p, point)).status).toBe(400);
+    }
+    expectError(await post(p, 'restore', { path: '__proto__', at: all[0].revision }), 400, 'RESERVED_KEY');
     expectError(await post(p, 'restore', { path: 'n' }), 400, 'INVALID_QUERY');
     expectError(await post(p, 'restore', { path: 'n', at: 'soon' }), 400, 'INVALID_QUERY');
     expectError(await post(p, 'restore', { path: 'n', at: '1', extra: 1 }), 400, 'UNKNOWN_FIELD');
