@@ -26,6 +26,7 @@ import { type Change, commitChanges, diffValues, stubPaths, toWire, trimTo } fro
 import { onCommittedChange } from './hooks';
 import { MAX_MESSAGE_BYTES, encode, encodeForEach, encodeWithin } from './messages';
 import {
+  type CommitRecord,
   SUBSCRIPTION_PREFIX,
   type Subscription,
   changesSince,
@@ -42,6 +43,7 @@ import { forgetBelow, learnTree, pathOf } from './segment-paths';
 import { forgetReads, noteReads, readsFrom } from './read-access';
 import { type CommitView, complete } from './commit-reads';
 import { revisionFor } from './revisions';
+import { type AwaitedOld, completeAwaited, exactOldValues, stampOfRecord } from './history';
 import { sendTo } from './sender';
 import { readSnapshot } from './snapshot';
 
@@ -59,6 +61,12 @@ const imageOf = (image: unknown): Image | undefined =>
   image === undefined ? undefined : (asSdk({ M: image }).M as Image);
 const fragmentOf = (image: Image | undefined): Json | undefined =>
   image?.[A.content] === undefined ? undefined : fromAttribute(image[A.content] as AttributeValue);
+
+/** A change without the value it replaced (`was` absent, not undefined: undefined says there was none). */
+function withoutWas(change: Change): Change {
+  const { was: _was, ...rest } = change;
+  return rest as Change;
+}
 
 /** Runs `run` over several subscriptions at once: as many in flight as the stage allows posts (config/env.ts). */
 async function eachLimited<T>(items: readonly T[], run: (item: T) => Promise<void>): Promise<void> {
@@ -205,6 +213,8 @@ interface Batch {
   partners: Map<string, DynamoDBRecord>;
   /** Each segment key's records in this batch: their positions and the commit tokens they set. */
   positions: Map<string, Array<{ at: number; tx?: string }>>;
+  /** The old fragments of segments multi-item commits changed in place, by `<tx> <key>` (for the history). */
+  priorImages: Map<string, Json>;
 }
 
 /** A MODIFY record's commit token (`tx`), when the record is that commit's (its old image had another). */
@@ -277,8 +287,9 @@ async function recordChanges(
     return undefined;
   }
   if (tx !== undefined && chunkStubOf(after) && newImage?.[A.tailCommit]?.S === tx) {
-    // Its chunks rewritten in place by this commit: the whole array, read.
-    return [{ path: base, value: after as Json }];
+    // Its chunks rewritten in place by this commit: the whole array, read; what it replaced, for the history, from
+    // the chunks' old images (exactOldValues).
+    return [{ path: base, value: after as Json, was: before }];
   }
   if (chunkStubOf(before) && chunkStubOf(after)) {
     // A chunked array's segment: its window of the array; one that cannot be lined up is the whole array, read.
@@ -331,10 +342,18 @@ async function commit(inc: string, key: string, record: DynamoDBRecord, batch: B
     return;
   }
   const own = await recordChanges(inc, key, record, batch);
-  if (own === undefined) return;
+  // Every stamped commit is in the history, one that changed nothing too: a read at a revision waits for the stamps
+  // it meets to be logged (docs/design/history.md, section 3).
+  const stamp = stampOfRecord(record);
+  const logEmpty = async () => {
+    if (stamp) await logChange(inc, await revisionFor(inc, record), [], { stamp });
+  };
+  if (own === undefined) return logEmpty();
   const derived = own === UNLOCATED ? [] : [...own];
   /** A change that cannot be read back (or placed): the message says the value changed, and clients read it. */
   let unread = own === UNLOCATED;
+  /** Where the commit changed things is not all known (the history cannot rewind any path past it). */
+  let placeless = unread;
   const partners = tx === undefined ? [] : partnersSetBy(record).filter((k) => k !== key);
   for (const partner of partners) {
     const theirs = batch.partners.get(`${tx} ${partner}`);
@@ -348,16 +367,30 @@ async function commit(inc: string, key: string, record: DynamoDBRecord, batch: B
     // bucket holds part of its object, and which members the commit changed is in its record alone.
     if (isBucketKey(partner)) {
       unread = true;
+      placeless = true;
       continue;
     }
     const path = await pathOf(inc, partner);
     if (path !== undefined) derived.push({ path, value: new Stub(partner) });
   }
-  if (derived.length === 0 && !unread) return;
-  const changes = unread ? undefined : await complete(inc, derived, commitView(key, record, batch, at));
+  if (derived.length === 0 && !unread) return logEmpty();
+  const view = commitView(key, record, batch, at);
+  const changes = unread ? undefined : await complete(inc, derived, view);
   const revision = await revisionFor(inc, record);
   const version = Number(newImage?.[A.version]?.N ?? 0);
-  await logChange(inc, revision, changes);
+  // The history keeps the values the changes replaced, made exact (a stub in one is read as it was).
+  const removed = removedLookup(inc, batch);
+  const prior = (segment: string) => (tx === undefined ? undefined : batch.priorImages.get(`${tx} ${segment}`));
+  const exact = changes && (await exactOldValues(inc, changes, { ...view, stampTime: stamp?.time, removed, prior }));
+  const kept: CommitRecord = { stamp, touched: placeless ? undefined : derived.map((c) => c.path) };
+  await logChange(inc, revision, exact?.changes, kept);
+  // Old values naming segments this commit removed in records still to come: logged again once they are here.
+  if (exact && exact.awaited.length > 0) {
+    setBounded(awaiting, `${inc} ${revision}`, { inc, revision, ...exact, record: kept }, AWAITING_MAX);
+  }
+  // A whole chunked array's old value is its record's fragment (a chunk stub first), which only the history
+  // completes: a subscription below it gets the new value there, as before.
+  const live = changes?.map((c) => (chunkStubOf(c.was) ? withoutWas(c) : c));
   const subs = await querySubscriptions(inc);
   const wire = changes?.map(toWire) ?? [];
   if (onCommittedChange.length > 0) {
@@ -370,7 +403,7 @@ async function commit(inc: string, key: string, record: DynamoDBRecord, batch: B
   const frameFor = (path: Segments) => {
     const at = formatPath(path);
     if (!frames.has(at)) {
-      const inside = changes && trimTo(changes, path);
+      const inside = live && trimTo(live, path);
       frames.set(
         at,
         !inside
@@ -398,6 +431,43 @@ async function endProject(inc: string): Promise<void> {
   await eachLimited(await querySubscriptions(inc), revoke);
 }
 
+/** Old images of segments recent commits removed, by `<inc> <key>`: the old values a commit replaced hold them. */
+const REMOVED_MAX = 4096;
+const removedCarried = new Map<string, Json>();
+
+/** Commits logged without some old values, waiting for the records of the segments they removed. */
+const AWAITING_MAX = 256;
+const awaiting = new Map<
+  string,
+  { inc: string; revision: string; changes: Change[]; awaited: AwaitedOld[]; record: CommitRecord }
+>();
+
+/** Removed segments' old fragments known for an incarnation: this batch's and recent batches'. */
+function removedLookup(inc: string, batch: Pick<Batch, 'removed'>): (key: string) => Json | undefined {
+  // Built at the first look-up: most commits' old values hold no stub.
+  let lookup: ((key: string) => Json | undefined) | undefined;
+  return (key) => {
+    if (!lookup) {
+      const prefix = `${inc} `;
+      const known = [...removedCarried]
+        .filter(([k]) => k.startsWith(prefix))
+        .map(([k, fragment]) => ({ key: k.slice(prefix.length), fragment }));
+      lookup = fragmentsOf([...known, ...[...batch.removed].map(([k, fragment]) => ({ key: k, fragment }))]);
+    }
+    return lookup(key);
+  };
+}
+
+/** Logs again, now whole, the commits whose removed segments' records this batch brought. */
+async function completeAwaiting(): Promise<void> {
+  for (const [id, entry] of awaiting) {
+    const changes = completeAwaited(entry.changes, entry.awaited, removedLookup(entry.inc, { removed: new Map() }));
+    if (!changes) continue;
+    await logChange(entry.inc, entry.revision, changes, entry.record);
+    awaiting.delete(id);
+  }
+}
+
 /**
  * New children of recent commits, by `<tx> <key>`, kept across batches: a commit over 100 items writes them first
  * (their INSERTs may reach an earlier batch than its MODIFY), and their images are what it wrote, where reading
@@ -410,7 +480,13 @@ const carried = new Map<string, Json>();
 export async function consume(records: readonly DynamoDBRecord[]): Promise<void> {
   // What this batch wrote and removed, for the commits that name them: new children by their commit's `tx`, and
   // the records of segments changed in place beside a commit's top segment.
-  const batch: Batch = { written: new Map(carried), removed: new Map(), partners: new Map(), positions: new Map() };
+  const batch: Batch = {
+    written: new Map(carried),
+    removed: new Map(),
+    partners: new Map(),
+    positions: new Map(),
+    priorImages: new Map(),
+  };
   const { written, removed } = batch;
   for (const [at, record] of records.entries()) {
     const key = record.dynamodb?.Keys?.sk?.S;
@@ -420,6 +496,8 @@ export async function consume(records: readonly DynamoDBRecord[]): Promise<void>
     seen.push({ at, tx: record.dynamodb?.NewImage?.[A.transaction]?.S });
     batch.positions.set(`${pk} ${key}`, seen);
     const tx = record.eventName === 'MODIFY' ? ownTransaction(record) : undefined;
+    const prior = tx === undefined ? undefined : fragmentOf(imageOf(record.dynamodb?.OldImage));
+    if (tx !== undefined && prior !== undefined) batch.priorImages.set(`${tx} ${key}`, prior);
     if (tx !== undefined && record.dynamodb?.NewImage?.[A.partnerCommit]?.S === tx) {
       batch.partners.set(`${tx} ${key}`, record);
     } else if (record.eventName === 'INSERT') {
@@ -432,7 +510,10 @@ export async function consume(records: readonly DynamoDBRecord[]): Promise<void>
       }
     } else if (record.eventName === 'REMOVE') {
       const fragment = fragmentOf(imageOf(record.dynamodb?.OldImage));
-      if (fragment !== undefined) removed.set(key, fragment);
+      if (fragment !== undefined) {
+        removed.set(key, fragment);
+        if (pk.startsWith('C#')) setBounded(removedCarried, `${pk.slice(2)} ${key}`, fragment, REMOVED_MAX);
+      }
     }
   }
   for (const [at, record] of records.entries()) {
@@ -460,4 +541,5 @@ export async function consume(records: readonly DynamoDBRecord[]): Promise<void>
     }
     if (record.eventName === 'MODIFY') await commit(inc, key, record, batch, at);
   }
+  if (awaiting.size > 0) await completeAwaiting();
 }

@@ -12,6 +12,8 @@ export interface Snapshot {
   versions: Record<string, number>;
   /** The value is larger than `maxBytes`: reading stopped there (the client is told to fetch it). */
   tooLarge?: true;
+  /** The segments read, when the read completed (their stamps tell a read at a revision what to wait for). */
+  read?: readonly Segment[];
 }
 
 /**
@@ -31,7 +33,7 @@ export async function readSnapshot(inc: string, path: Segments, maxBytes: number
       for (;;) {
         const segment = await getSegment(inc, key);
         if (!segment) {
-          if (key === ROOT_KEY) return { versions };
+          if (key === ROOT_KEY) return { versions, read };
           throw new MissingSegment(key);
         }
         versions[key] = segment.version;
@@ -50,13 +52,14 @@ export async function readSnapshot(inc: string, path: Segments, maxBytes: number
           assertSnapshot([segment, chunk]);
           versions[chunk.key] = chunk.version;
           const value = valueBelow(chunk.fragment, [String(located.index - chunkStart(chunk.key)), ...rest.slice(1)]);
-          return value === undefined ? { versions } : { value, versions };
+          read.push(chunk);
+          return value === undefined ? { versions, read } : { value, versions, read };
         }
         const at = located.position === undefined ? rest : [String(located.position), ...rest.slice(1)];
         const value = valueBelow(segment.fragment, at);
-        if (value === undefined) return { versions };
+        if (value === undefined) return { versions, read };
         const stubs = stubsIn(value);
-        if (stubs.length === 0) return { value, versions };
+        if (stubs.length === 0) return { value, versions, read };
         let budget = maxBytes - storedSize(value);
         for (const stub of stubs) {
           if (budget < 0) return { versions, tooLarge: true };
@@ -73,7 +76,7 @@ export async function readSnapshot(inc: string, path: Segments, maxBytes: number
         }
         if (budget < 0) return { versions, tooLarge: true };
         assertSnapshot(read);
-        return { value: assemble(value, fragmentsOf(read)), versions };
+        return { value: assemble(value, fragmentsOf(read)), versions, read };
       }
     } catch (error) {
       if (!(error instanceof MissingSegment) || attempt >= 5) throw error;

@@ -1679,7 +1679,7 @@ export type ReadView =
   | { kind: 'slice'; start: number; limit: number; where: string };
 
 /** A view of a value that is all in hand. */
-const viewOf = (value: Json, view: ReadView): Json => {
+export const viewOf = (value: Json, view: ReadView): Json => {
   if (view.kind === 'slice') return sliceArray(value, view.start, view.limit, view.where);
   return view.page ? { ...pageOfValue(value, view.page) } : shallowView(value);
 };
