@@ -13,7 +13,7 @@ import { type Child, startApiServer, startEngineProcess } from './lib/procs';
 const MEMBERS = Number(process.env.CONSOLE_MEMBERS ?? 100_000);
 const MEMBER_BYTES = Number(process.env.CONSOLE_MEMBER_BYTES ?? 48);
 // A merge patch touches every bucket its new members fall in, and one request may rewrite at most 99 segments.
-const PER_PATCH = 60;
+const PER_PATCH = 30;
 const log = (line: string) => console.error(line);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
 const p95 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length * 0.95)] ?? 0;

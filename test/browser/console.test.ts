@@ -124,6 +124,27 @@ describe('the console at /console', () => {
     expect(await content(project, 'data.greeting')).toBe('mine');
   });
 
+  it('shows the history of a value (who, when, what) and restores an earlier one as a new write', async () => {
+    await page.getByRole('tab', { name: 'Content' }).click();
+    await select('data.greeting');
+    await page.getByRole('button', { name: 'History' }).click();
+    // The history is written from the change stream, a moment after each write: the earliest entry names 'hello'.
+    const first = page.locator('tr[data-revision]', { hasText: '"hello"' });
+    for (let i = 0; i < 30 && (await first.count()) === 0; i++) {
+      await page.waitForTimeout(300);
+      await page.getByRole('tab', { name: 'Content' }).click();
+      await select('data.greeting');
+      await page.getByRole('button', { name: 'History' }).click();
+    }
+    await expect(page.locator('tr[data-revision]').first().innerText()).resolves.toContain('set');
+    await first.getByRole('button', { name: 'Compare' }).click();
+    await page.locator('.compare', { hasText: '"hello"' }).waitFor();
+    await shot('history');
+    await first.getByRole('button', { name: 'Restore' }).click();
+    await status().filter({ hasText: 'Restored data.greeting' }).waitFor();
+    expect(await content(project, 'data.greeting')).toBe('hello');
+  });
+
   it('creates a key with a path, shown once, that works; then revokes it', async () => {
     await page.getByRole('tab', { name: 'Keys' }).click();
     await page.getByLabel('Key name').fill('console-ci');
