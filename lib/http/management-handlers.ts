@@ -66,13 +66,16 @@ export function managementRoute(spec: ManagementSpec) {
     }
     if (principal.kind === 'anonymous') throw new Unauthorized();
     const username = principal.username;
-    const item = await readProjectMeta(project, username);
+    // A user without a name (a JWT with no username claim) owns and is a member of nothing: 404 or 403 (creator: 403).
+    const item = await readProjectMeta(project, username ?? undefined);
     if (spec.rule === 'creator') {
-      if (username !== project.username) throw new Forbidden('You can create projects only under your own username');
+      if (username === null || username !== project.username) {
+        throw new Forbidden('You can create projects only under your own username');
+      }
       if (item) throw new Conflict('PROJECT_EXISTS', `project ${projectName(project)} already exists`);
     } else {
       if (!item) throw projectNotFound(project);
-      if (!roleAllows(item.role, spec.rule === 'owner' ? 'manage' : 'read')) {
+      if (username === null || !roleAllows(item.role, spec.rule === 'owner' ? 'manage' : 'read')) {
         throw new Forbidden(spec.rule === 'owner' ? 'Only the project owner can do this' : undefined);
       }
     }

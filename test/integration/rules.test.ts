@@ -219,6 +219,38 @@ describe('rules on content requests', () => {
     expect((await content(p, 'users')) as unknown).toEqual({ u1: { n: 10 }, u2: { n: 20 } });
   });
 
+  it('lets two end users known only by sub (no username claim) each write their own subtree, not the other', async () => {
+    const p = await appProject();
+    const [a, b] = [unique('sa'), unique('sb')];
+    const ua = await signJwt({ sub: a });
+    const ub = await signJwt({ sub: b });
+    expect((await set(p, `users.${a}.n`, 1, ua)).status).toBe(200);
+    expect((await set(p, `users.${b}.n`, 2, ub)).status).toBe(200);
+    expect((await call('POST', `${p.content}/increment`, { token: ua, body: { path: `users.${a}.n` } })).status).toBe(
+      200,
+    );
+    expectError(await set(p, `users.${b}.n`, 9, ua), 403, 'FORBIDDEN');
+    expectError(await set(p, `users.${a}.n`, 9, ub), 403, 'FORBIDDEN');
+    expectError(await get(p, `users.${a}`, ub), 403, 'FORBIDDEN');
+    expectError(await set(p, 'public.home', 'x', ua), 403, 'FORBIDDEN');
+    expect(await get(p, `users.${a}`, ua)).toMatchObject({ status: 200, body: { value: { n: 2 } } });
+    expect(await get(p, 'public.home', ub)).toMatchObject({ status: 200, body: { value: 'hi' } });
+    expect((await content(p, 'users')) as unknown).toMatchObject({ [a]: { n: 2 }, [b]: { n: 2 } });
+    // auth.username is null for them: a rule naming a username never matches, one asking for null does.
+    const named = await putRules(p, {
+      rules: [
+        { match: 'named.**', write: 'auth != null && auth.username != null' },
+        { match: 'nameless.**', write: 'auth != null && auth.username == null && auth.kind == "user"' },
+      ],
+    });
+    expect(named.status).toBe(200);
+    expectError(await set(p, 'named.x', 1, ua), 403, 'FORBIDDEN');
+    expect((await set(p, 'nameless.x', 1, ua)).status).toBe(200);
+    // The tester judges such a caller the same way.
+    const tested = await tester(p, { auth: { kind: 'user', sub: a }, operation: 'write', path: 'nameless.y' });
+    expect(tested.body).toMatchObject({ allowed: true, rule: 1 });
+  });
+
   it('sees the JWT claims and lets a signed-in non-member with a session use the rules too', async () => {
     const p = await appProject();
     const editor = await signJwt({ sub: 'x', preferred_username: unique('e'), role: 'editor' });
