@@ -174,7 +174,8 @@ export interface Grant {
  * write's condition on the epoch (or a read's comparison), which revocation advances; the ceiling bounds what a
  * Lambda remembers regardless. Only grants that allow something are kept; a refusal is verified afresh each time.
  */
-const GRANT_CACHE_SECONDS = 60;
+/** The longest a warm Lambda trusts a verified grant without verifying it again, whatever epoch it meets. */
+export const GRANT_CACHE_SECONDS = 60;
 const GRANT_CACHE_SIZE = 10_000;
 const grants = new Map<string, Grant>();
 

@@ -1,5 +1,6 @@
 // Management handlers: projects, API keys and members, for signed-in users only (API keys can never manage: 403).
 import type { Reply } from './edge';
+import type { Stamping } from '../store/stamping';
 import { type Event, httpHandler } from './edge';
 import { BadRequest, Conflict, Forbidden, type HttpError, NotFound, Unauthorized } from '../config/errors';
 import { bodyText, header, parseJsonObject } from './request';
@@ -118,3 +119,11 @@ export function listedKey(id: string, stored: unknown) {
     ...(Array.isArray(key.paths) ? { paths: key.paths.filter((p): p is string => typeof p === 'string') } : {}),
   };
 }
+
+/**
+ * The answer of a change that takes access away or changes the rules: 200 with `body` once every segment carries the
+ * new grant epoch; 202 with `stamping` (what is left, and when it binds everywhere at the latest) when the request ran
+ * out of time first (docs/design/rules.md, "A change on a large project").
+ */
+export const answerAfterStamping = <T extends object>(body: T, stamping: Stamping, headers?: Record<string, string>) =>
+  stamping.pending ? { statusCode: 202, body: { ...body, stamping }, headers } : { statusCode: 200, body, headers };

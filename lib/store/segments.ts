@@ -179,7 +179,12 @@ async function queryPrefix(
         TableName: tableName(),
         KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
         ExpressionAttributeValues: { ':pk': { S: contentPk(inc) }, ':prefix': { S: prefix } },
-        ...(keysOnly ? { ProjectionExpression: 'pk, sk, #ver', ExpressionAttributeNames: { '#ver': A.version } } : {}),
+        ...(keysOnly
+          ? {
+              ProjectionExpression: 'pk, sk, #ver, #ge',
+              ExpressionAttributeNames: { '#ver': A.version, '#ge': A.grantEpoch },
+            }
+          : {}),
         // A small budget (a realtime snapshot's) reads pages of about what it can use, not of 1 MB: as many items
         // as the budget left holds at the items' size so far (a full segment's at first).
         ...(keysOnly || maxBytes - bytes > PAGE_BYTES
@@ -860,21 +865,25 @@ async function abandon(
   await batchWriteAll([{ DeleteRequest: { Key: marker } }]);
 }
 
-/** Segments stamped at once by a revocation (each a conditional UpdateItem of a few bytes). */
-const STAMP_CONCURRENCY = 16;
+/** Segments stamped at once (each a conditional UpdateItem of a few bytes): the SDK agent's `maxSockets`. */
+const STAMP_CONCURRENCY = 64;
 
 /**
- * A revocation's second half (docs/design/storage.md, section 6): every segment of the content is brought up to the
- * project's new grant epoch, so a grant a Lambda verified before the revocation fails its next write's condition
- * and its next read's comparison, whatever segment it goes to. A segment at that epoch or newer is left alone.
+ * A change's stamping (lib/store/stamping.ts; docs/design/rules.md, "A change on a large project"): every segment of
+ * the content below `epoch` is brought up to it, so a grant a Lambda verified before the change fails its next
+ * write's condition and its next read's comparison, whatever segment it goes to. Stops taking new segments at
+ * `until` (epoch ms); returns how many were left unstamped (0: all done).
  */
-export async function stampSegments(inc: string, epoch: number): Promise<void> {
-  const keys = [...(await querySubtree(inc, ROOT_KEY, true)).keys()];
+export async function stampSegments(inc: string, epoch: number, until = Number.POSITIVE_INFINITY): Promise<number> {
+  const keys = [...(await querySubtree(inc, ROOT_KEY, true)).values()]
+    .filter((segment) => segment.epoch < epoch)
+    .map((segment) => segment.key);
   let next = 0;
   const worker = async () => {
-    while (next < keys.length) await stampSegment(inc, keys[next++] as string, epoch);
+    while (next < keys.length && Date.now() < until) await stampSegment(inc, keys[next++] as string, epoch);
   };
   await Promise.all(Array.from({ length: Math.min(STAMP_CONCURRENCY, keys.length) }, worker));
+  return keys.length - next;
 }
 
 /** One segment brought up to a grant epoch (by a revocation, or by a writer that meets one not yet stamped). */
