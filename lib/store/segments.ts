@@ -179,12 +179,7 @@ async function queryPrefix(
         TableName: tableName(),
         KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
         ExpressionAttributeValues: { ':pk': { S: contentPk(inc) }, ':prefix': { S: prefix } },
-        ...(keysOnly
-          ? {
-              ProjectionExpression: 'pk, sk, #ver, #ge',
-              ExpressionAttributeNames: { '#ver': A.version, '#ge': A.grantEpoch },
-            }
-          : {}),
+        ...(keysOnly ? { ProjectionExpression: 'pk, sk, #ver', ExpressionAttributeNames: { '#ver': A.version } } : {}),
         // A small budget (a realtime snapshot's) reads pages of about what it can use, not of 1 MB: as many items
         // as the budget left holds at the items' size so far (a full segment's at first).
         ...(keysOnly || maxBytes - bytes > PAGE_BYTES
@@ -640,7 +635,10 @@ export const MARKER = {
   orphans: 'mo',
   /** Epoch ms of the marker's creation. */
   at: 'at',
-  /** The sweep GSI's keys: a constant partition, the creation time. Only markers carry them. */
+  /**
+   * The sweep GSI's keys: a constant partition, the creation time. Markers carry them, and a project's head while a
+   * change's grant-epoch stamping is pending (partition `g`, the change's time: lib/store/stamping.ts).
+   */
   sweepPk: 'swp',
   sweepSk: 'swt',
 } as const;
@@ -863,27 +861,6 @@ async function abandon(
 ): Promise<void> {
   await batchWriteAll(children.map((c) => ({ DeleteRequest: { Key: segmentItemKey(inc, c.key) } })));
   await batchWriteAll([{ DeleteRequest: { Key: marker } }]);
-}
-
-/** Segments stamped at once (each a conditional UpdateItem of a few bytes): the SDK agent's `maxSockets`. */
-const STAMP_CONCURRENCY = 64;
-
-/**
- * A change's stamping (lib/store/stamping.ts; docs/design/rules.md, "A change on a large project"): every segment of
- * the content below `epoch` is brought up to it, so a grant a Lambda verified before the change fails its next
- * write's condition and its next read's comparison, whatever segment it goes to. Stops taking new segments at
- * `until` (epoch ms); returns how many were left unstamped (0: all done).
- */
-export async function stampSegments(inc: string, epoch: number, until = Number.POSITIVE_INFINITY): Promise<number> {
-  const keys = [...(await querySubtree(inc, ROOT_KEY, true)).values()]
-    .filter((segment) => segment.epoch < epoch)
-    .map((segment) => segment.key);
-  let next = 0;
-  const worker = async () => {
-    while (next < keys.length && Date.now() < until) await stampSegment(inc, keys[next++] as string, epoch);
-  };
-  await Promise.all(Array.from({ length: Math.min(STAMP_CONCURRENCY, keys.length) }, worker));
-  return keys.length - next;
 }
 
 /** One segment brought up to a grant epoch (by a revocation, or by a writer that meets one not yet stamped). */

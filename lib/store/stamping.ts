@@ -15,7 +15,8 @@ import { currentDeadline } from '../dynamo/deadline';
 import { dynamo } from '../dynamo/client';
 import { A } from '../schema/attributes';
 import { HEAD_SK, type ProjectRef, projectPk } from '../schema/items';
-import { MARKER, SWEEP_INDEX, stampSegments } from './segments';
+import { ROOT_KEY } from '../content/fragments';
+import { MARKER, SWEEP_INDEX, contentPk, stampSegment } from './segments';
 
 /** The sweep index's partition of heads whose stamping is pending (pending-commit markers have one of their own). */
 export const STAMPING_PARTITION = 'g';
@@ -26,7 +27,8 @@ const STAMPING_MARGIN_MS = 1500;
 export interface Stamping {
   /** Some segments still carry an older epoch (the sweeper finishes them). */
   pending: boolean;
-  segmentsLeft: number;
+  /** How many are known to remain; null when the request ran out of time before it had listed them all. */
+  segmentsLeft: number | null;
   /** When no grant verified before the change can succeed anywhere any more (ISO time), while pending. */
   effectiveBy: string | null;
 }
@@ -46,6 +48,73 @@ export function stampingRecord(now = Date.now()) {
   };
 }
 
+/** Segments stamped at once (each a conditional UpdateItem of a few bytes): the SDK agent's `maxSockets`. */
+const STAMP_CONCURRENCY = 64;
+
+/**
+ * Every segment of the content below `epoch` brought up to it, so a grant a Lambda verified before the change fails
+ * its next write's condition and its next read's comparison, whatever segment it goes to. The listing (a Query page
+ * at a time, only segments still below the epoch) and the stamping overlap; neither starts anything new at `until`
+ * (epoch ms). Returns how many are left (0: all done), or null when the listing did not finish.
+ */
+async function stampSegments(inc: string, epoch: number, until: number): Promise<number | null> {
+  const keys: string[] = [];
+  let next = 0;
+  let listed = false;
+  let listingOver = false;
+  // Whatever stops the stamping (the deadline reached with requests in flight, an engine refusing) leaves it pending
+  // for the sweeper, never undone: the change is committed either way, and stamping is idempotent.
+  let stopped = false;
+  const listing = (async () => {
+    let start: Record<string, AttributeValue> | undefined;
+    do {
+      if (Date.now() >= until || stopped) return;
+      const page = await dynamo.send(
+        new QueryCommand({
+          TableName: tableName(),
+          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+          FilterExpression: '#ge < :ge',
+          ProjectionExpression: 'sk',
+          ExpressionAttributeNames: { '#ge': A.grantEpoch },
+          ExpressionAttributeValues: {
+            ':pk': { S: contentPk(inc) },
+            ':prefix': { S: ROOT_KEY },
+            ':ge': { N: String(epoch) },
+          },
+          ConsistentRead: true,
+          ExclusiveStartKey: start,
+        }),
+      );
+      for (const item of page.Items ?? []) keys.push(item.sk?.S as string);
+      start = page.LastEvaluatedKey;
+    } while (start);
+    listed = true;
+  })()
+    .catch(() => {
+      stopped = true;
+    })
+    .finally(() => {
+      listingOver = true;
+    });
+  let unsure = 0;
+  const worker = async () => {
+    while (Date.now() < until && !stopped) {
+      if (next < keys.length) {
+        try {
+          await stampSegment(inc, keys[next++] as string, epoch);
+        } catch {
+          // It may have landed or not: counted as left (the sweeper's condition skips it if it landed).
+          unsure++;
+          stopped = true;
+        }
+      } else if (listingOver) return;
+      else await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  };
+  await Promise.all([listing, ...Array.from({ length: STAMP_CONCURRENCY }, worker)]);
+  return listed ? keys.length - next + unsure : null;
+}
+
 /** The project's head key as the low-level client names it. */
 const headKey = (pk: string): Record<string, AttributeValue> => ({ pk: { S: pk }, sk: { S: HEAD_SK } });
 
@@ -61,7 +130,7 @@ export async function finishStamping(pk: string, until: number): Promise<Stampin
   const inc = head?.[A.incarnation]?.S;
   if (!head || inc === undefined || head[MARKER.sweepPk]?.S !== STAMPING_PARTITION) return NOTHING_TO_STAMP;
   const segmentsLeft = await stampSegments(inc, epoch, until);
-  if (segmentsLeft > 0) {
+  if (segmentsLeft !== 0) {
     const since = Number(head[MARKER.sweepSk]?.N ?? Date.now());
     return { pending: true, segmentsLeft, effectiveBy: new Date(since + GRANT_CACHE_SECONDS * 1000).toISOString() };
   }
