@@ -227,6 +227,12 @@ async function writeOnce(write: GuardedWrite, op: ContentOperation | BatchOperat
   const principal = scope({ touches: judged.touches });
   judge(principal);
   if (judged.kind === 'failed') {
+    // A remembered grant must not answer with the write's own failure for rules a change may have replaced: the
+    // write is judged again on a fresh one first (401/403 before any other 4xx).
+    if (!grant.fresh) {
+      forgetGrant(write.project, write.principal);
+      throw new SchemasChanged();
+    }
     const error = judged.failure;
     if (error instanceof HttpError && !batch) error.index = undefined;
     throw error;

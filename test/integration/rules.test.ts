@@ -490,6 +490,21 @@ describe('validate binds every writer', () => {
     expect(await content(p)).toEqual({ users: { u1: { profile: {} } }, scores: { s1: 'high' } });
   });
 
+  it('refuses a warm writer a rules change disallowed with 403, not with the error its write would meet', async () => {
+    const p = await newProject();
+    expect((await post(p, 'update', { content: { c: 1 } })).status).toBe(200);
+    const schema = { match: '{x}', validate: { not: { const: 2 } } };
+    expect((await putRules(p, { rules: [{ match: '**', write: 'auth != null' }, schema] })).status).toBe(200);
+    const endUser = await signJwt({ sub: unique('s') });
+    const set = (path: string, value: unknown) =>
+      call('POST', `${p.content}/set`, { token: endUser, body: { path, value } });
+    expect((await set('d', 1)).status).toBe(200);
+    expect((await putRules(p, { rules: [schema] })).status).toBe(200);
+    // `c` is a number, so the write itself fails; the caller may no longer write at all: that comes first.
+    expectError(await set('c.b', 'x'), 403, 'FORBIDDEN');
+    expectError(await set('d', 2), 403, 'FORBIDDEN');
+  });
+
   it('checks a schema on an ancestor against the ancestor with the write applied, as the tester does', async () => {
     const p = await newProject();
     expect((await post(p, 'update', { content: { a: { b: 1 } } })).status).toBe(200);
