@@ -159,8 +159,9 @@ async function run(argv: string[]): Promise<unknown> {
     if (verb !== undefined) throw new UsageError(`sweep takes no arguments, got ${positionals.slice(1).join(' ')}`);
     // What the scheduled Lambda (functions/sweep.ts) runs, once; its answer is the one line printed.
     const { sweep } = await import('../store/sweep');
+    const { finishPendingStampings } = await import('../store/stamping');
     const { sweepAfterMs } = await import('../config/env');
-    return sweep(sweepAfterMs());
+    return { ...(await sweep(sweepAfterMs())), ...(await finishPendingStampings(Number.POSITIVE_INFINITY)) };
   }
   switch (`${noun} ${verb}`) {
     case 'user create': {
