@@ -16,12 +16,13 @@ export const HISTORY_ERRORS: ErrorCode[] = [
 
 const actorSchema = {
   description:
-    'Who made the change: `{"kind":"key","id"}` (an API key), `{"kind":"user","username"}` (a session or JWT), `{"kind":"anonymous"}` (a caller without a credential, by the rules), or `{"kind":"unknown"}` (a change not made through the HTTP API). Never a secret, hash or claim.',
+    'Who made the change: `{"kind":"key","id"}` (an API key), `{"kind":"user","username"}` (a session or JWT; an end user whose JWT names no user here is `{"kind":"user","username":null,"sub"}`), `{"kind":"anonymous"}` (a caller without a credential, by the rules), or `{"kind":"unknown"}` (a change not made through the HTTP API). Never a secret or a hash.',
   type: 'object',
   properties: {
     kind: { enum: ['key', 'user', 'anonymous', 'unknown'] },
     id: { type: 'string' },
-    username: { type: 'string' },
+    username: { type: ['string', 'null'] },
+    sub: { type: 'string' },
   },
   required: ['kind'],
 };

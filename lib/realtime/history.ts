@@ -12,8 +12,15 @@ import { type Segment, querySubtree } from '../store/segments';
 import type { Change } from './changes';
 import type { CommitView } from './commit-reads';
 
-/** Who made a change: never a secret, a hash or a claim. */
-export type Actor = { kind: 'key'; id: string } | { kind: 'user'; username: string } | { kind: 'anonymous' };
+/**
+ * Who made a change: never a secret or a hash. An app's end user signed in with a JWT that names no user here is
+ * `username: null` with the token's `sub`, the one thing that tells end users apart.
+ */
+export type Actor =
+  | { kind: 'key'; id: string }
+  | { kind: 'user'; username: string }
+  | { kind: 'user'; username: null; sub: string }
+  | { kind: 'anonymous' };
 
 /** What a write's segments carry (`wb`), and what the history entry of its commit says. */
 export interface Stamp {
@@ -30,7 +37,10 @@ export interface Stamp {
 /** The actor of a verified principal. */
 export function actorOf(principal: Principal): Actor {
   if (principal.kind === 'key') return { kind: 'key', id: principal.keyId };
-  if (principal.kind === 'user') return { kind: 'user', username: principal.username };
+  if (principal.kind === 'user')
+    return principal.username === null
+      ? { kind: 'user', username: null, sub: principal.sub ?? '' }
+      : { kind: 'user', username: principal.username };
   return { kind: 'anonymous' };
 }
 

@@ -96,11 +96,16 @@ describe('history', () => {
     const jwt = await signJwt({ sub: 'u1', preferred_username: name });
     expect((await call('POST', `${p.content}/set`, { body: { path: 'public.note', value: 'hi' } })).status).toBe(200);
     expect((await post(p, 'set', { path: 'users.u1.n', value: 1 }, jwt)).status).toBe(200);
-    const entries = await historyOf(p, 2);
-    expect(entries.map((e) => e.actor)).toEqual([
+    // An end user whose JWT names no user here: told apart by its sub.
+    const nameless = await signJwt({ sub: 'u2' });
+    expect((await post(p, 'set', { path: 'users.u2.n', value: 2 }, nameless)).status).toBe(200);
+    const all = await historyOf(p, 3);
+    expect(all.map((e) => e.actor)).toEqual([
+      { kind: 'user', username: null, sub: 'u2' },
       { kind: 'user', username: expect.any(String) },
       { kind: 'anonymous' },
     ]);
+    const entries = all.slice(1);
     expect(JSON.stringify(entries)).not.toContain('eyJ');
     const mine = await call('GET', `${p.content}/history?path=users.u1`, { token: jwt });
     expect(mine.status).toBe(200);

@@ -152,7 +152,8 @@ export interface Operations {
         actor: {
           kind: 'key' | 'user' | 'anonymous' | 'unknown';
           id?: string;
-          username?: string;
+          username?: string | null;
+          sub?: string;
         };
         operation: string;
         idempotencyKey?: string;
