@@ -14,6 +14,7 @@ const LAYERS = [
   'store',
   'webhooks',
   'realtime',
+  'history',
   'http',
 ];
 // On top: never imported by Lambda code (functions/ and the layers above).

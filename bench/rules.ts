@@ -1,4 +1,4 @@
-// Rules bench (run alone: `npx tsx bench/rules.ts`): CEL evaluation per request for a 20-rule document, the decision
+// Rules bench (run alone: `npm run -s bench:rules`): CEL evaluation per request for a 20-rule document, the decision
 // as a content request asks it (compiled once, as a warm Lambda keeps it), and compiling the document (a cold start
 // or a rules change). Prints medians and p99 in microseconds; exit code 1 when the median misses 50 µs.
 import { parsePath } from '../lib/paths';

@@ -1,5 +1,5 @@
 // DELETE /api/{username}/{projectSlug}/keys/{id}: revokes an API key at once (401 from then on). Owner only.
-import { accountError, managementRoute } from '../lib/http/management-handlers';
+import { accountError, answerAfterStamping, managementRoute } from '../lib/http/management-handlers';
 import { NotFound } from '../lib/config/errors';
 import { revokeApiKey } from '../lib/store/accounts';
 
@@ -9,7 +9,7 @@ export const handler = managementRoute({
   rule: 'owner',
   run: async ({ project, event }) => {
     const id = event.pathParameters?.id ?? '';
-    await revokeApiKey(project, id).catch((error: unknown) => accountError(error, keyNotFound));
-    return { statusCode: 200, body: { message: 'API key revoked successfully' } };
+    const stamping = await revokeApiKey(project, id).catch((error: unknown) => accountError(error, keyNotFound));
+    return answerAfterStamping({ message: 'API key revoked successfully' }, stamping);
   },
 });

@@ -1,5 +1,5 @@
 // DELETE /api/{username}/{projectSlug}/members/{member}: removes a member. Owner only.
-import { accountError, managementRoute } from '../lib/http/management-handlers';
+import { accountError, answerAfterStamping, managementRoute } from '../lib/http/management-handlers';
 import { NotFound } from '../lib/config/errors';
 import { removeMember } from '../lib/store/accounts';
 import { canonicalName } from '../lib/schema/items';
@@ -8,9 +8,9 @@ export const handler = managementRoute({
   rule: 'owner',
   run: async ({ project, event }) => {
     const member = canonicalName(event.pathParameters?.member ?? '');
-    await removeMember(project, member).catch((error: unknown) =>
+    const stamping = await removeMember(project, member).catch((error: unknown) =>
       accountError(error, () => new NotFound('MEMBER_NOT_FOUND', `${member} is not a member of this project`)),
     );
-    return { statusCode: 200, body: { message: 'Member removed successfully' } };
+    return answerAfterStamping({ message: 'Member removed successfully' }, stamping);
   },
 });

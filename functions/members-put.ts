@@ -1,7 +1,7 @@
 // PUT /api/{username}/{projectSlug}/members/{member}: adds a member or changes their role. Owner only.
 import type { Role } from '../lib/schema/items';
 import { USERNAME, canonicalName } from '../lib/schema/items';
-import { accountError, managementRoute } from '../lib/http/management-handlers';
+import { accountError, answerAfterStamping, managementRoute } from '../lib/http/management-handlers';
 import { projectNotFound } from '../lib/auth/access';
 import { BadRequest, NotFound } from '../lib/config/errors';
 import { setMember, userExists } from '../lib/store/accounts';
@@ -16,9 +16,9 @@ export const handler = managementRoute({
       throw new NotFound('USER_NOT_FOUND', `user ${member} does not exist`);
     if (member === project.username) throw new BadRequest('INVALID_MEMBER', 'the owner cannot also be a member');
     const role = body.role as Role;
-    await setMember(project, member, role).catch((error: unknown) =>
+    const stamping = await setMember(project, member, role).catch((error: unknown) =>
       accountError(error, () => projectNotFound(project)),
     );
-    return { statusCode: 200, body: { member, role } };
+    return answerAfterStamping({ member, role }, stamping);
   },
 });

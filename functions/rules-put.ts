@@ -1,7 +1,7 @@
 // PUT /api/{username}/{projectSlug}/rules: replaces the project's access rules (If-Match on the version). Owner only.
 import { projectNotFound } from '../lib/auth/access';
 import { PreconditionFailed } from '../lib/config/errors';
-import { managementRoute } from '../lib/http/management-handlers';
+import { answerAfterStamping, managementRoute } from '../lib/http/management-handlers';
 import { rulesIfMatch } from '../lib/http/rules-handlers';
 import { validatePutRules as validate } from '../lib/http/validators.generated';
 import { compileRules } from '../lib/rules/document';
@@ -19,8 +19,8 @@ export const handler = managementRoute({
     const inc = item!.inc;
     const expected = ifMatch ?? (await readRules(project, inc)).version;
     try {
-      const version = await putRules(project, inc, source, expected, schemas);
-      return { statusCode: 200, body: { version, warnings }, headers: { ETag: `"${version}"` } };
+      const { version, stamping } = await putRules(project, inc, source, expected, schemas);
+      return answerAfterStamping({ version, warnings }, stamping, { ETag: `"${version}"` });
     } catch (error) {
       if (!(error instanceof RulesChanged)) throw error;
       if ((await readProjectMeta(project))?.inc !== inc) throw projectNotFound(project);

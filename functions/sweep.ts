@@ -1,13 +1,21 @@
 // Scheduled (every 15 minutes), not an HTTP route: the sweeper (docs/design/storage.md §7.4) deletes what changes
-// over 100 items left when interrupted, found by their pending-commit markers. One log line and one metric line a run.
+// over 100 items left when interrupted, found by their pending-commit markers, and finishes the grant-epoch stamping
+// of changes that ran out of time (docs/design/rules.md, "A change on a large project"). One log line and one metric line a run.
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { sweepAfterMs } from '../lib/config/env';
 import { logger } from '../lib/config/logger';
 import { METRIC, hostPrintsRequests, metrics } from '../lib/http/metrics';
-import { sweep } from '../lib/storage';
+import { finishPendingStampings, sweep } from '../lib/storage';
+
+/** How long a run stamps what changes left pending (its timeout is 300 s; the markers come first). */
+const STAMPING_BUDGET_MS = 200_000;
 
 export const handler = async () => {
-  const result = await sweep(sweepAfterMs());
+  // Changes that ran out of time stamping the grant epoch (rules changes, revocations) are finished here.
+  const result = {
+    ...(await sweep(sweepAfterMs())),
+    ...(await finishPendingStampings(Date.now() + STAMPING_BUDGET_MS)),
+  };
   // A host that prints its own lines (the local server's readable format) says what the run did, if anything.
   if (hostPrintsRequests()) return result;
   logger.info('sweep', { ...result });

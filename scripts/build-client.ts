@@ -53,10 +53,18 @@ async function main(): Promise<void> {
   const common = { bundle: true, format: 'esm', platform: 'neutral', target: 'es2022', logLevel: 'warning' } as const;
   // Realtime is its own entry (content-api-client/realtime): an app that never subscribes bundles none of it.
   // Each entry also as CommonJS (.cjs) for the `require` condition: a CommonJS app, or Jest without an ESM transform.
-  for (const entry of ['index', 'realtime']) {
-    await build({ ...common, entryPoints: [join(client, `src/${entry}.ts`)], outfile: join(dist, `${entry}.js`) });
+  // Offline writes too (content-api-client/offline), and their file store for Node (file-store, which imports node:fs).
+  for (const entry of ['index', 'realtime', 'offline', 'file-store']) {
+    const platform = entry === 'file-store' ? 'node' : 'neutral';
     await build({
       ...common,
+      platform,
+      entryPoints: [join(client, `src/${entry}.ts`)],
+      outfile: join(dist, `${entry}.js`),
+    });
+    await build({
+      ...common,
+      platform,
       format: 'cjs',
       entryPoints: [join(client, `src/${entry}.ts`)],
       outfile: join(dist, `${entry}.cjs`),
@@ -73,7 +81,7 @@ async function main(): Promise<void> {
   writeDeclarationsForNode(dist);
 
   // The size an app pays: the core minified as a bundler would (everything imported), then gzipped; realtime alike.
-  for (const entry of ['index', 'realtime']) {
+  for (const entry of ['index', 'realtime', 'offline']) {
     const minified = await build({
       ...common,
       entryPoints: [join(client, `src/${entry}.ts`)],
@@ -81,7 +89,7 @@ async function main(): Promise<void> {
       write: false,
     });
     const bytes = minified.outputFiles[0]!.contents;
-    const label = entry === 'index' ? 'client core' : 'client realtime';
+    const label = entry === 'index' ? 'client core' : `client ${entry}`;
     console.error(`${label}: ${bytes.length} B minified, ${gzipSync(bytes, { level: 9 }).length} B minified+gzipped`);
   }
 }

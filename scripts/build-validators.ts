@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import {
   batchEnvelopeSchema,
   managementSchemas,
+  historyQuerySchema,
   readQuerySchema,
   requestSchemas,
   testOperationSchema,
@@ -21,6 +22,7 @@ for (const [name, schema] of Object.entries({
   testOperation: testOperationSchema,
   batchEnvelope: batchEnvelopeSchema,
   readQuery: readQuerySchema,
+  historyQuery: historyQuerySchema,
 })) {
   ajv.addSchema(schema, name);
   exports[`validate${name[0]!.toUpperCase()}${name.slice(1)}`] = name;

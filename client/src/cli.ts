@@ -10,7 +10,11 @@ export const COMMAND = 'content-api-client';
 const USAGE = `Usage: ${COMMAND} <command> [arguments] [options]
 
 Commands:
-  get [path]                       the whole content, or the value at path (--shallow, or --start/--limit)
+  get [path]                       the whole content, or the value at path (--shallow, or --start/--limit;
+                                   --at <revision|time>: as it was then)
+  history [path]                   who changed what at path, newest first, one JSON entry a line (--limit n:
+                                   at most n entries)
+  restore [path] --at <rev|time>   set path (or the whole content) back to what it was then, as one write
   set <path> <value>               write a value
   push <path> <value>              append to an array
   insert <path> <value> --index n  insert into an array at n (negative counts from the end)
@@ -183,6 +187,7 @@ function parse(argv: string[]) {
       start: { type: 'string' },
       limit: { type: 'string' },
       after: { type: 'string' },
+      at: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
       version: { type: 'boolean', short: 'v' },
     },
@@ -250,7 +255,24 @@ async function run(args: ReturnType<typeof parse>, env: NodeJS.ProcessEnv, readS
         start: number(values.start, '--start'),
         limit: number(values.limit, '--limit'),
         after: values.after,
+        at: values.at,
       });
+      break;
+    }
+    case 'history': {
+      if (rest.length > 1) throw new UsageError('history takes at most a path');
+      const most = number(values.limit, '--limit');
+      const lines: string[] = [];
+      for await (const entry of site.historyEntries(rest[0], { limit: Math.min(100, most ?? 100) })) {
+        lines.push(JSON.stringify(entry));
+        if (most !== undefined && lines.length >= most) break;
+      }
+      return lines.join('\n');
+    }
+    case 'restore': {
+      if (rest.length > 1) throw new UsageError('restore takes at most a path, and --at');
+      if (values.at === undefined) throw new UsageError('restore needs --at <revision|time>');
+      result = await site.restore(rest[0], values.at, opts);
       break;
     }
     case 'set':

@@ -4,6 +4,7 @@ import { ContentApiError, type ErrorCode } from './errors';
 import type { Operations } from './generated/api';
 
 export { ContentApiError, type ErrorCode } from './errors';
+export { formatPath, parsePath } from './paths';
 export type { ErrorBody, Operations } from './generated/api';
 export type { ServerErrorCode } from './generated/error-codes';
 
@@ -49,7 +50,19 @@ export interface GetOptions extends RequestOptions {
   after?: string;
   /** Poll: an `etag` from an earlier get of the same read; while it is current, `{ notModified: true, etag }`. */
   ifNoneMatch?: string;
+  /** The value as it was just after this revision (from `history()`) or at this ISO-8601 time (within the history kept). */
+  at?: string;
 }
+
+export interface HistoryOptions extends RequestOptions {
+  /** Entries read per page, 1 to 100 (default 20); a page holds those that touched the path. */
+  limit?: number;
+  /** The `next` of the previous page: older entries. */
+  before?: string;
+}
+
+/** One entry of the history: who changed what, by which route, when. */
+export type HistoryEntry = Operations['getHistory']['response']['entries'][number];
 
 /** A success body with the `ETag` the server sent (the content's version; null on management routes). */
 export type WithETag<T> = T & { etag: string | null };
@@ -88,6 +101,8 @@ export function createClient(options: ClientOptions) {
   const send = options.fetch ?? ((input, init) => fetch(input, init));
   const parse = options.parse ?? JSON.parse;
   const { retries = 3, retryDelay = 200, maxRetryDelay = 5000 } = options;
+  // One object for every project of this client: its realtime subscriptions share one WebSocket through it.
+  const connection = { baseUrl: base, credential: options.credential };
 
   async function request<T>(
     method: string,
@@ -160,12 +175,20 @@ export function createClient(options: ClientOptions) {
     const write = (op: string, body: unknown, opts?: WriteOptions): Message =>
       request('POST', `${content}/${op}`, body, opts, 'write');
     const amount = (path: string, by: number | undefined) => (by === undefined ? { path } : { path, value: by });
+    const history = (path?: string, opts: HistoryOptions = {}): Result<'getHistory'> => {
+      const query = [
+        path === undefined ? '' : `path=${encodeURIComponent(path)}`,
+        opts.limit === undefined ? '' : `limit=${opts.limit}`,
+        opts.before === undefined ? '' : `before=${encodeURIComponent(opts.before)}`,
+      ].filter((p) => p !== '');
+      return request('GET', `${content}/history${query.length ? `?${query.join('&')}` : ''}`, undefined, opts);
+    };
 
     return {
       /** The project's name, `@user/slug`. */
       name,
       /** What `subscribe` (`content-api-client/realtime`) connects with. */
-      connection: { baseUrl: base, credential: options.credential },
+      connection,
       /** The whole content, or the value at `path` (shallow, a page of keys, or a slice of an array); a missing path is a 404. */
       get: (path?: string, opts: GetOptions = {}): Promise<GetResult> => {
         const query = [
@@ -174,6 +197,7 @@ export function createClient(options: ClientOptions) {
           opts.start === undefined ? '' : `start=${opts.start}`,
           opts.limit === undefined ? '' : `limit=${opts.limit}`,
           opts.after === undefined ? '' : `after=${encodeURIComponent(opts.after)}`,
+          opts.at === undefined ? '' : `at=${encodeURIComponent(opts.at)}`,
         ].filter((p) => p !== '');
         return request('GET', query.length ? `${content}?${query.join('&')}` : content, undefined, opts);
       },
@@ -191,6 +215,20 @@ export function createClient(options: ClientOptions) {
       /** RFC 6902 JSON Patch (PATCH content; needs a server with the PATCH route). */
       patch: (operations: JsonPatchOperation[], opts?: WriteOptions): Message =>
         request('PATCH', content, operations, opts, 'write', 'application/json-patch+json'),
+      /** Who changed what at `path` (or anywhere), newest first: one page; `next` is the next page's `before`. */
+      history,
+      /** Every history entry at `path`, newest first, page after page (one request per page, never all held). */
+      historyEntries: async function* (path?: string, opts: HistoryOptions = {}): AsyncGenerator<HistoryEntry> {
+        let before = opts.before;
+        do {
+          const page = await history(path, { ...opts, before });
+          yield* page.entries;
+          before = page.next ?? undefined;
+        } while (before !== undefined);
+      },
+      /** Sets `path` (undefined: the whole content) back to its value at `at` (a revision or time), as one write. */
+      restore: (path: string | undefined, at: string, opts?: WriteOptions) =>
+        write('restore', path === undefined ? { at } : { path, at }, opts),
       /** RFC 7396 JSON Merge Patch (PATCH content; needs a server with the PATCH route). */
       mergePatch: (doc: Record<string, unknown>, opts?: WriteOptions): Message =>
         request('PATCH', content, doc, opts, 'write', 'application/merge-patch+json'),

@@ -1,5 +1,6 @@
 // Access: who the caller is, and what a credential may do in a project: verified against the project's head and the
 // credential's grant item with one request, then cached per warm container and proven by each write's condition.
+import { createHash } from 'node:crypto';
 import { type AttributeValue, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { batchGetConsistent } from '../dynamo/batch-get';
@@ -38,12 +39,13 @@ import {
 } from '../schema/items';
 
 /**
- * Who is calling: an API key, a user (a session, or a JWT with its `sub` and claims), or nobody (a content request
- * without Authorization, which only rules can allow). `scope` is what the request touches, for rules and scoped keys.
+ * Who is calling: an API key, a user (a session, or a JWT with its `sub` and claims; a JWT without a username claim
+ * is a user with `username: null`, an app's end user only rules grant anything), or nobody (a content request without
+ * Authorization, which only rules can allow). `scope` is what the request touches, for rules and scoped keys.
  */
 export type Principal = (
   | { kind: 'key'; keyId: string; keyHash: string }
-  | { kind: 'user'; username: string; sub?: string | null; claims?: Record<string, unknown> }
+  | { kind: 'user'; username: string | null; sub?: string | null; claims?: Record<string, unknown> }
   | { kind: 'anonymous' }
 ) & { scope?: RequestScope };
 export type Need = ContentNeed;
@@ -133,11 +135,12 @@ export async function readHeadAndGrant(
   headAttributes: readonly string[] = [],
 ): Promise<HeadAndGrant> {
   const pk = projectPk(project);
-  // Nobody's "grant" is the rules document itself: one request reads the head and the rules.
+  // The "grant" of nobody, and of a user without a name (never a member), is the rules document itself: one request
+  // reads the head and the rules.
   const sk =
     principal.kind === 'key'
       ? keyGrantSk(principal.keyId)
-      : principal.kind === 'user'
+      : principal.kind === 'user' && principal.username !== null
         ? memberGrantSk(principal.username)
         : RULES_SK;
   const attributes = [...new Set([...ACCESS_ATTRIBUTES, ...GRANT_ATTRIBUTES, ...headAttributes])];
@@ -171,12 +174,39 @@ export interface Grant {
  * write's condition on the epoch (or a read's comparison), which revocation advances; the ceiling bounds what a
  * Lambda remembers regardless. Only grants that allow something are kept; a refusal is verified afresh each time.
  */
-const GRANT_CACHE_SECONDS = 60;
+/** The longest a warm Lambda trusts a verified grant without verifying it again, whatever epoch it meets. */
+export const GRANT_CACHE_SECONDS = 60;
 const GRANT_CACHE_SIZE = 10_000;
 const grants = new Map<string, Grant>();
 
-const cacheKey = (project: ProjectRef, principal: Principal) =>
-  `${principal.kind === 'key' ? `k ${principal.keyId} ${principal.keyHash}` : principal.kind === 'user' ? `u ${principal.username}` : 'a'} ${projectName(project)}`;
+/**
+ * One caller, as the caches and per-credential records name it: a key by its id, a user by name, a user without a
+ * name by a digest of its `sub` (any length the provider likes), nobody as one.
+ */
+export const callerId = (principal: Principal): string =>
+  principal.kind === 'key'
+    ? `k ${principal.keyId}`
+    : principal.kind === 'anonymous'
+      ? 'a'
+      : principal.username !== null
+        ? `u ${principal.username}`
+        : `s ${digest(principal.sub ?? '')}`;
+
+const digest = (text: string) => createHash('sha256').update(text).digest('base64url');
+
+/**
+ * A cached grant's key: the caller, with a key's hash (a key re-created under the same id is another credential)
+ * and, for a user without a name, its claims (the rules judge it by nothing else: another token is another caller).
+ */
+const cacheKey = (project: ProjectRef, principal: Principal) => {
+  const extra =
+    principal.kind === 'key'
+      ? ` ${principal.keyHash}`
+      : principal.kind === 'user' && principal.username === null
+        ? ` ${digest(JSON.stringify(principal.claims ?? {}))}`
+        : '';
+  return `${callerId(principal)}${extra} ${projectName(project)}`;
+};
 
 /** Drops every cached grant (tests that change the table behind the service's back). */
 export function forgetGrants(): void {
@@ -203,11 +233,12 @@ async function decide(
   }
   if (principal.kind === 'user') {
     if (!head) throw projectNotFound(project);
-    const role = grant?.[A.role]?.S;
-    const standing = roleOf(
-      { owner: head[A.owner]?.S, members: role ? { [principal.username]: role } : {} },
-      principal.username,
-    );
+    const { username } = principal;
+    const role = username === null ? undefined : grant?.[A.role]?.S;
+    const standing =
+      username === null
+        ? undefined
+        : roleOf({ owner: head[A.owner]?.S, members: role ? { [username]: role } : {} }, username);
     if (!roleAllows(standing, need)) {
       // Rules may add what the role does not give (read only when the head says a document is stored).
       const auth = {
@@ -216,7 +247,9 @@ async function decide(
         sub: principal.sub ?? null,
         claims: principal.claims ?? {},
       };
-      const ruled = await rulesFor(project, head, undefined, { standing: { role: standing }, auth });
+      // A user without a name read the rules item in place of a member grant (readHeadAndGrant).
+      const item = username === null ? grant : undefined;
+      const ruled = await rulesFor(project, head, item, { standing: { role: standing }, auth });
       if (!ruled) throw new Forbidden();
       return { rights: ['read', 'write'], ruled };
     }
@@ -302,7 +335,10 @@ async function verifiedGrant(
   const grant: Grant = { ...decided, inc: incarnationOf(head), ge: grantEpochOf(head), verifiedAt: now };
   // Schemas bind every writer, the owner included: read with the grant, and only when the head says there are some.
   if (grant.rights.includes('write') && Number(head[A.rulesSchemas]?.N ?? 0) > 0) {
-    const item = principal.kind === 'anonymous' ? read.grant : undefined;
+    const item =
+      principal.kind === 'anonymous' || (principal.kind === 'user' && principal.username === null)
+        ? read.grant
+        : undefined;
     grant.schemas = decided.ruled?.rules ?? (await rulesFor(project, head, item, { standing: {}, auth: null }))?.rules;
   }
   setBounded(grants, id, grant, GRANT_CACHE_SIZE);

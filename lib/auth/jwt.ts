@@ -41,22 +41,23 @@ async function loadProvider(): Promise<Provider | null> {
 }
 
 /**
- * Returns the username a valid token names (`@` added when the claim has none; canonical, lower case). Only RS256 and ES256 are accepted,
- * so `alg: none` and HMAC-with-the-public-key confusion fail; exp, nbf, iss and aud are checked. Any failure is
- * the uniform 401.
+ * A verified token's caller for the rules: its username (null when the token names none: an app's end user, who can
+ * never be an owner or a member), `sub` and claims (bounded: at most 50, as sent).
  */
-export async function verifyJwt(token: string): Promise<string> {
-  return (await verifyJwtClaims(token)).username;
-}
-
-/** A verified token's caller for the rules: its username, `sub` and claims (bounded: at most 50, as sent). */
 export interface JwtCaller {
-  username: string;
+  username: string | null;
   sub: string | null;
   claims: Record<string, unknown>;
 }
 
-/** verifyJwt with the token's `sub` and claims, which rules' conditions see as `auth.sub` and `auth.claims`. */
+/**
+ * The caller a valid token names: its username claim (`@` added when the claim has none; canonical, lower case), its
+ * `sub` and claims, which rules' conditions see as `auth.username`, `auth.sub` and `auth.claims`. A token without a
+ * username claim is a signed-in caller only rules can grant anything, so it must carry a `sub` for them to name it;
+ * a username claim that is not a username fails like a bad signature. Only RS256 and ES256 are accepted, so
+ * `alg: none` and HMAC-with-the-public-key confusion fail; exp, nbf, iss and aud are checked. Any failure is the
+ * uniform 401.
+ */
 export async function verifyJwtClaims(token: string): Promise<JwtCaller> {
   provider ??= loadProvider().catch((error: unknown) => {
     provider = undefined;
@@ -73,11 +74,16 @@ export async function verifyJwtClaims(token: string): Promise<JwtCaller> {
       requiredClaims: ['exp'],
     });
     const claim = payload[configured.usernameClaim];
+    const sub = typeof payload.sub === 'string' && payload.sub !== '' ? payload.sub : null;
+    const claims = Object.fromEntries(Object.entries(payload).slice(0, 50));
+    if (claim === undefined) {
+      if (sub === null) throw new Unauthorized();
+      return { username: null, sub, claims };
+    }
     if (typeof claim !== 'string') throw new Unauthorized();
     const username = claim.startsWith('@') ? claim : `@${claim}`;
     if (!USERNAME.test(username)) throw new Unauthorized();
-    const claims = Object.fromEntries(Object.entries(payload).slice(0, 50));
-    return { username: canonicalName(username), sub: typeof payload.sub === 'string' ? payload.sub : null, claims };
+    return { username: canonicalName(username), sub, claims };
   } catch {
     throw new Unauthorized();
   }

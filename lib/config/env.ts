@@ -30,3 +30,13 @@ export const fragmentBytes = (): number => Number(optionalEnv('SEGMENT_FRAGMENT_
  * `SWEEP_AFTER_MS` sets it lower for tests.
  */
 export const sweepAfterMs = (): number => Number(optionalEnv('SWEEP_AFTER_MS') ?? 5 * 60 * 1000);
+
+/**
+ * How many PostToConnection requests the realtime consumer has in flight at once (stage parameter
+ * `realtimeSendConcurrency`): each counts against the account's API Gateway throttle (10,000 requests/s shared with
+ * the HTTP API), so one project's large audience must not spend all of it (docs/design/realtime.md, section 8).
+ */
+export const realtimeSendConcurrency = (): number => {
+  const n = Number(optionalEnv('REALTIME_SEND_CONCURRENCY') ?? 64);
+  return Number.isSafeInteger(n) && n >= 1 ? n : 64;
+};

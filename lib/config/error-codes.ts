@@ -8,6 +8,7 @@ import {
   MAX_EXPIRES_IN_SECONDS,
   MAX_KEY_LENGTH,
   MAX_RESPONSE_BYTES,
+  MAX_REWIND_ENTRIES,
   MAX_SLICE_LIMIT,
 } from './limits';
 
@@ -271,6 +272,16 @@ export const ERROR_CODES = {
     status: 409,
     message: 'a project may have at most 100 keys',
   },
+  HISTORY_INCOMPLETE: {
+    when: 'A read or restore at a revision crosses a change at that path whose old values were not kept (too large)',
+    status: 409,
+    message: 'the change at revision 0000000000000000000000000000000000000042 was not kept in full',
+  },
+  HISTORY_EXPIRED: {
+    when: 'A read or restore at a revision or time before the history kept (HISTORY_DAYS), or a revision never made',
+    status: 410,
+    message: 'revision 0000000000000000000000000000000000000042 is not in the history kept (7 days)',
+  },
   PRECONDITION_FAILED: {
     when: 'If-Match names an older version',
     status: 412,
@@ -306,6 +317,11 @@ export const ERROR_CODES = {
     when: 'The value at the path is larger than one response carries (as DynamoDB counts bytes)',
     status: 413,
     message: `the value is larger than ${MAX_RESPONSE_BYTES} bytes; read the parts below it one by one`,
+  },
+  HISTORY_TOO_LONG: {
+    when: `A read or restore at a revision or time with more than ${MAX_REWIND_ENTRIES} changes of the project made since`,
+    status: 413,
+    message: `more than ${MAX_REWIND_ENTRIES} changes were made since then; read at a later revision or time`,
   },
   UNSUPPORTED_MEDIA_TYPE: {
     when: 'Content-Type is not JSON (on PATCH: not application/json-patch+json or application/merge-patch+json)',

@@ -64,6 +64,13 @@ export class Conflict extends HttpError {
   }
 }
 
+/** What was there is no longer kept (a revision or time before the history's retention). */
+export class Gone extends HttpError {
+  constructor(code: CodeWithStatus<410>, message: string) {
+    super(410, code, message);
+  }
+}
+
 export class PreconditionFailed extends HttpError {
   constructor(etag: string | undefined) {
     super(412, 'PRECONDITION_FAILED', 'The content has changed since the version named in If-Match', {

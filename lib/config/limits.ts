@@ -29,6 +29,11 @@ export const MAX_WRITE_ATTEMPTS = 60;
 export const MAX_CONTENT_BYTES = 350 * 1024;
 /** Largest value one GET returns, in DynamoDB's bytes: a Lambda's response holds 6 MB, JSON text a little more. */
 export const MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
+/**
+ * How many commits a read at a point in the history may undo: it reaches back over every commit of the project since
+ * that point, so this bounds its work (about 1.4 KB and a third of a read unit each, at writes of 1 KB).
+ */
+export const MAX_REWIND_ENTRIES = 5000;
 /** API keys one project may hold (grant items, counted in the project's head). */
 export const MAX_KEYS_PER_PROJECT = 100;
 /** Members one project may have (grant items, counted in the project's head). */

@@ -52,7 +52,7 @@ export const operations = {
 } as const;
 
 /** The success message of each mutation route (the spec's texts): the handlers answer it, the OpenAPI document shows it. */
-export const SUCCESS_MESSAGES: Record<keyof typeof operations | 'batch' | 'patch', string> = {
+export const SUCCESS_MESSAGES: Record<keyof typeof operations | 'batch' | 'patch' | 'restore', string> = {
   set: 'Value set successfully',
   insert: 'Value inserted successfully',
   push: 'Object pushed successfully',
@@ -62,4 +62,5 @@ export const SUCCESS_MESSAGES: Record<keyof typeof operations | 'batch' | 'patch
   update: 'Content updated successfully',
   batch: 'Batch applied successfully',
   patch: 'Content patched successfully',
+  restore: 'Content restored successfully',
 };

@@ -14,6 +14,8 @@ import { beginRequest } from './route-context';
 import { hashSecret } from '../auth/credentials';
 import { requestTouches } from '../rules/touches';
 import { writeChecked } from './schema-guard';
+import { withWriteStamp } from '../dynamo/write-stamp';
+import { newStamp } from '../realtime/history';
 
 export interface MutationSpec {
   validate: Validator;
@@ -43,19 +45,46 @@ export function contentPatch(message: string) {
   );
 }
 
+/** The route a write came by, as the history names it: its path's last step (`PATCH content`: `patch`). */
+export function operationOf(routeKey: string): string {
+  const last = routeKey.slice(routeKey.lastIndexOf('/') + 1);
+  return last === 'content' ? 'patch' : last;
+}
+
 /** The flow of every content write: credential and envelope, the body read into operations, If-Match, idempotency. */
+/** What a write's body asks for: its operations, or (a restore) how to make them once access is verified. */
+interface MutationInput {
+  body: unknown;
+  op: ContentOperation | BatchOperation[];
+  /** Makes the operation to apply, from the project's incarnation (what `op` stands for: the paths it touches). */
+  prepare?: (inc: string) => Promise<ContentOperation>;
+}
+
+/** POST content/restore: the path set to its value at a point in the history (or deleted), as one ordinary write. */
+export function contentRestore(spec: {
+  validate: Validator;
+  read: (body: Record<string, unknown>) => MutationInput;
+  message: string;
+}) {
+  return mutationHandler(spec.message, (text) => {
+    const body = parseJsonObject(text);
+    if (!spec.validate(schemaView(body))) throw schemaError(spec.validate.errors);
+    return spec.read(body);
+  });
+}
+
 function mutationHandler(
   message: string,
-  read: (text: string, event: Event) => { body: unknown; op: ContentOperation | BatchOperation[] },
+  read: (text: string, event: Event) => MutationInput,
   checkType?: (type: string | undefined) => void,
 ) {
   return httpHandler(async (event, context) => {
     const { text, principal: caller, project } = await beginRequest(event, 'write', checkType);
     const input = validated(() => {
-      const { body, op } = read(text, event);
+      const { body, op, prepare } = read(text, event);
       const ifMatch = parseIfMatch(event);
       const idempotencyKey = parseIdempotencyKey(header(event, 'idempotency-key'));
-      return { body, op, ifMatch, idempotencyKey };
+      return { body, op, prepare, ifMatch, idempotencyKey };
     });
     if (input instanceof BadRequest) {
       await assertProjectAccess(project, caller, 'write');
@@ -63,9 +92,12 @@ function mutationHandler(
     }
     // Rules and scoped keys judge the request by every path it touches (all or none).
     const principal = { ...caller, scope: { touches: requestTouches(input.op) } };
+    // Who and how, carried by the write's own segments into the history (docs/design/history.md, section 2).
+    const stamp = newStamp(caller, operationOf(event.routeKey), input.idempotencyKey);
     const run = async (requestToken?: string) => {
       const write = { project, principal, ifMatch: input.ifMatch, requestToken };
-      const { etag } = await writeChecked(write, input.op);
+      const op = input.prepare ? await input.prepare(await assertProjectAccess(project, principal, 'write')) : input.op;
+      const { etag } = await withWriteStamp(stamp, () => writeChecked(write, op));
       return { statusCode: 200, body: { message }, headers: { ETag: etag } };
     };
     if (input.idempotencyKey === undefined) return run();

@@ -1,6 +1,8 @@
 // Content read: GET content[?path=][&shallow=true[&limit=&after=] | &start=&limit=].
 import { parsePath, type Segments } from '../paths';
-import { type ReadView, assertProjectAccess, readContent } from '../storage';
+import { type ReadView, assertProjectAccess, readContent, viewOf } from '../storage';
+import type { Json } from '../content/json';
+import { readAtPoint } from './history-handlers';
 import { DEFAULT_SLICE_LIMIT } from '../config/limits';
 import { httpHandler } from './edge';
 import { BadRequest } from '../config/errors';
@@ -48,6 +50,14 @@ export function contentRead(validate: Validator) {
     }
     // Rules are not filters: a read needs a grant covering its path itself (shallow and slices alike).
     const principal = { ...caller, scope: { touches: [{ operation: 'read' as const, path: query.segments ?? [] }] } };
+    const at = event.queryStringParameters?.at;
+    if (at !== undefined) {
+      // As it was at a point in the history (docs/design/history.md): rewound from the value now.
+      const inc = await assertProjectAccess(project, principal, 'read');
+      const then = (await readAtPoint(inc, query.segments ?? [], at)) as Json;
+      const value = query.view ? viewOf(then, query.view) : then;
+      return { statusCode: 200, body: query.paged ? value : { value } };
+    }
     const { value, etag } = await readContent({ project, principal, segments: query.segments, view: query.view });
     // A 304 reads what the 200 would (the ETag is the value's); it saves the transfer, not the read.
     if (notModified(event, etag)) return { statusCode: 304, body: undefined, headers: { ETag: etag } };

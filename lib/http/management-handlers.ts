@@ -1,5 +1,6 @@
 // Management handlers: projects, API keys and members, for signed-in users only (API keys can never manage: 403).
 import type { Reply } from './edge';
+import type { Stamping } from '../storage';
 import { type Event, httpHandler } from './edge';
 import { BadRequest, Conflict, Forbidden, type HttpError, NotFound, Unauthorized } from '../config/errors';
 import { bodyText, header, parseJsonObject } from './request';
@@ -66,13 +67,16 @@ export function managementRoute(spec: ManagementSpec) {
     }
     if (principal.kind === 'anonymous') throw new Unauthorized();
     const username = principal.username;
-    const item = await readProjectMeta(project, username);
+    // A user without a name (a JWT with no username claim) owns and is a member of nothing: 404 or 403 (creator: 403).
+    const item = await readProjectMeta(project, username ?? undefined);
     if (spec.rule === 'creator') {
-      if (username !== project.username) throw new Forbidden('You can create projects only under your own username');
+      if (username === null || username !== project.username) {
+        throw new Forbidden('You can create projects only under your own username');
+      }
       if (item) throw new Conflict('PROJECT_EXISTS', `project ${projectName(project)} already exists`);
     } else {
       if (!item) throw projectNotFound(project);
-      if (!roleAllows(item.role, spec.rule === 'owner' ? 'manage' : 'read')) {
+      if (username === null || !roleAllows(item.role, spec.rule === 'owner' ? 'manage' : 'read')) {
         throw new Forbidden(spec.rule === 'owner' ? 'Only the project owner can do this' : undefined);
       }
     }
@@ -115,3 +119,11 @@ export function listedKey(id: string, stored: unknown) {
     ...(Array.isArray(key.paths) ? { paths: key.paths.filter((p): p is string => typeof p === 'string') } : {}),
   };
 }
+
+/**
+ * The answer of a change that takes access away or changes the rules: 200 with `body` once every segment carries the
+ * new grant epoch; 202 with `stamping` (what is left, and when it binds everywhere at the latest) when the request ran
+ * out of time first (docs/design/rules.md, "A change on a large project").
+ */
+export const answerAfterStamping = <T extends object>(body: T, stamping: Stamping, headers?: Record<string, string>) =>
+  stamping.pending ? { statusCode: 202, body: { ...body, stamping }, headers } : { statusCode: 200, body, headers };

@@ -55,7 +55,7 @@ function at(root: Json, path: Segments): Json | undefined {
 }
 
 /** The value at `path` as it is now (read as the project's owner: it is checked, never answered), undefined if none. */
-async function current(project: ProjectRef, path: Segments): Promise<Json | undefined> {
+export async function currentValue(project: ProjectRef, path: Segments): Promise<Json | undefined> {
   const owner: Principal = { kind: 'user', username: project.username };
   try {
     return (await readContent({ project, principal: owner, segments: path.length ? path : undefined })).value;
@@ -107,17 +107,96 @@ export async function writeChecked(write: GuardedWrite, op: ContentOperation | B
   }
 }
 
-async function writeOnce(write: GuardedWrite, op: ContentOperation | BatchOperation[]): Promise<WriteResult> {
-  const grant = await grantBeforeScope(write.project, write.principal, 'write');
-  const schemas = grant.schemas;
-  const touches = write.principal.scope?.touches ?? requestTouches(op);
+/** The paths a write touches, each with what it needs there (and, once judged, the `data`/`newData` it sees). */
+type Touches = RequestScope['touches'];
+
+/**
+ * A write as the rules judge it, computed before anything is sent: by the write itself and by the rules tester, so
+ * both judge the very same value.
+ */
+export type JudgedWrite =
+  /** Neither a schema nor a condition reading `data`/`newData` concerns it: judged by the store's own verification. */
+  | { kind: 'plain'; touches: Touches }
+  /**
+   * Judged on the value it leaves: its write touches carry `data` and `newData`, `violation` names the first schema
+   * it breaks, `guard` is the test leading the batch that sends it (none for a whole-content replace, sent as is).
+   */
+  | { kind: 'computed'; touches: Touches; violation?: string; guard?: BatchOperation }
+  /** Its operations cannot be planned on the value there (`failure`, their own error): judged by the value it carries. */
+  | { kind: 'failed'; touches: Touches; failure: unknown };
+
+/** The rules a write is judged by: `schemas` bind every writer, `access` is what a caller without a role is granted by. */
+export interface WriteRules {
+  schemas?: RuleSet;
+  access?: RuleSet;
+}
+
+/**
+ * Judges a write under `validate` schemas and conditions on `data`/`newData`: reads the node every schema and touch
+ * concerns as it is now (the common ancestor of the written paths and the schemas' anchors, so a schema on an
+ * ancestor sees the ancestor's value with the write applied), plans the operations on it in memory and gives each
+ * write touch the value it holds (`data`) and leaves (`newData`), and the first schema broken. Reads nothing when
+ * nothing concerns the write.
+ */
+export async function judgeWrite(
+  project: ProjectRef,
+  rules: WriteRules,
+  op: ContentOperation | readonly BatchOperation[],
+  touches: Touches,
+): Promise<JudgedWrite> {
+  const { schemas, access } = rules;
   const writes = touches.flatMap((t) => (t.operation === 'write' ? [t.path] : []));
   const anchors =
     schemas === undefined
       ? []
       : writes.map((path) => validationAnchor(schemas, path)).filter((anchor) => anchor !== undefined);
-  const ruledRules = grant.ruled?.rules;
-  const usesData = ruledRules !== undefined && writes.some((path) => writeUsesData(ruledRules, path));
+  const usesData = access !== undefined && writes.some((path) => writeUsesData(access, path));
+  if (anchors.length === 0 && !usesData) return { kind: 'plain', touches };
+  const batch = Array.isArray(op);
+  if (!batch && (op as ContentOperation).kind === 'replace') {
+    // The whole content is replaced: what it leaves is the request's own value, and `data` the content before.
+    const content = (op as Extract<ContentOperation, { kind: 'replace' }>).content;
+    const data = usesData ? await currentValue(project, []) : undefined;
+    return {
+      kind: 'computed',
+      touches: [{ operation: 'write', path: [], newData: content, data }],
+      violation: schemas && violation(schemas, [[]], [], content),
+    };
+  }
+  const ops = (batch ? op : [op]) as BatchOperation[];
+  const base = commonPrefix([...touches.map((t) => t.path), ...anchors]);
+  const before = await currentValue(project, base);
+  let after: JsonObject;
+  try {
+    after = planned(ops, base, before);
+  } catch (failure) {
+    // The write fails as it would alone, once its access is judged: by the value it carries, `data` unknown.
+    const carried = (path: Segments) =>
+      ops.find((o): o is BatchOperation & { value: Json } => 'value' in o && pathOf(o) === formatPath(path))?.value;
+    return {
+      kind: 'failed',
+      touches: touches.map((t) => (t.operation === 'write' ? { ...t, newData: carried(t.path) } : t)),
+      failure,
+    };
+  }
+  const root = rooted(base, before);
+  return {
+    kind: 'computed',
+    touches: touches.map((t) =>
+      t.operation === 'write' ? { ...t, data: at(root, t.path), newData: at(after, t.path) } : t,
+    ),
+    violation: schemas && violation(schemas, writes, base, after),
+    guard:
+      before === undefined
+        ? { kind: 'test', segments: base, exists: false }
+        : { kind: 'test', segments: base, value: before },
+  };
+}
+
+async function writeOnce(write: GuardedWrite, op: ContentOperation | BatchOperation[]): Promise<WriteResult> {
+  const grant = await grantBeforeScope(write.project, write.principal, 'write');
+  const schemas = grant.schemas;
+  const touches = write.principal.scope?.touches ?? requestTouches(op);
   const scope = (extra: Partial<RequestScope>): Principal => ({
     ...write.principal,
     scope: {
@@ -139,60 +218,37 @@ async function writeOnce(write: GuardedWrite, op: ContentOperation | BatchOperat
     }
   };
   const batch = Array.isArray(op);
-  if (anchors.length === 0 && !usesData) {
+  const judged = await judgeWrite(write.project, { schemas, access: grant.ruled?.rules }, op, touches);
+  if (judged.kind === 'plain') {
     // Judged by the store's own verification, as any write.
-    const principal = scope({});
-    const plain = { ...write, principal };
+    const plain = { ...write, principal: scope({}) };
     return batch ? writeBatch({ ...plain, ops: op }) : writeContent({ ...plain, op });
   }
-  if (!batch && op.kind === 'replace') {
-    // The whole content is replaced: what it leaves is the request's own value, and `data` the content before.
-    const principal = scope({
-      touches: [
-        {
-          operation: 'write',
-          path: [],
-          newData: op.content,
-          data: usesData ? await current(write.project, []) : undefined,
-        },
-      ],
-    });
-    judge(principal);
-    const broken = schemas && violation(schemas, [[]], [], op.content);
-    if (broken) throw new BadRequest('VALIDATION_FAILED', broken);
-    return writeContent({ ...write, principal, op });
-  }
-  const ops = (batch ? op : [op]) as BatchOperation[];
-  const base = commonPrefix([...touches.map((t) => t.path), ...anchors]);
-  const before = await current(write.project, base);
-  let after: JsonObject;
-  try {
-    after = planned(ops, base, before);
-  } catch (error) {
-    // The write fails as it would alone, once its access is judged: what it cannot leave, judged by the value it
-    // carries (the tester's `value`), `data` unknown.
-    const carried = (path: Segments) =>
-      ops.find((o): o is BatchOperation & { value: Json } => 'value' in o && pathOf(o) === formatPath(path))?.value;
-    const judged = touches.map((t) => (t.operation === 'write' ? { ...t, newData: carried(t.path) } : t));
-    judge(scope({ touches: judged }));
+  const principal = scope({ touches: judged.touches });
+  judge(principal);
+  if (judged.kind === 'failed') {
+    // A remembered grant must not answer with the write's own failure for rules a change may have replaced: the
+    // write is judged again on a fresh one first (401/403 before any other 4xx).
+    if (!grant.fresh) {
+      forgetGrant(write.project, write.principal);
+      throw new SchemasChanged();
+    }
+    const error = judged.failure;
     if (error instanceof HttpError && !batch) error.index = undefined;
     throw error;
   }
-  const root = rooted(base, before);
-  const principal = scope({
-    touches: touches.map((t) =>
-      t.operation === 'write' ? { ...t, data: at(root, t.path), newData: at(after, t.path) } : t,
-    ),
-  });
-  judge(principal);
-  const broken = schemas && violation(schemas, writes, base, after);
-  if (broken) throw new BadRequest('VALIDATION_FAILED', broken);
-  const guard: BatchOperation =
-    before === undefined
-      ? { kind: 'test', segments: base, exists: false }
-      : { kind: 'test', segments: base, value: before };
+  if (judged.violation !== undefined) {
+    // Schemas remembered from before a rules change must not refuse what the rules now hold: judged again, fresh.
+    if (!grant.fresh) {
+      forgetGrant(write.project, write.principal);
+      throw new SchemasChanged();
+    }
+    throw new BadRequest('VALIDATION_FAILED', judged.violation);
+  }
+  if (judged.guard === undefined) return writeContent({ ...write, principal, op: op as ContentOperation });
+  const ops = (batch ? op : [op]) as BatchOperation[];
   try {
-    return await writeBatch({ ...write, principal, ops: [guard, ...ops] });
+    return await writeBatch({ ...write, principal, ops: [judged.guard, ...ops] });
   } catch (error) {
     if (!(error instanceof HttpError)) throw error;
     // The guard failed: the value changed since it was read; judge the new one (as a rules change is).

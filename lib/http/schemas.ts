@@ -23,6 +23,15 @@ const body = (properties: Record<string, object>, required: string[]) => ({
   additionalProperties: false,
 });
 
+const historyPoint = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 64,
+  description:
+    'A point in the history: a revision (as history entries and realtime messages name them) or an ISO-8601 time. Within the history kept (HISTORY_DAYS, default 7).',
+  examples: ['2026-11-27T08:00:00Z'],
+};
+
 const mutationSchemas = {
   set: body({ path, value: anyValue }, ['path', 'value']),
   insert: body(
@@ -70,6 +79,8 @@ export const batchEnvelopeSchema = body(
 
 export const requestSchemas = {
   ...mutationSchemas,
+  /** POST content/restore: a path (left out: the whole content) and the point in the history to restore it from. */
+  restore: body({ path, at: historyPoint }, ['at']),
   batch: body(
     {
       operations: {
@@ -127,6 +138,34 @@ export const readQuerySchema = {
       pattern: '^[A-Za-z0-9_-]+$',
       description: `With \`shallow=true\`: the \`next\` of the previous page of an object's keys; the page after it (\`limit\` keys, default ${DEFAULT_SLICE_LIMIT}).`,
       examples: ['eyJsIjoiIiwiayI6ImIwMDEyIn0'],
+    },
+    at: {
+      ...historyPoint,
+      description: `The value as it was just after this revision, or at this time. ${historyPoint.description}`,
+    },
+  },
+} as const;
+
+/** GET content/history's query string. */
+export const historyQuerySchema = {
+  type: 'object',
+  properties: {
+    path: {
+      ...path,
+      description: 'The changes at, below or above this path. Left out: the whole content.',
+      examples: ['data.items'],
+    },
+    limit: {
+      type: 'string',
+      pattern: '^([1-9][0-9]?|100)$',
+      description: 'At most this many entries read, 1 to 100 (default 20); a page holds those that touched the path.',
+      examples: ['50'],
+    },
+    before: {
+      type: 'string',
+      pattern: '^[0-9]{1,40}$',
+      description: 'The `next` of the previous page: entries older than this revision.',
+      examples: ['0000000000000000000000000000000001234567'],
     },
   },
 } as const;

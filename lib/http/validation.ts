@@ -29,6 +29,11 @@ const FIELD_ERRORS: Record<string, [CodeWithStatus<400>, string]> = {
   ],
   limit: ['INVALID_LIMIT', `limit must be a whole number from 1 to ${MAX_SLICE_LIMIT}`],
   after: ['INVALID_CURSOR', 'after must be the next of an earlier page of shallow=true&limit='],
+  at: [
+    'INVALID_QUERY',
+    "at is required and must be a revision (digits) or an ISO-8601 time such as '2026-11-27T08:00:00Z'",
+  ],
+  before: ['INVALID_QUERY', 'before must be the next of an earlier page of history (a revision)'],
   url: ['INVALID_WEBHOOK_URL', 'url is required and must be a string of 1 to 2048 characters'],
 };
 

@@ -158,9 +158,9 @@ async function run(argv: string[]): Promise<unknown> {
   if (noun === 'sweep') {
     if (verb !== undefined) throw new UsageError(`sweep takes no arguments, got ${positionals.slice(1).join(' ')}`);
     // What the scheduled Lambda (functions/sweep.ts) runs, once; its answer is the one line printed.
-    const { sweep } = await import('../storage');
+    const { sweep, finishPendingStampings } = await import('../storage');
     const { sweepAfterMs } = await import('../config/env');
-    return sweep(sweepAfterMs());
+    return { ...(await sweep(sweepAfterMs())), ...(await finishPendingStampings(Number.POSITIVE_INFINITY)) };
   }
   switch (`${noun} ${verb}`) {
     case 'user create': {

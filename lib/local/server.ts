@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { serveDocs } from '../openapi/docs-site';
+import { serveConsole } from './console-site';
 import { ROOT } from './env';
 import { SECURITY_HEADERS } from '../http/edge';
 import { allowConcurrentRequests } from '../dynamo/deadline';
@@ -319,6 +320,8 @@ export async function startServer(
       if (realtime?.serve(method, url.pathname, req, res)) return;
       // The API reference (GET /, /openapi.json, /docs/assets/*): local only, never a Lambda route.
       if (serveDocs(method, url.pathname, res)) return;
+      // The console (GET /console/*): local only; a deploy serves the same files from a bucket (docs/console.md).
+      if (serveConsole(method, url.pathname, res)) return;
       const candidates = routes
         .map((route) => ({ route, match: route.pattern.exec(url.pathname) }))
         .filter((c) => c.match);

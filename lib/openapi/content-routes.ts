@@ -64,8 +64,8 @@ export const CONTENT_ROUTES: readonly RouteDoc[] = [
     tag: 'content',
     summary: 'Get project content',
     description:
-      'The value at `path`, or the whole content when `path` is left out. Needs `content:read` (or any member role). `shallow=true` answers an object\'s keys each with `true` (members held in other segments are not read: one GetItem of the segment that holds the value), an array\'s length as `{"length": n}` and a scalar as itself. `start`/`limit` slice an array (not a shallow read): `{"value": [...], "start": <first index>, "length": <the array\'s length>}`, so the next page starts at `start + value.length` until it reaches `length`; a negative `start` counts from the end, one at or past the end answers `[]`, and a slice of anything but an array is a 400 `NOT_AN_ARRAY`. `shallow=true` with `limit` (1 to 1,000 keys) pages an object\'s keys: `{"value": {<key>: true, ...}, "next": <cursor or null>}`; pass `next` back as `after` (with `shallow=true`, and `limit`, default 100) for the next page until `next` is null. Keys come in a documented order (an object held in one segment: UTF-16 code units; a bucketed object: bucket by bucket, then UTF-16 code units; within a page the JSON object\'s members have no order), so a key present from the first page to the last is given exactly once whatever is written in between; a page of a bucketed object reads about `limit` ÷ (keys per bucket) buckets of 1 RCU each, never its members\' values. A cursor made before the object was rewritten as a whole is a 409 `STALE_CURSOR`: start again. A page of anything but an object is a 400 `NOT_AN_OBJECT`. `If-None-Match` with the ETag the request would answer with: 304 without a body (polling; the read still costs what a 200 costs). Other query parameters are ignored.',
-    query: (['path', 'shallow', 'start', 'limit', 'after'] as const).map((name) => {
+      'The value at `path`, or the whole content when `path` is left out. Needs `content:read` (or any member role). `shallow=true` answers an object\'s keys each with `true` (members held in other segments are not read: one GetItem of the segment that holds the value), an array\'s length as `{"length": n}` and a scalar as itself. `start`/`limit` slice an array (not a shallow read): `{"value": [...], "start": <first index>, "length": <the array\'s length>}`, so the next page starts at `start + value.length` until it reaches `length`; a negative `start` counts from the end, one at or past the end answers `[]`, and a slice of anything but an array is a 400 `NOT_AN_ARRAY`. `shallow=true` with `limit` (1 to 1,000 keys) pages an object\'s keys: `{"value": {<key>: true, ...}, "next": <cursor or null>}`; pass `next` back as `after` (with `shallow=true`, and `limit`, default 100) for the next page until `next` is null. Keys come in a documented order (an object held in one segment: UTF-16 code units; a bucketed object: bucket by bucket, then UTF-16 code units; within a page the JSON object\'s members have no order), so a key present from the first page to the last is given exactly once whatever is written in between; a page of a bucketed object reads about `limit` ÷ (keys per bucket) buckets of 1 RCU each, never its members\' values. A cursor made before the object was rewritten as a whole is a 409 `STALE_CURSOR`: start again. A page of anything but an object is a 400 `NOT_AN_OBJECT`. `If-None-Match` with the ETag the request would answer with: 304 without a body (polling; the read still costs what a 200 costs). `at` (a revision or an ISO-8601 time within the history kept) answers the value as it was just after that revision, with the same `shallow`/`start`/`limit`, and no ETag; 404 `PATH_NOT_FOUND` if nothing was there then, 410 `HISTORY_EXPIRED` before the history kept. Other query parameters are ignored.',
+    query: (['path', 'shallow', 'start', 'limit', 'after', 'at'] as const).map((name) => {
       const { description, examples, ...schema } = readQuerySchema.properties[name] as {
         description: string;
         examples?: readonly string[];
@@ -139,6 +139,11 @@ export const CONTENT_ROUTES: readonly RouteDoc[] = [
       'PATH_NOT_FOUND',
       'STALE_CURSOR',
       'RESPONSE_TOO_LARGE',
+      // With `at`: the value as it was (GET content/history names the revisions).
+      'HISTORY_EXPIRED',
+      'HISTORY_INCOMPLETE',
+      'HISTORY_TOO_LONG',
+      'SERVICE_UNAVAILABLE',
     ],
   },
   contentMutation('set', {

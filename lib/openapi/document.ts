@@ -151,6 +151,7 @@ function operation(route: RouteDoc): Json {
         ...(route.versioned ? { headers: { ETag: ref('headers', 'ETag') } } : {}),
         ...(success.schema ? { content: json(structuredClone(success.schema), { example: success.example }) } : {}),
       },
+      ...(route.stamps ? { '202': stampingResponse(success) } : {}),
       ...(route.versioned === 'read'
         ? {
             '304': {
@@ -168,6 +169,41 @@ function operation(route: RouteDoc): Json {
         content: json(ref('schemas', 'GatewayError'), { example: { message: 'Too Many Requests' } }),
       },
     },
+  };
+}
+
+/** The 202 of a change whose stamping its request could not finish: the success body with what is left. */
+function stampingResponse(success: RouteDoc['success']): Json {
+  const stamping = {
+    type: 'object',
+    required: ['pending', 'segmentsLeft', 'effectiveBy'],
+    properties: {
+      pending: { type: 'boolean', enum: [true] },
+      segmentsLeft: {
+        type: ['integer', 'null'],
+        minimum: 1,
+        description: 'Parts of the content known to remain; null when the request had not listed them all.',
+      },
+      effectiveBy: { type: 'string', format: 'date-time' },
+    },
+  };
+  return {
+    description:
+      'Accepted: the change is stored and binds every caller verified from now on and every part of the content already stamped with it, but the request ran out of time stamping a large content (`segmentsLeft` parts remain; the sweeper finishes them). A credential verified before the change may still succeed on a part not yet stamped until `effectiveBy` (the change plus 60 s) at the latest.',
+    content: json(
+      {
+        allOf: [
+          structuredClone(success.schema ?? { type: 'object' }),
+          { type: 'object', required: ['stamping'], properties: { stamping } },
+        ],
+      },
+      {
+        example: {
+          ...(success.example as object),
+          stamping: { pending: true, segmentsLeft: 36380, effectiveBy: '2026-11-27T09:01:00.000Z' },
+        },
+      },
+    ),
   };
 }
 

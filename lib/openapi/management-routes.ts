@@ -176,7 +176,9 @@ export const MANAGEMENT_ROUTES: readonly RouteDoc[] = [
     operationId: 'revokeKey',
     tag: 'keys',
     summary: 'Revoke an API key',
-    description: 'Revokes the key at once: from now on it is a 401. Owner only.',
+    description:
+      'Revokes the key at once: from now on it is a 401 (a 202 when stamping a large content outlasted the request: see the 202). Owner only.',
+    stamps: true,
     success: {
       status: 200,
       description: 'Revoked.',
@@ -209,6 +211,7 @@ export const MANAGEMENT_ROUTES: readonly RouteDoc[] = [
     description:
       'Makes an existing user a member with `role`, or changes their role. The owner cannot also be a member. Owner only.',
     body: { schema: managementSchemas.putMember, example: { role: 'editor' } },
+    stamps: true,
     success: {
       status: 200,
       description: 'The membership.',
@@ -224,6 +227,7 @@ export const MANAGEMENT_ROUTES: readonly RouteDoc[] = [
     tag: 'members',
     summary: 'Remove a member',
     description: 'Removes the member; their sessions lose access at once. Owner only.',
+    stamps: true,
     success: {
       status: 200,
       description: 'Removed.',
@@ -344,7 +348,7 @@ export const MANAGEMENT_ROUTES: readonly RouteDoc[] = [
     tag: 'rules',
     summary: 'Replace the access rules',
     description:
-      'Replaces the rules (a new version; `If-Match: "<version>"` is honoured, 412 when it is not the current one). Each rule is `{"match", "read"?, "write"?, "validate"?}`: `match` a path where `{name}` captures a segment and a last `**` matches the path and below; `read`/`write` CEL conditions over `auth`, the captures, `path`, `now`, `data`, `newData`; `validate` a JSON Schema every write must leave valid. Invalid rules are a 400 `INVALID_RULES` naming `rules[i]`; nothing is stored. Takes effect on the very next request everywhere. Owner only.',
+      'Replaces the rules (a new version; `If-Match: "<version>"` is honoured, 412 when it is not the current one). Each rule is `{"match", "read"?, "write"?, "validate"?}`: `match` a path where `{name}` captures a segment and a last `**` matches the path and below; `read`/`write` CEL conditions over `auth`, the captures, `path`, `now`, `data`, `newData`; `validate` a JSON Schema every write must leave valid. Invalid rules are a 400 `INVALID_RULES` naming `rules[i]`; nothing is stored. Takes effect on the very next request everywhere (a 202 when stamping a large content outlasted the request: see the 202). Owner only.',
     body: {
       schema: managementSchemas.putRules,
       example: {
@@ -358,6 +362,7 @@ export const MANAGEMENT_ROUTES: readonly RouteDoc[] = [
         ],
       },
     },
+    stamps: true,
     success: {
       status: 200,
       description: 'The new version, and the rules that can never change a decision.',

@@ -40,6 +40,11 @@ export interface RouteDoc {
   /** `write`: takes If-Match and Idempotency-Key and answers with the new ETag; `read`: answers with the ETag. */
   versioned?: 'read' | 'write';
   success: { status: number; description: string; schema?: object; example?: unknown };
+  /**
+   * A change that advances the grant epoch (a rules change, a revocation): answers 202, the success body with
+   * `stamping`, when its request ran out of time stamping the content (docs/design/rules.md).
+   */
+  stamps?: boolean;
   /** The error codes this route can answer with (INTERNAL_ERROR is added to every route). */
   errors: readonly ErrorCode[];
   /** Routes without a credential (none yet) set this; everything else needs the bearer credential. */

@@ -4,11 +4,16 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { AccessProof } from '../auth/access';
+import { setBounded } from '../config/bounded';
+import { realtimeSendConcurrency } from '../config/env';
 import { HttpError } from '../config/errors';
 import { logger } from '../config/logger';
-import { formatPath } from '../paths';
+import { type Segments, formatPath } from '../paths';
 import {
+  type AwaitedOld,
+  type Change,
   type DecodedCommit,
+  completeAwaited,
   decodeCommit,
   feedRecordOf,
   projectOfIncarnation,
@@ -18,8 +23,9 @@ import {
   trimTo,
 } from '../storage';
 import { onCommittedChange } from './hooks';
-import { MAX_MESSAGE_BYTES, encode, encodeWithin } from './messages';
+import { MAX_MESSAGE_BYTES, encode, encodeForEach, encodeWithin } from './messages';
 import {
+  type CommitRecord,
   SUBSCRIPTION_PREFIX,
   type Subscription,
   changesSince,
@@ -38,15 +44,13 @@ import { sendTo } from './sender';
 
 type Image = Record<string, AttributeValue>;
 
-/** Sends to several subscriptions at once, this many in flight. */
-const SEND_CONCURRENCY = 32;
-
+/** Runs `run` over several subscriptions at once: as many in flight as the stage allows posts (config/env.ts). */
 async function eachLimited<T>(items: readonly T[], run: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
   const worker = async () => {
     while (next < items.length) await run(items[next++] as T);
   };
-  await Promise.all(Array.from({ length: Math.min(SEND_CONCURRENCY, items.length) }, worker));
+  await Promise.all(Array.from({ length: Math.min(realtimeSendConcurrency(), items.length) }, worker));
 }
 
 /**
@@ -102,7 +106,7 @@ async function reverify(inc: string): Promise<void> {
 async function startSubscription(inc: string, image: Image): Promise<void> {
   const sub = readSubscription(inc, image);
   if (!(await stillReads(sub))) return revoke(sub);
-  const subscribed = encode({ type: 'subscribed', id: sub.id, path: formatPath(sub.path) });
+  const subscribed = encode({ type: 'subscribed', id: sub.id, path: formatPath(sub.path), ref: sub.ref });
   // A replay only from where this credential has read without a break (read-access.ts), else a snapshot.
   const from = sub.since === undefined ? undefined : await readsFrom(inc, sub.principal);
   if (sub.since !== undefined && from !== undefined && BigInt(sub.since) >= BigInt(from)) {
@@ -135,13 +139,21 @@ async function startSubscription(inc: string, image: Image): Promise<void> {
 }
 
 /**
- * One commit the feed decoded from its top segment's record (segment `key`): logged, handed to the hooks, and sent to
- * every started subscription it touches (trimmed to its path), or `changed` when its values must be read again.
+ * One commit the feed decoded from its top segment's record (segment `key`): logged (with the old values the history
+ * keeps), handed to the hooks, and sent to every started subscription it touches (trimmed to its path), or `changed`
+ * when its values must be read again. A stamped commit that changed nothing is logged alone.
  */
 async function deliver(inc: string, key: string, record: DynamoDBRecord, decoded: DecodedCommit): Promise<void> {
-  const { changes, version } = decoded;
   const revision = await revisionFor(inc, record);
-  await logChange(inc, revision, changes);
+  if (decoded.kind === 'unchanged') return logChange(inc, revision, [], { stamp: decoded.stamp });
+  const { changes, live, version } = decoded;
+  const kept: CommitRecord = { stamp: decoded.stamp, touched: decoded.touched };
+  await logChange(inc, revision, decoded.history, kept);
+  // Old values naming segments this commit removed in records still to come: logged again once they are here.
+  if (decoded.history && decoded.awaited.length > 0) {
+    const entry = { inc, revision, changes: decoded.history, awaited: decoded.awaited, record: kept };
+    setBounded(awaiting, `${inc} ${revision}`, entry, AWAITING_MAX);
+  }
   const subs = await querySubscriptions(inc);
   const wire = changes?.map(toWire) ?? [];
   if (onCommittedChange.length > 0) {
@@ -149,20 +161,49 @@ async function deliver(inc: string, key: string, record: DynamoDBRecord, decoded
     for (const hook of onCommittedChange) await hook({ inc, project, revision, changes: wire });
   }
   const now = Date.now() / 1000;
+  // Matched to the change once per subscription path, and encoded once: its subscribers' frames differ by id only.
+  const frames = new Map<string, ((id: string) => string) | undefined>();
+  const frameFor = (path: Segments) => {
+    const at = formatPath(path);
+    if (!frames.has(at)) {
+      const inside = live && trimTo(live, path);
+      frames.set(
+        at,
+        !inside
+          ? encodeForEach({ type: 'changed', revision })
+          : inside.length === 0
+            ? undefined
+            : encodeForEach({ type: 'change', revision, changes: inside.map(toWire) }),
+      );
+    }
+    return frames.get(at);
+  };
   await eachLimited(subs, async (sub) => {
     // Not started: its snapshot is read later and will hold this commit.
     if (!sub.started) return;
     const seen = sub.versions[key];
     if (seen !== undefined && version <= seen) return;
     if (sub.expiresAt !== undefined && sub.expiresAt <= now) return revoke(sub);
-    if (!changes) {
-      await send(sub, encode({ type: 'changed', id: sub.id, revision }));
-      return;
-    }
-    const inside = trimTo(changes, sub.path);
-    if (inside.length === 0) return;
-    await send(sub, encodeWithin({ type: 'change', id: sub.id, revision, changes: inside.map(toWire) }));
+    const frame = frameFor(sub.path);
+    if (frame) await send(sub, frame(sub.id));
   });
+}
+
+/** Commits logged without some old values, waiting for the records of the segments they removed. */
+const AWAITING_MAX = 256;
+const awaiting = new Map<
+  string,
+  { inc: string; revision: string; changes: Change[]; awaited: AwaitedOld[]; record: CommitRecord }
+>();
+
+/** Logs again, now whole, the commits whose removed segments' records this batch brought. */
+async function completeAwaiting(): Promise<void> {
+  for (const [id, entry] of awaiting) {
+    const changes = completeAwaited(entry.inc, entry.changes, entry.awaited);
+    if (!changes) continue;
+    await logChange(entry.inc, entry.revision, changes, entry.record);
+    awaiting.delete(id);
+  }
 }
 
 /** The project's content is gone (its root deleted with the project): every subscription ends. */
@@ -199,4 +240,5 @@ export async function consume(records: readonly DynamoDBRecord[]): Promise<void>
     const decoded = await decodeCommit(inc, item.key, record, batch, at);
     if (decoded) await deliver(inc, item.key, record, decoded);
   }
+  if (awaiting.size > 0) await completeAwaiting();
 }

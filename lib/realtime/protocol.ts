@@ -16,8 +16,10 @@ import { addSubscription, putConnection, removeConnection, removeSubscription } 
 /** A client's frame at most: a subscribe message is a few hundred bytes (a JWT, a path of up to 2048 characters). */
 export const MAX_CLIENT_MESSAGE_BYTES = 16 * 1024;
 
-const SUBSCRIBE_FIELDS = new Set(['action', 'project', 'path', 'token', 'since']);
+const SUBSCRIBE_FIELDS = new Set(['action', 'project', 'path', 'token', 'since', 'ref']);
 const REVISION = /^\d{1,40}$/;
+/** A client's name for a subscribe, echoed in its `subscribed` or `error` (short, so it cannot grow a record). */
+const REF = /^[A-Za-z0-9_-]{1,64}$/;
 
 const invalid = (message: string) => new BadRequest('INVALID_MESSAGE', message);
 
@@ -76,6 +78,9 @@ async function subscribe(connectionId: string, message: Record<string, unknown>)
     if (!SUBSCRIBE_FIELDS.has(field)) throw new BadRequest('UNKNOWN_FIELD', `unknown field '${field}'`);
   }
   const path = message.path === undefined ? [] : parsePath(message.path);
+  if (message.ref !== undefined && (typeof message.ref !== 'string' || !REF.test(message.ref))) {
+    throw invalid('ref must be 1 to 64 letters, digits, - or _');
+  }
   const since = message.since;
   if (since !== undefined && (typeof since !== 'string' || !REVISION.test(since))) {
     throw invalid('since must be a revision the service sent');
@@ -90,16 +95,18 @@ async function subscribe(connectionId: string, message: Record<string, unknown>)
     principal,
     expiresAt: credential === undefined ? undefined : await expiryOf(credential, proof.grant.expiresAt),
     since,
+    ref: message.ref as string | undefined,
   });
   return undefined;
 }
 
-function errorFrame(error: unknown): ServerMessage {
+/** The error frame for a failed message; a subscribe's carries the `ref` it sent (when well formed). */
+function errorFrame(error: unknown, ref: string | undefined): ServerMessage {
   const known = error instanceof HttpError ? error : unavailable(error);
-  if (known && known.statusCode < 500) return { type: 'error', code: known.code, message: known.message };
-  if (known) return { type: 'error', code: known.code, message: known.message };
+  const named = ref === undefined ? {} : { ref };
+  if (known) return { type: 'error', code: known.code, message: known.message, ...named };
   logger.error('realtime message failed', { error: String(error) });
-  return { type: 'error', code: 'INTERNAL_ERROR', message: 'Internal server error' };
+  return { type: 'error', code: 'INTERNAL_ERROR', message: 'Internal server error', ...named };
 }
 
 /** One frame from a client: the answer to send back on the socket, if any. */
@@ -108,6 +115,7 @@ export async function onMessage(
   body: string | undefined,
   isBase64Encoded = false,
 ): Promise<ServerMessage | undefined> {
+  let ref: string | undefined;
   try {
     if (body === undefined || isBase64Encoded) throw invalid('a message is a JSON object in a text frame');
     if (Buffer.byteLength(body) > MAX_CLIENT_MESSAGE_BYTES) {
@@ -126,6 +134,7 @@ export async function onMessage(
       throw invalid('a message is a JSON object with an action');
     }
     const fields = message as Record<string, unknown>;
+    if (fields.action === 'subscribe' && typeof fields.ref === 'string' && REF.test(fields.ref)) ref = fields.ref;
     switch (fields.action) {
       case 'ping':
         return { type: 'pong' };
@@ -142,6 +151,6 @@ export async function onMessage(
         );
     }
   } catch (error) {
-    return errorFrame(error);
+    return errorFrame(error, ref);
   }
 }

@@ -14,7 +14,7 @@ import {
   QueryCommand,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
-import type { Principal } from '../auth/access';
+import { type Principal, callerId } from '../auth/access';
 import { tableName } from '../config/env';
 import { batchWriteAll } from '../dynamo/batch-write';
 import { dynamo } from '../dynamo/client';
@@ -25,8 +25,7 @@ const accessPk = (inc: string) => `RA#${inc}`;
  * One credential: an API key by its id, a user (session or JWT) by name, every anonymous caller as one (what the rules
  * grant them; a rules change advances the grant epoch, which forgets every record as a revocation does).
  */
-const principalSk = (principal: Principal) =>
-  principal.kind === 'key' ? `k ${principal.keyId}` : principal.kind === 'user' ? `u ${principal.username}` : 'a';
+const principalSk = callerId;
 const itemKey = (inc: string, principal: Principal) => ({
   pk: { S: accessPk(inc) },
   sk: { S: principalSk(principal) },

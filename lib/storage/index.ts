@@ -4,13 +4,22 @@
 
 export type { ReadView, WriteResult } from './requests';
 export { assertProjectAccess } from './grant';
-export { readContent } from './read';
+export { readContent, viewOf } from './read';
 export { writeBatch } from './batch';
 export { writeContent } from './write';
-export { createRoot, deleteSegments, stampSegments } from './io/commit';
+export { createRoot, deleteSegments } from './io/commit';
+export {
+  NOTHING_TO_STAMP,
+  type Stamping,
+  STAMPING_PARTITION,
+  finishPendingStampings,
+  stampContent,
+  stampingRecord,
+} from './stamping';
 export { projectOfIncarnation } from './io/read';
 export { contentPk } from './layout/keys';
 export { sweep } from './sweep';
 export { readSnapshot } from './snapshot';
-export { type Change, type WireChange, toWire, trimTo } from './feed/changes';
+export { type Change, type WireChange, toWire, trimTo, valueBelow } from './feed/changes';
 export { type DecodedCommit, decodeCommit, feedRecordOf, readStreamBatch } from './feed/decode';
+export { type AwaitedOld, completeAwaited } from './feed/old-values';

@@ -20,7 +20,7 @@ import { type ReadRequest, type ReadView, formatEtag } from './requests';
 import { type At, ROOT_AT, learn } from './walk';
 
 /** A view of a value that is all in hand. */
-const viewOf = (value: Json, view: ReadView): Json => {
+export const viewOf = (value: Json, view: ReadView): Json => {
   if (view.kind === 'slice') return sliceArray(value, view.start, view.limit, view.where);
   return view.page ? { ...pageOfValue(value, view.page) } : shallowView(value);
 };

@@ -7,6 +7,11 @@ import type { Segments } from '../paths';
 import { type Segment, assertSnapshot } from './segment';
 import { SubtreeTooLarge, getChunk, getSegment, querySubtree } from './io/read';
 import { valueBelow } from './feed/changes';
+import { type Stamp, stampOfItem } from '../dynamo/write-stamp';
+
+/** The write stamps the segments read carry (a segment without one, or with a malformed one, adds none). */
+const stampsOf = (read: readonly Segment[]): Stamp[] =>
+  read.flatMap((s) => stampOfItem(s.raw as Record<string, { S?: string }>) ?? []);
 
 export interface Snapshot {
   /** Undefined when nothing is at the path. */
@@ -15,6 +20,8 @@ export interface Snapshot {
   versions: Record<string, number>;
   /** The value is larger than `maxBytes`: reading stopped there (the client is told to fetch it). */
   tooLarge?: true;
+  /** The write stamps of the segments read, when the read completed (they tell a read at a revision what to wait for). */
+  stamps?: readonly Stamp[];
 }
 
 /**
@@ -34,7 +41,7 @@ export async function readSnapshot(inc: string, path: Segments, maxBytes: number
       for (;;) {
         const segment = await getSegment(inc, key);
         if (!segment) {
-          if (key === ROOT_KEY) return { versions };
+          if (key === ROOT_KEY) return { versions, stamps: stampsOf(read) };
           throw new MissingSegment(key);
         }
         versions[key] = segment.version;
@@ -53,13 +60,16 @@ export async function readSnapshot(inc: string, path: Segments, maxBytes: number
           assertSnapshot([segment, chunk]);
           versions[chunk.key] = chunk.version;
           const value = valueBelow(chunk.fragment, [String(located.index - chunkStart(chunk.key)), ...rest.slice(1)]);
-          return value === undefined ? { versions } : { value, versions };
+          read.push(chunk);
+          return value === undefined
+            ? { versions, stamps: stampsOf(read) }
+            : { value, versions, stamps: stampsOf(read) };
         }
         const at = located.position === undefined ? rest : [String(located.position), ...rest.slice(1)];
         const value = valueBelow(segment.fragment, at);
-        if (value === undefined) return { versions };
+        if (value === undefined) return { versions, stamps: stampsOf(read) };
         const stubs = stubsIn(value);
-        if (stubs.length === 0) return { value, versions };
+        if (stubs.length === 0) return { value, versions, stamps: stampsOf(read) };
         let budget = maxBytes - storedSize(value);
         for (const stub of stubs) {
           if (budget < 0) return { versions, tooLarge: true };
@@ -76,7 +86,7 @@ export async function readSnapshot(inc: string, path: Segments, maxBytes: number
         }
         if (budget < 0) return { versions, tooLarge: true };
         assertSnapshot(read);
-        return { value: assemble(value, fragmentsOf(read)), versions };
+        return { value: assemble(value, fragmentsOf(read)), versions, stamps: stampsOf(read) };
       }
     } catch (error) {
       if (!(error instanceof MissingSegment) || attempt >= SNAPSHOT_ATTEMPTS) throw error;

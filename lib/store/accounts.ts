@@ -7,7 +7,7 @@ import { tableName } from '../config/env';
 import { documents, dynamo } from '../dynamo/client';
 import { A, type Permission } from '../schema/attributes';
 import { newApiKey, newSessionToken } from '../auth/credentials';
-import { createRoot, stampSegments } from '../storage';
+import { NOTHING_TO_STAMP, type Stamping, createRoot, stampContent, stampingRecord } from '../storage';
 import { readEpoch, readHeadAndGrant } from '../auth/access';
 import { type ProjectRole, roleAllows, roleOf } from '../policy';
 import {
@@ -271,20 +271,24 @@ export async function createApiKey(
 }
 
 /**
- * A revocation's second half: the content's segments take the head's new grant epoch before the revocation answers,
- * so a grant remembered from before it fails on whichever segment it writes or reads next (docs/design/storage.md 6).
+ * The head update of a change that takes access away: its own `set` clauses (if any), the grant epoch advanced and
+ * the segments' stamping recorded as pending (lib/storage/stamping.ts), all in the change's transaction.
  */
-export async function stampContent(project: ProjectRef, inc: string): Promise<void> {
-  const head = await readEpoch(project);
-  const epoch = Number(head?.[A.grantEpoch]?.N ?? 0);
-  if (head) await stampSegments(inc, epoch);
+function epochAdvance(project: ProjectRef, inc: string, set?: string) {
+  const record = stampingRecord();
+  const update = headUpdate(project, inc, `SET ${set ? `${set}, ` : ''}${record.set} ADD #ge :one`, '', {
+    ':one': 1,
+    ...record.values,
+  });
+  Object.assign(update.Update.ExpressionAttributeNames, record.names);
+  return update;
 }
 
 /**
  * One transaction: the grant and the key index record go, the key count goes down and the grant epoch advances,
  * so the key fails its very next request in any warm Lambda. NOT_FOUND when the project holds no such key.
  */
-export async function revokeApiKey(project: ProjectRef, id: string): Promise<void> {
+export async function revokeApiKey(project: ProjectRef, id: string): Promise<Stamping> {
   if (!RECORD_ID.test(id)) throw new AccountError('NOT_FOUND', `no key of this form exists in ${projectName(project)}`);
   const inc = await incarnationNow(project);
   try {
@@ -293,7 +297,7 @@ export async function revokeApiKey(project: ProjectRef, id: string): Promise<voi
         TransactItems: [
           incarnationDelete(project, keyGrantSk(id), inc),
           { Delete: { TableName: tableName(), Key: itemKey(keyPk(id)) } },
-          headUpdate(project, inc, 'SET #nk = #nk - :one ADD #ge :one', '', { ':one': 1 }),
+          epochAdvance(project, inc, '#nk = #nk - :one'),
         ],
       }),
     );
@@ -303,7 +307,7 @@ export async function revokeApiKey(project: ProjectRef, id: string): Promise<voi
     }
     throw error;
   }
-  await stampContent(project, inc);
+  return stampContent(project);
 }
 
 const memberGrant = (project: ProjectRef, member: string) => itemKey(projectPk(project), memberGrantSk(member));
@@ -313,12 +317,12 @@ const memberGrant = (project: ProjectRef, member: string) => itemKey(projectPk(p
  * is one conditional put, a demotion also advances the grant epoch in the same transaction. Each is conditioned on
  * the grant read, and retried when a concurrent change got there first.
  */
-export async function setMember(project: ProjectRef, member: string, role: Role): Promise<void> {
+export async function setMember(project: ProjectRef, member: string, role: Role): Promise<Stamping> {
   for (let attempt = 1; ; attempt++) {
     const meta = await readProjectMeta(project, member);
     if (!meta) throw new AccountError('NOT_FOUND', `project ${projectName(project)} does not exist`);
     const old = meta.role === 'owner' ? undefined : meta.role;
-    if (old === role) return;
+    if (old === role) return NOTHING_TO_STAMP;
     const grant = { ...memberGrant(project, member), [A.role]: role, inc: meta.inc };
     const same = old
       ? {
@@ -339,15 +343,15 @@ export async function setMember(project: ProjectRef, member: string, role: Role)
         await documents.send(new PutCommand(put));
       } else {
         const head = old
-          ? headUpdate(project, meta.inc, 'ADD #ge :one', '', { ':one': 1 })
+          ? epochAdvance(project, meta.inc)
           : headUpdate(project, meta.inc, 'SET #nm = #nm + :one', ' AND #nm < :cap', {
               ':one': 1,
               ':cap': MAX_MEMBERS_PER_PROJECT,
             });
         await documents.send(new TransactWriteCommand({ TransactItems: [{ Put: put }, head] }));
-        if (lowered) await stampContent(project, meta.inc);
+        if (lowered) return stampContent(project);
       }
-      return;
+      return NOTHING_TO_STAMP;
     } catch (error) {
       const refused = isConditionFailure(error) ? [0] : refusedItems(error);
       if (refused.includes(1)) {
@@ -361,7 +365,7 @@ export async function setMember(project: ProjectRef, member: string, role: Role)
 }
 
 /** One transaction: the member grant goes, the member count goes down and the grant epoch advances. */
-export async function removeMember(project: ProjectRef, member: string): Promise<void> {
+export async function removeMember(project: ProjectRef, member: string): Promise<Stamping> {
   const missing = `${member} is not a member of ${projectName(project)}`;
   if (!USERNAME.test(member)) throw new AccountError('NOT_FOUND', missing);
   const inc = await incarnationNow(project).catch((error: unknown) => {
@@ -372,7 +376,7 @@ export async function removeMember(project: ProjectRef, member: string): Promise
       new TransactWriteCommand({
         TransactItems: [
           incarnationDelete(project, memberGrantSk(member), inc),
-          headUpdate(project, inc, 'SET #nm = #nm - :one ADD #ge :one', '', { ':one': 1 }),
+          epochAdvance(project, inc, '#nm = #nm - :one'),
         ],
       }),
     );
@@ -380,5 +384,5 @@ export async function removeMember(project: ProjectRef, member: string): Promise
     if (refusedItems(error).length > 0) throw new AccountError('NOT_FOUND', missing);
     throw error;
   }
-  await stampContent(project, inc);
+  return stampContent(project);
 }

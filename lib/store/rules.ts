@@ -7,7 +7,8 @@ import { dynamo } from '../dynamo/client';
 import { A } from '../schema/attributes';
 import { type ProjectRef, RULES_SK, itemKeyAttributes, projectName, projectPk } from '../schema/items';
 import { type StoredRules, readRulesItem } from '../rules/stored';
-import { refusedItems, stampContent } from './accounts';
+import { refusedItems } from './accounts';
+import { type Stamping, stampContent, stampingRecord } from '../storage';
 
 /** The head's rules version was not the one expected (or the project is no longer this incarnation). */
 export class RulesChanged extends Error {}
@@ -26,8 +27,9 @@ export async function readRules(project: ProjectRef, inc: string): Promise<Store
 
 /**
  * Replaces the document when the head's rules version is `expected` (RulesChanged when not, or when the project
- * is gone): one TransactWriteItems of the rules item and the head (rv + 1, ge + 1). The segments then take
- * the new epoch before this answers, as after a revocation. Returns the new version.
+ * is gone): one TransactWriteItems of the rules item and the head (rv + 1, ge + 1, the stamping recorded). The
+ * segments then take the new epoch until the request's deadline draws near, as after a revocation. Returns the new
+ * version and where the stamping stands.
  */
 export async function putRules(
   project: ProjectRef,
@@ -35,8 +37,9 @@ export async function putRules(
   document: StoredRules['document'],
   expected: number,
   schemas: number,
-): Promise<number> {
+): Promise<{ version: number; stamping: Stamping }> {
   const version = expected + 1;
+  const record = stampingRecord();
   try {
     await dynamo.send(
       new TransactWriteItemsCommand({
@@ -56,7 +59,7 @@ export async function putRules(
             Update: {
               TableName: tableName(),
               Key: itemKeyAttributes(projectPk(project)),
-              UpdateExpression: 'SET #rv = :rv, #rs = :rs ADD #ge :one',
+              UpdateExpression: `SET #rv = :rv, #rs = :rs, ${record.set} ADD #ge :one`,
               ConditionExpression:
                 expected === 0
                   ? '#inc = :inc AND (attribute_not_exists(#rv) OR #rv = :zero)'
@@ -66,12 +69,15 @@ export async function putRules(
                 '#rs': A.rulesSchemas,
                 '#ge': A.grantEpoch,
                 '#inc': A.incarnation,
+                ...record.names,
               },
               ExpressionAttributeValues: {
                 ':rv': { N: String(version) },
                 ':rs': { N: String(schemas) },
                 ':one': { N: '1' },
                 ':inc': { S: inc },
+                ':stampingPartition': { S: record.values[':stampingPartition'] },
+                ':stampingAt': { N: String(record.values[':stampingAt']) },
                 ...(expected === 0 ? { ':zero': { N: '0' } } : { ':expected': { N: String(expected) } }),
               },
             },
@@ -85,6 +91,5 @@ export async function putRules(
     }
     throw error;
   }
-  await stampContent(project, inc);
-  return version;
+  return { version, stamping: await stampContent(project) };
 }

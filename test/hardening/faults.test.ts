@@ -377,7 +377,7 @@ describe('injected DynamoDB faults', () => {
       if (reused) explained++;
       else
         violations.push(
-          `request token ${token} applied ${list.length} times with no other write in its slot rq${first.slot} in between`,
+          `request token ${token} applied ${list.length} times with no other write in its slot rq${first.slot} in between: ${list.map((w) => `#${w.request} ${w.operation} ${w.segment?.replace('\u0000', ' ')} rq${w.slot}`).join(', ')}`,
         );
     }
     const afterFaulted = (faults['after:reset'] ?? 0) + (faults['after:internal'] ?? 0);

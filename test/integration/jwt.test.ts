@@ -38,6 +38,21 @@ describe('JWTs from an identity provider', () => {
     expect((await call('GET', content, { token: other })).status).toBe(403);
   });
 
+  it('takes a token without the username claim as a signed-in caller who owns and is a member of nothing', async () => {
+    const owner = unique('own');
+    const content = await projectFor(await signJwt({ preferred_username: owner }), `@${owner}`);
+    const project = content.replace(/\/content$/, '');
+    const endUser = await signJwt({ sub: unique('sub') });
+    // Signed in (not the 401 of a bad token), but no project of its own and no role anywhere.
+    const created = await call('POST', `/api/@x/${unique('s')}`, { token: endUser });
+    expect(created.status).toBe(403);
+    expect(created.body.code).toBe('FORBIDDEN');
+    expect((await call('GET', content, { token: endUser })).status).toBe(403);
+    expect((await call('GET', `${project}/rules`, { token: endUser })).status).toBe(403);
+    expect((await call('GET', `${project}/members`, { token: endUser })).status).toBe(403);
+    expect((await call('GET', `/api/${`@${owner}`}/${unique('none')}/content`, { token: endUser })).status).toBe(404);
+  });
+
   const rsaPublicPem = () => {
     const keys = JSON.parse(readFileSync(process.env.TEST_JWT_KEYS_FILE as string, 'utf8'));
     return createPublicKey({ key: keys.rs256, format: 'jwk' }).export({ type: 'spki', format: 'pem' }) as string;
@@ -50,7 +65,9 @@ describe('JWTs from an identity provider', () => {
     ['for another audience', () => signJwt({ preferred_username: 'x', aud: 'someone-else' })],
     ['without exp', () => signJwt({ preferred_username: 'x', exp: undefined })],
     ['signed by a key the provider does not publish', () => signJwt({ preferred_username: 'x' }, { key: 'stranger' })],
-    ['without the username claim', () => signJwt({ sub: 'x' })],
+    ['without the username claim and without sub', () => signJwt({ sub: undefined })],
+    ['without the username claim and an empty sub', () => signJwt({ sub: '' })],
+    ['with a username claim that is not a string', () => signJwt({ sub: 'x', preferred_username: 7 })],
     ['with an impossible username', () => signJwt({ preferred_username: 'has space' })],
     [
       'with alg none',

@@ -5,6 +5,7 @@ import { type Project, call, content, newKey, newProject, post } from '../suppor
 import { Client, applyChanges } from '../support/realtime';
 import { segmentsOf } from '../support/segments';
 import { fragmentBytes } from '../../lib/config/env';
+import { MAX_SUBSCRIPTIONS_PER_CONNECTION } from '../../lib/realtime/records';
 
 const name = (p: Project) => `${p.username}/${p.slug}`;
 const clients: Client[] = [];
@@ -289,16 +290,39 @@ describe('realtime: what a subscription receives', () => {
     await c.quiet();
   });
 
-  it('at most 10 subscriptions per connection (409 LIMIT_REACHED), and unsubscribing frees one', async () => {
+  it('at most MAX_SUBSCRIPTIONS_PER_CONNECTION subscriptions per connection (409 LIMIT_REACHED, its ref echoed), and unsubscribing frees one', async () => {
     const p = await newProject();
     const c = await open();
     const ids: string[] = [];
-    for (let i = 0; i < 10; i++) ids.push((await c.subscribe({ project: name(p), token: p.key, path: `k${i}` })).id);
-    c.send({ action: 'subscribe', project: name(p), token: p.key });
-    expect(await c.next()).toEqual({ type: 'error', code: 'LIMIT_REACHED', message: expect.any(String) });
+    for (let i = 0; i < MAX_SUBSCRIPTIONS_PER_CONNECTION; i++) {
+      ids.push((await c.subscribe({ project: name(p), token: p.key, path: `k${i}` })).id);
+    }
+    c.send({ action: 'subscribe', project: name(p), token: p.key, ref: 'over-1' });
+    expect(await c.next()).toEqual({
+      type: 'error',
+      code: 'LIMIT_REACHED',
+      message: expect.any(String),
+      ref: 'over-1',
+    });
     c.send({ action: 'unsubscribe', id: ids[0] });
     expect(await c.next()).toEqual({ type: 'unsubscribed', id: ids[0] });
     await c.subscribe({ project: name(p), token: p.key });
+  });
+
+  it("echoes a subscribe's ref in its subscribed frame and in its refusal; refuses a ref that is not a short name", async () => {
+    const p = await newProject();
+    const c = await open();
+    c.send({ action: 'subscribe', project: name(p), token: p.key, path: 'a', ref: 'r_1-A' });
+    expect(await c.next()).toEqual({ type: 'subscribed', id: expect.any(String), path: 'a', ref: 'r_1-A' });
+    expect(await c.next()).toMatchObject({ type: 'snapshot', missing: true });
+    c.send({ action: 'subscribe', project: name(p), token: 'nope', path: 'a', ref: 'r2' });
+    expect(await c.next()).toMatchObject({ type: 'error', code: 'UNAUTHORIZED', ref: 'r2' });
+    for (const ref of ['', 'a b', 'x'.repeat(65), 7, { r: 1 }]) {
+      c.send({ action: 'subscribe', project: name(p), token: p.key, ref });
+      const refusal = await c.next();
+      expect(refusal).toMatchObject({ type: 'error', code: 'INVALID_MESSAGE' });
+      expect(refusal.ref).toBeUndefined();
+    }
   });
 });
 

@@ -219,6 +219,38 @@ describe('rules on content requests', () => {
     expect((await content(p, 'users')) as unknown).toEqual({ u1: { n: 10 }, u2: { n: 20 } });
   });
 
+  it('lets two end users known only by sub (no username claim) each write their own subtree, not the other', async () => {
+    const p = await appProject();
+    const [a, b] = [unique('sa'), unique('sb')];
+    const ua = await signJwt({ sub: a });
+    const ub = await signJwt({ sub: b });
+    expect((await set(p, `users.${a}.n`, 1, ua)).status).toBe(200);
+    expect((await set(p, `users.${b}.n`, 2, ub)).status).toBe(200);
+    expect((await call('POST', `${p.content}/increment`, { token: ua, body: { path: `users.${a}.n` } })).status).toBe(
+      200,
+    );
+    expectError(await set(p, `users.${b}.n`, 9, ua), 403, 'FORBIDDEN');
+    expectError(await set(p, `users.${a}.n`, 9, ub), 403, 'FORBIDDEN');
+    expectError(await get(p, `users.${a}`, ub), 403, 'FORBIDDEN');
+    expectError(await set(p, 'public.home', 'x', ua), 403, 'FORBIDDEN');
+    expect(await get(p, `users.${a}`, ua)).toMatchObject({ status: 200, body: { value: { n: 2 } } });
+    expect(await get(p, 'public.home', ub)).toMatchObject({ status: 200, body: { value: 'hi' } });
+    expect((await content(p, 'users')) as unknown).toMatchObject({ [a]: { n: 2 }, [b]: { n: 2 } });
+    // auth.username is null for them: a rule naming a username never matches, one asking for null does.
+    const named = await putRules(p, {
+      rules: [
+        { match: 'named.**', write: 'auth != null && auth.username != null' },
+        { match: 'nameless.**', write: 'auth != null && auth.username == null && auth.kind == "user"' },
+      ],
+    });
+    expect(named.status).toBe(200);
+    expectError(await set(p, 'named.x', 1, ua), 403, 'FORBIDDEN');
+    expect((await set(p, 'nameless.x', 1, ua)).status).toBe(200);
+    // The tester judges such a caller the same way.
+    const tested = await tester(p, { auth: { kind: 'user', sub: a }, operation: 'write', path: 'nameless.y' });
+    expect(tested.body).toMatchObject({ allowed: true, rule: 1 });
+  });
+
   it('sees the JWT claims and lets a signed-in non-member with a session use the rules too', async () => {
     const p = await appProject();
     const editor = await signJwt({ sub: 'x', preferred_username: unique('e'), role: 'editor' });
@@ -447,6 +479,53 @@ describe('validate binds every writer', () => {
     expect(await content(p)).toEqual({ users: { x: { profile: { name: 'X' } } } });
   });
 
+  it('takes a rules change that drops or loosens a schema on the very next write of a warm writer', async () => {
+    const p = await validated();
+    expectError(await post(p, 'set', { path: 'scores.s1', value: 'high' }), 400, 'VALIDATION_FAILED');
+    expectError(await post(p, 'set', { path: 'users.u1.profile', value: {} }), 400, 'VALIDATION_FAILED');
+    // The key's grant (with the schemas) is warm; the change must not leave it refusing by the old ones.
+    expect((await putRules(p, { rules: [RULES[0]] })).status).toBe(200);
+    expect((await post(p, 'set', { path: 'scores.s1', value: 'high' })).status).toBe(200);
+    expect((await post(p, 'set', { path: 'users.u1.profile', value: {} })).status).toBe(200);
+    expect(await content(p)).toEqual({ users: { u1: { profile: {} } }, scores: { s1: 'high' } });
+  });
+
+  it('refuses a warm writer a rules change disallowed with 403, not with the error its write would meet', async () => {
+    const p = await newProject();
+    expect((await post(p, 'update', { content: { c: 1 } })).status).toBe(200);
+    const schema = { match: '{x}', validate: { not: { const: 2 } } };
+    expect((await putRules(p, { rules: [{ match: '**', write: 'auth != null' }, schema] })).status).toBe(200);
+    const endUser = await signJwt({ sub: unique('s') });
+    const set = (path: string, value: unknown) =>
+      call('POST', `${p.content}/set`, { token: endUser, body: { path, value } });
+    expect((await set('d', 1)).status).toBe(200);
+    expect((await putRules(p, { rules: [schema] })).status).toBe(200);
+    // `c` is a number, so the write itself fails; the caller may no longer write at all: that comes first.
+    expectError(await set('c.b', 'x'), 403, 'FORBIDDEN');
+    expectError(await set('d', 2), 403, 'FORBIDDEN');
+  });
+
+  it('checks a schema on an ancestor against the ancestor with the write applied, as the tester does', async () => {
+    const p = await newProject();
+    expect((await post(p, 'update', { content: { a: { b: 1 } } })).status).toBe(200);
+    const rules = [{ match: 'a', validate: { type: 'object', maxProperties: 2 } }];
+    expect((await putRules(p, { rules })).status).toBe(200);
+    const write = (path: string, value: unknown) => ({ auth: null, operation: 'write', path, value });
+    const asOwner = (path: string, value: unknown) => ({
+      ...write(path, value),
+      auth: { kind: 'user', username: p.username },
+    });
+    // A scalar written below `a` leaves `a` an object of two members: valid, though the value alone is no object.
+    expect((await tester(p, asOwner('a.c', 1))).body).toMatchObject({ allowed: true });
+    expect((await post(p, 'set', { path: 'a.c', value: 1 })).status).toBe(200);
+    // A third member breaks maxProperties at `a`, named as the real write names it.
+    const tested = await tester(p, asOwner('a.d', 1));
+    const real = await post(p, 'set', { path: 'a.d', value: 1 });
+    expectError(real, 400, 'VALIDATION_FAILED');
+    expect(tested.body).toEqual({ allowed: false, rule: null, reason: `VALIDATION_FAILED: ${real.body.message}` });
+    expect(await content(p)).toEqual({ a: { b: 1, c: 1 } });
+  });
+
   it('costs nothing on writes no schema concerns', async () => {
     const p = await validated();
     expect((await post(p, 'set', { path: 'other', value: 1 })).status).toBe(200);
@@ -515,12 +594,17 @@ describe('the tester agrees with real requests (property)', () => {
     .tuple(fc.array(fc.oneof(step, fc.constant('{x}')), { minLength: 0, maxLength: 3 }), fc.boolean())
     .filter(([steps, deep]) => steps.length > 0 || deep)
     .map(([steps, deep]) => [...new Set<string>(steps), ...(deep ? ['**'] : [])].join('.'));
+  /** A schema names one node (no `**`): above, at or below the written paths. */
+  const exactPatternArb = fc
+    .array(fc.oneof(step, fc.constant('{x}')), { minLength: 1, maxLength: 3 })
+    .map((steps) => [...new Set<string>(steps)].join('.'));
   const conditionArb = fc.constantFrom(
     'true',
     'false',
     'auth != null',
     'auth == null',
     'auth != null && auth.sub == "s1"',
+    'auth != null && auth.username == null',
     'auth.claims.role == "editor"',
     'path.startsWith("a")',
     'now > timestamp("2020-01-01T00:00:00Z")',
@@ -528,13 +612,55 @@ describe('the tester agrees with real requests (property)', () => {
     'newData != 1',
     'data == null',
   );
-  const ruleArb = fc.record(
-    { match: patternArb, read: conditionArb, write: conditionArb },
-    { requiredKeys: ['match'] },
+  const schemaArb = fc.constantFrom<object>(
+    { type: 'object' },
+    { type: 'number' },
+    { type: 'object', required: ['a'] },
+    { type: 'object', properties: { b: { type: 'number', maximum: 1 } } },
+    { type: 'object', maxProperties: 1 },
+    { not: { const: 2 } },
   );
-  const callerArb = fc.constantFrom('anonymous', 'jwt-s1-editor', 'jwt-s2', 'stranger', 'viewer');
+  const ruleArb = fc.oneof(
+    fc.record({ match: patternArb, read: conditionArb, write: conditionArb }, { requiredKeys: ['match'] }),
+    fc.record(
+      { match: exactPatternArb, validate: schemaArb, write: conditionArb },
+      { requiredKeys: ['match', 'validate'] },
+    ),
+  );
+  /** A schema on a node related to the tested path: its parent, its grandparent, itself or a child. */
+  const relatedSchemaArb = fc.option(
+    fc.record({
+      relation: fc.constantFrom('parent', 'parent', 'grandparent', 'self', 'child'),
+      capture: fc.boolean(),
+      schema: schemaArb,
+    }),
+    { nil: undefined, freq: 4 },
+  );
+  const relatedRule = (path: string, related: { relation: string; capture: boolean; schema: object }) => {
+    const steps = path.split('.');
+    const cut = { parent: 1, grandparent: 2, self: 0, child: -1 }[related.relation] as number;
+    const named = cut < 0 ? [...steps, 'a'] : steps.slice(0, Math.max(1, steps.length - cut));
+    if (related.capture) named[0] = '{x}';
+    return { match: named.join('.'), validate: related.schema };
+  };
+  const valueArb = fc.constantFrom<unknown>(1, 2, 'x', null, {}, { a: 1 }, { b: 2 }, { a: 1, b: 1 });
+  const callerArb = fc.constantFrom(
+    'owner',
+    'anonymous',
+    'jwt-s1-editor',
+    'jwt-s2',
+    'jwt-s3-nameless',
+    'stranger',
+    'viewer',
+    'owner',
+  );
+  /** What a request's outcome says about the rules: refused (401/403), refused by a schema, or let through. */
+  const outcome = (status: number, code: unknown) =>
+    [401, 403].includes(status) ? 'refused' : code === 'VALIDATION_FAILED' ? 'invalid' : 'allowed';
+  const testerOutcome = (body: { allowed: boolean; reason: string }) =>
+    body.allowed ? 'allowed' : body.reason.startsWith('VALIDATION_FAILED') ? 'invalid' : 'refused';
 
-  it('says allowed exactly when the real request is neither 401 nor 403', async () => {
+  it('says allowed exactly when the real request is neither 401 nor 403, and invalid exactly when it is a 400 VALIDATION_FAILED', async () => {
     const p = await newProject();
     const viewer = await newUser(p, 'viewer');
     const stranger = await newUser();
@@ -544,24 +670,40 @@ describe('the tester agrees with real requests (property)', () => {
       anonymous: undefined,
       'jwt-s1-editor': await signJwt({ sub: 's1', preferred_username: s1, role: 'editor' }),
       'jwt-s2': await signJwt({ sub: 's2', preferred_username: s2 }),
+      'jwt-s3-nameless': await signJwt({ sub: 's3' }),
       stranger: stranger.token,
       viewer: viewer.token,
+      owner: p.owner,
     };
     const auths: Record<string, unknown> = {
       anonymous: null,
       'jwt-s1-editor': { kind: 'user', username: `@${s1}`, sub: 's1', claims: { role: 'editor' } },
       'jwt-s2': { kind: 'user', username: `@${s2}`, sub: 's2', claims: {} },
+      'jwt-s3-nameless': { kind: 'user', sub: 's3', claims: {} },
       stranger: { kind: 'user', username: stranger.username },
       viewer: { kind: 'user', username: viewer.username },
+      owner: { kind: 'user', username: p.username },
     };
     let checked = 0;
+    let invalid = 0;
     await fc.assert(
       fc.asyncProperty(
-        fc.array(ruleArb, { maxLength: 4 }),
+        fc.array(ruleArb, { maxLength: 5 }),
         callerArb,
         fc.constantFrom('read', 'write'),
         pathArb,
-        async (rules, caller, operation, path) => {
+        valueArb,
+        fc.option(fc.constantFrom<object>({ a: {} }, { a: { a: 1, c: 1 } }, { b: { b: { b: 1 } }, c: 1 }), {
+          nil: undefined,
+        }),
+        relatedSchemaArb,
+        async (generated, caller, operation, path, value, initial, related) => {
+          const rules = related === undefined ? generated : [...generated, relatedRule(path, related)];
+          // Some cases start from a given content (as the owner, before the rules bind anyone).
+          if (initial !== undefined) {
+            expect((await putRules(p, { rules: [] })).status).toBe(200);
+            expect((await post(p, 'update', { content: initial })).status).toBe(200);
+          }
           const stored = await putRules(p, { rules });
           if (stored.status === 400) return; // a world-writable document without allowPublicWrite
           expect(stored.status).toBe(200);
@@ -569,34 +711,31 @@ describe('the tester agrees with real requests (property)', () => {
             auth: auths[caller],
             operation,
             path,
-            ...(operation === 'write' ? { value: 1 } : {}),
+            ...(operation === 'write' ? { value } : {}),
           });
           expect(verdict.status).toBe(200);
           const token = tokens[caller];
           const real =
             operation === 'read'
               ? await call('GET', `${p.content}?path=${encodeURIComponent(path)}`, { token })
-              : await call('POST', `${p.content}/set`, { token, body: { path, value: 1 } });
-          expect({
-            rules,
-            caller,
-            operation,
-            path,
-            allowed: ![401, 403].includes(real.status),
-            real: real.body,
-          }).toEqual({
+              : await call('POST', `${p.content}/set`, { token, body: { path, value } });
+          const expected = outcome(real.status, real.body?.code);
+          if (expected === 'invalid') invalid++;
+          expect({ rules, caller, operation, path, value, outcome: expected, real: real.body }).toEqual({
             real: real.body,
             rules,
             caller,
             operation,
             path,
-            allowed: verdict.body.allowed,
+            value,
+            outcome: testerOutcome(verdict.body),
           });
           checked++;
         },
       ),
-      { numRuns: Number(process.env.PROPERTY_RUNS ?? 60), endOnFailure: true },
+      { numRuns: Number(process.env.PROPERTY_RUNS ?? 80), endOnFailure: true },
     );
     expect(checked).toBeGreaterThan(0);
-  });
+    expect(invalid).toBeGreaterThan(0);
+  }, 180_000);
 });

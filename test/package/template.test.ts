@@ -319,11 +319,15 @@ describe('IAM', () => {
     expect(functionNames.filter((n) => streamActions(n).length > 0)).toEqual(withStream);
     expect(streamActions('realtimeStream').sort()).toEqual([...STREAM_ACTIONS].sort());
     expect(functionNames.filter((n) => connectionActions(n).length > 0)).toEqual(['realtimeStream']);
-    // The sender's code is the one that can post: the management API client is bundled there and nowhere else.
+    // The sender's code is the one that can post: it is bundled there and nowhere else.
     for (const n of functionNames) {
-      const posts = bundledInputs(metafile, entryPointOf(n)).some((f) => f.includes('client-apigatewaymanagementapi'));
+      const posts = bundledInputs(metafile, entryPointOf(n)).some((f) => f.endsWith('lib/realtime/sender.ts'));
       expect({ n, posts }).toEqual({ n, posts: n === 'realtimeStream' });
     }
+    // Its posts in flight, a stage parameter.
+    expect(
+      (resources.RealtimeStreamLambdaFunction as Resource).Properties.Environment.Variables.REALTIME_SEND_CONCURRENCY,
+    ).toBe(String(config.params.default.realtimeSendConcurrency));
   });
 });
 

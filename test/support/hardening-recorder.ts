@@ -15,6 +15,9 @@ export interface AppliedWrite {
   pk?: string;
   /** The segment written (pk and sk): token slots are per segment. */
   segment?: string;
+  /** The DynamoDB request it came in (its number, and UpdateItem or TransactWriteItems). */
+  request: number;
+  operation: string;
 }
 
 export interface Recorder {
@@ -43,6 +46,7 @@ export function tokenOf(body: Record<string, any>): { token?: string; slot?: num
 
 export async function startRecorder(upstream: string): Promise<Recorder> {
   let seq = 0;
+  let requests = 0;
   let writes: AppliedWrite[] = [];
   /** Transactions answered 200 by ClientRequestToken: a resend of one (the SDK's retry) is answered, not applied again. */
   let committed = new Set<string>();
@@ -66,9 +70,25 @@ export async function startRecorder(upstream: string): Promise<Recorder> {
         : (parsed.TransactItems ?? []).flatMap((item: { Update?: Record<string, any> }) =>
             item.Update ? [item.Update] : [],
           );
+    // One request applies its token once, however many segments it stamps with it (a transaction that commits a
+    // cut writes the token into each segment it creates).
+    const number = ++requests;
+    const stamped = new Set<string>();
     for (const update of updates) {
-      if (String(update.Key?.pk?.S ?? '').startsWith('C#'))
-        writes.push({ seq: ++seq, applied: status === 200, status, ...tokenOf(update) });
+      if (!String(update.Key?.pk?.S ?? '').startsWith('C#')) continue;
+      const write = tokenOf(update);
+      if (write.token !== undefined) {
+        if (stamped.has(write.token)) continue;
+        stamped.add(write.token);
+      }
+      writes.push({
+        seq: ++seq,
+        applied: status === 200,
+        status,
+        request: number,
+        operation: request.operation,
+        ...write,
+      });
     }
   };
   const proxy = await startDynamoProxy(upstream, { observe });

@@ -141,6 +141,38 @@ export interface Operations {
       message: string;
     };
   };
+  getHistory: {
+    method: 'GET';
+    path: '/api/{username}/{projectSlug}/content/history';
+    body: undefined;
+    response: {
+      entries: Array<{
+        revision: string;
+        at: string;
+        actor: {
+          kind: 'key' | 'user' | 'anonymous' | 'unknown';
+          id?: string;
+          username?: string | null;
+          sub?: string;
+        };
+        operation: string;
+        idempotencyKey?: string;
+        changes: Array<{ [key: string]: unknown }> | 'changed';
+      }>;
+      next: string | null;
+    };
+  };
+  restoreContent: {
+    method: 'POST';
+    path: '/api/{username}/{projectSlug}/content/restore';
+    body: {
+      path?: string;
+      at: string;
+    };
+    response: {
+      message: string;
+    };
+  };
   createProject: {
     method: 'POST';
     path: '/api/{username}/{projectSlug}';

@@ -265,4 +265,27 @@ describe('content-api-client CLI', () => {
     const key = await cli(['rules', 'test', '--file', join(dir, 'good.json')], envFor(q));
     expect([key.code, key.stderr]).toEqual([3, expect.stringMatching(/FORBIDDEN/)]);
   });
+
+  it('history, get --at and restore: a bad update undone from CI', async () => {
+    const p = await newProject();
+    const env = envFor(p);
+    expect((await cli(['set', 'site.title', '"Home"'], env)).code).toBe(0);
+    expect((await cli(['update'], env, '{"broken":true}')).code).toBe(0);
+    let lines: string[] = [];
+    for (let i = 0; i < 100 && lines.length < 2; i++) {
+      lines = (await cli(['history'], env)).stdout.trim().split('\n').filter(Boolean);
+      if (lines.length < 2) await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const [latest, first] = lines.map((l) => JSON.parse(l));
+    expect(latest).toMatchObject({ operation: 'update', actor: { kind: 'key', id: p.keyId } });
+    expect(first).toMatchObject({ operation: 'set', changes: [{ path: 'site', value: { title: 'Home' } }] });
+    expect((await cli(['history', '--limit', '1'], env)).stdout.trim().split('\n')).toHaveLength(1);
+    const then = await cli(['get', 'site.title', '--at', first.revision, '--raw'], env);
+    expect({ code: then.code, stdout: then.stdout.trim() }).toEqual({ code: 0, stdout: 'Home' });
+    expect((await cli(['restore', '--at', first.revision], env)).code).toBe(0);
+    expect((await state(p)).value).toEqual({ site: { title: 'Home' } });
+    const missing = await cli(['restore', 'site'], env);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('--at');
+  });
 });

@@ -44,6 +44,14 @@ describe('content-api-client as installed from its tarball', () => {
         'dist/realtime.d.cts',
         'dist/cli.js',
         'dist/errors.d.ts',
+        'dist/offline.js',
+        'dist/offline.cjs',
+        'dist/offline.d.ts',
+        'dist/offline.d.cts',
+        'dist/file-store.js',
+        'dist/file-store.cjs',
+        'dist/file-store.d.ts',
+        'dist/file-store.d.cts',
       ]),
     );
     expect(files.filter((f) => !/^(package\.json|README\.md|LICENSE|dist\/.+\.(c?js|d\.c?ts))$/.test(f))).toEqual([]);
@@ -78,13 +86,20 @@ console.log(JSON.stringify({ read, same: read.etag === written.etag, error: miss
     writeFileSync(
       join(app, 'use.cjs'),
       `const { createClient, ContentApiError } = require('content-api-client');
-const { subscribe } = require('content-api-client/realtime');
+const { subscribe, onValue } = require('content-api-client/realtime');
+const { offline, memoryStore } = require('content-api-client/offline');
+const { fileStore } = require('content-api-client/file-store');
 const site = createClient({ baseUrl: process.env.URL, credential: process.env.KEY }).project(process.env.PROJECT);
 (async () => {
   await site.set('from', 'require');
   const missing = await site.get('nope').catch((e) => e);
   const { value } = await site.get('from');
-  console.log(JSON.stringify({ value, error: missing instanceof ContentApiError && missing.code, subscribe: typeof subscribe }));
+  const queued = offline(site, { store: fileStore(require('node:path').join(__dirname, 'queue.json')) });
+  await queued.push('list', 1);
+  await queued.flush();
+  queued.close();
+  const { value: list } = await site.get('list');
+  console.log(JSON.stringify({ value, error: missing instanceof ContentApiError && missing.code, subscribe: typeof subscribe, onValue: typeof onValue, memoryStore: typeof memoryStore, list }));
 })();`,
     );
     const run = spawnSync(process.execPath, ['use.cjs'], {
@@ -93,7 +108,14 @@ const site = createClient({ baseUrl: process.env.URL, credential: process.env.KE
       encoding: 'utf8',
     });
     expect(run.stderr).toBe('');
-    expect(JSON.parse(run.stdout)).toEqual({ value: 'require', error: 'PATH_NOT_FOUND', subscribe: 'function' });
+    expect(JSON.parse(run.stdout)).toEqual({
+      value: 'require',
+      error: 'PATH_NOT_FOUND',
+      subscribe: 'function',
+      onValue: 'function',
+      memoryStore: 'function',
+      list: [1],
+    });
   });
 
   it('runs its bin, content-api-client, as a CI step would, and says its version', async () => {
@@ -133,7 +155,9 @@ const site = createClient({ baseUrl: process.env.URL, credential: process.env.KE
       writeFileSync(
         join(app, `typed.${ext}`),
         `import { ContentApiError, type ErrorCode, createClient } from 'content-api-client';
-import { subscribe } from 'content-api-client/realtime';
+import { formatPath, onValue, parsePath, subscribe } from 'content-api-client/realtime';
+import { indexedDbStore, offline } from 'content-api-client/offline';
+import { fileStore } from 'content-api-client/file-store';
 const site = createClient({ baseUrl: 'https://api.example.com', credential: async () => 'jwt' }).project('@a/b');
 export async function use(): Promise<string | null> {
   const { value, etag } = await site.get('a');
@@ -149,17 +173,26 @@ export const sub = subscribe(site, 'a', (e) => {
 }, { since: sub0() });
 function sub0(): string | undefined { return undefined; }
 export const revision: string | undefined = sub.revision;
+export const live = onValue(site, 'a', (value, { revision, pending }) => console.log(value, revision?.length, pending));
+export const segments: string[] = parsePath('a.b\\\\.c');
+export const path: string = formatPath(segments);
+const queue = offline(site, { store: fileStore('queue.json'), onRefused: (w, e) => console.log(w.key, w.path, e.code) });
+export const queued: Promise<string> = queue.set('a', 1, { ifMatch: '"1"' }).then((w) => w.key);
+export const browserQueue = offline(site, { store: indexedDbStore('app') }).pending.length;
 `,
       );
       writeFileSync(
         join(app, `bad.${ext}`),
         `import { createClient, type ErrorCode } from 'content-api-client';
-import { subscribe } from 'content-api-client/realtime';
+import { onValue, subscribe } from 'content-api-client/realtime';
+import { offline } from 'content-api-client/offline';
 const site = createClient({ baseUrl: 'x' }).project('@a/b');
 export const code: ErrorCode = 'NOT_A_CODE';
 export const op = site.batch([{ op: 'update', path: 'a' }]);
 export const role = site.members.put('@b', 'admin');
 export const sub = subscribe(site, 'a', (e) => e.type === 'error' && e.code === 'NOT_A_CODE');
+export const live = onValue(site, 'a', (value, meta) => meta.pending.toFixed());
+export const queued = offline(site).increment('n', '2');
 `,
       );
       const tsc = (file: string) =>
@@ -171,9 +204,9 @@ export const sub = subscribe(site, 'a', (e) => e.type === 'error' && e.code === 
       expect(tsc(`typed.${ext}`)).toMatchObject({ status: 0, stdout: '' });
       const bad = tsc(`bad.${ext}`);
       expect(bad.status).not.toBe(0);
-      // Each of the four wrong uses is caught (the types are not `any`), and nothing else is reported.
-      expect(bad.stdout.match(/error TS/g)).toHaveLength(4);
-      expect(bad.stdout.match(new RegExp(`bad\\.${ext}\\(\\d+,\\d+\\): error`, 'g'))).toHaveLength(4);
+      // Each of the six wrong uses is caught (the types are not `any`), and nothing else is reported.
+      expect(bad.stdout.match(/error TS/g)).toHaveLength(6);
+      expect(bad.stdout.match(new RegExp(`bad\\.${ext}\\(\\d+,\\d+\\): error`, 'g'))).toHaveLength(6);
     },
   );
 
@@ -243,5 +276,36 @@ window.sub = subscribe(createClient({ baseUrl: location.origin }).project('@a/b'
     expect(code).not.toMatch(/node:|require\(|process\./);
     expect(code).toContain('unsubscribe');
     expect(gzipSync(code).length).toBeLessThan(5 * 1024);
+  });
+  it('bundles onValue with offline writes in IndexedDB for the browser: nothing from Node, core under 3 KB gzipped', async () => {
+    writeFileSync(
+      join(app, 'browser-offline.js'),
+      `import { createClient } from 'content-api-client';
+import { onValue } from 'content-api-client/realtime';
+import { indexedDbStore, offline } from 'content-api-client/offline';
+const site = createClient({ baseUrl: location.origin, credential: () => 'jwt' }).project('@a/b');
+window.writer = offline(site, { store: indexedDbStore('app') });
+window.live = onValue(site, 'todos', (value, { pending }) => console.log(value, pending));`,
+    );
+    const { build } = await import('esbuild');
+    const bundle = async (entry: string) => {
+      const result = await build({
+        absWorkingDir: app,
+        entryPoints: [entry],
+        bundle: true,
+        minify: true,
+        platform: 'browser',
+        format: 'esm',
+        write: false,
+        logLevel: 'silent',
+      });
+      return result.outputFiles[0]!.text;
+    };
+    const code = await bundle('browser-offline.js');
+    expect(code).not.toMatch(/node:|require\(|process\./);
+    expect(code).toContain('indexedDB');
+    expect(gzipSync(code).length).toBeLessThan(7 * 1024);
+    // The core alone (createClient and its writes) stays under 3 KB.
+    expect(gzipSync(await bundle('browser.js')).length).toBeLessThan(3 * 1024);
   });
 });

@@ -89,7 +89,7 @@ describe('subscribe against the local server', () => {
     expect(sub.revision).toBe((change as { revision: string }).revision);
     // Derived from baseUrl: http → ws, path /realtime; the credential in the message, not the URL.
     expect(sockets[0]!.url).toBe(`${(process.env.TEST_API_URL as string).replace(/^http/, 'ws')}/realtime`);
-    expect(sockets[0]!.sent[0]).toEqual({ action: 'subscribe', project: s.name, token: p.key, path: 'data' });
+    expect(sockets[0]!.sent[0]).toEqual({ action: 'subscribe', project: s.name, token: p.key, path: 'data', ref: '1' });
   });
 
   it('a missing path is a snapshot with missing: true; the whole content is path ""', async () => {
@@ -136,6 +136,7 @@ describe('subscribe against the local server', () => {
       token: p.key,
       path: 'data',
       since: first.revision,
+      ref: '1',
     });
     // The new connection keeps delivering, and nothing came twice.
     await writer.set('data.c', 3);

@@ -375,3 +375,38 @@ describe('errors', () => {
     await expect(site(fetch, { parse }).get()).resolves.toEqual({ value: '12345678901234567890', etag: null });
   });
 });
+
+describe('history, reads at a point and restore', () => {
+  it('sends at, limit and before, restores as a write with an Idempotency-Key, and pages history lazily', async () => {
+    const seen: Array<{ method: string; url: string; body?: string; key?: string | null }> = [];
+    const pages = [
+      { entries: [{ revision: '3' }, { revision: '2' }], next: '2' },
+      { entries: [{ revision: '1' }], next: null },
+    ];
+    const fetch = async (url: string | URL | Request, init?: RequestInit) => {
+      const headers = new Headers(init?.headers);
+      seen.push({
+        method: init?.method ?? 'GET',
+        url: String(url),
+        body: init?.body as string,
+        key: headers.get('idempotency-key'),
+      });
+      const body = String(url).includes('/history')
+        ? pages[seen.filter((s) => s.url.includes('/history')).length - 1]
+        : {};
+      return new Response(JSON.stringify(body), { status: 200 });
+    };
+    const site = createClient({ baseUrl: 'https://api.example.com', credential: 'k', fetch }).project('@alice/site');
+    await site.get('a.b', { at: '2026-11-27T08:00:00Z' });
+    expect(seen[0]?.url).toBe('https://api.example.com/api/@alice/site/content?path=a.b&at=2026-11-27T08%3A00%3A00Z');
+    await site.restore(undefined, '42');
+    expect(seen[1]).toMatchObject({ method: 'POST', body: '{"at":"42"}', key: expect.any(String) });
+    const revisions: string[] = [];
+    for await (const entry of site.historyEntries('a', { limit: 2 })) revisions.push(entry.revision);
+    expect(revisions).toEqual(['3', '2', '1']);
+    expect(seen.slice(2).map((s) => s.url)).toEqual([
+      'https://api.example.com/api/@alice/site/content/history?path=a&limit=2',
+      'https://api.example.com/api/@alice/site/content/history?path=a&limit=2&before=2',
+    ]);
+  });
+});

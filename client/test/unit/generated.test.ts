@@ -77,6 +77,8 @@ describe('the client covers every route of the document', () => {
     await site.batch([{ op: 'delete', path: 'a' }]);
     await site.patch([{ op: 'remove', path: '/a' }]);
     await site.mergePatch({ a: null });
+    await site.history('a', { limit: 5 });
+    await site.restore('a', '2026-11-27T08:00:00Z');
     await site.createProject();
     await site.getProject();
     await site.deleteProject();

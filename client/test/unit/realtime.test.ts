@@ -94,7 +94,9 @@ describe('subscribe: the connection', () => {
   it('sends subscribe with the credential, the path (none for the whole content) and since', async () => {
     subscribe(site(), '', () => {}, { WebSocket, since: '0041' });
     await last().open();
-    expect(last().sent).toEqual([{ action: 'subscribe', project: '@alice/site', token: 'capi_k', since: '0041' }]);
+    expect(last().sent).toEqual([
+      { action: 'subscribe', project: '@alice/site', token: 'capi_k', since: '0041', ref: '1' },
+    ]);
   });
 
   it('pings every 5 minutes by default (API Gateway idles at 10), or every keepAlive ms', async () => {
@@ -204,6 +206,7 @@ describe('subscribe: reconnecting', () => {
         token: `jwt-${n}`,
         path: 'data',
         since: n === 1 ? undefined : '0005',
+        ref: '1',
       })),
     );
     last().frame({ type: 'subscribed', id: 's2', path: 'data' });
@@ -229,6 +232,60 @@ describe('subscribe: reconnecting', () => {
     await jest.advanceTimersByTimeAsync(20);
     expect(FakeSocket.all).toHaveLength(3);
     await last().open();
-    expect(last().sent).toEqual([{ action: 'subscribe', project: '@alice/site', token: 'jwt' }]);
+    expect(last().sent).toEqual([{ action: 'subscribe', project: '@alice/site', token: 'jwt', ref: '1' }]);
+  });
+});
+
+describe('one connection per client', () => {
+  it('carries every subscription of the client, each named by its ref; answers find theirs in any order', async () => {
+    const client = createClient({ baseUrl: 'http://127.0.0.1:4123', credential: 'capi_k' });
+    // Two projects of one client.
+    const s = client.project('@alice/site');
+    const other = client.project('@bob/blog');
+    const a: RealtimeEvent[] = [];
+    const b: RealtimeEvent[] = [];
+    const subA = subscribe(s, 'a', (e) => a.push(e), { WebSocket });
+    const subB = subscribe(other, 'a', (e) => b.push(e), { WebSocket });
+    await last().open();
+    expect(FakeSocket.all).toHaveLength(1);
+    expect(last().sent).toEqual([
+      { action: 'subscribe', project: '@alice/site', token: 'capi_k', path: 'a', ref: '1' },
+      { action: 'subscribe', project: '@bob/blog', token: 'capi_k', path: 'a', ref: '2' },
+    ]);
+    // Same path, two projects: the refs tell the answers apart, whichever comes first.
+    last().frame({ type: 'subscribed', id: 'idB', path: 'a', ref: '2' });
+    last().frame({ type: 'subscribed', id: 'idA', path: 'a', ref: '1' });
+    last().frame({ type: 'snapshot', id: 'idA', revision: '5', value: 'alice' });
+    last().frame({ type: 'snapshot', id: 'idB', revision: '9', value: 'bob' });
+    expect(a).toEqual([{ type: 'snapshot', revision: '5', value: 'alice' }]);
+    expect(b).toEqual([{ type: 'snapshot', revision: '9', value: 'bob' }]);
+    // A third, added while the connection is open, goes on it; a refusal by its ref ends it alone.
+    const c: RealtimeEvent[] = [];
+    subscribe(s, 'c', (e) => c.push(e), { WebSocket });
+    await jest.advanceTimersByTimeAsync(0);
+    expect(last().sent.at(-1)).toMatchObject({ action: 'subscribe', path: 'c', ref: '3' });
+    last().frame({ type: 'error', code: 'FORBIDDEN', message: 'no', ref: '3' });
+    expect(c).toEqual([{ type: 'error', code: 'FORBIDDEN', message: 'no', retrying: false }]);
+    expect(last().closed).toBe(false);
+    // A dropped connection resumes each with its own revision, on one new connection.
+    last().drop();
+    await jest.advanceTimersByTimeAsync(1000);
+    expect(FakeSocket.all).toHaveLength(2);
+    await last().open();
+    expect(last().sent).toEqual([
+      { action: 'subscribe', project: '@alice/site', token: 'capi_k', path: 'a', since: '5', ref: '1' },
+      { action: 'subscribe', project: '@bob/blog', token: 'capi_k', path: 'a', since: '9', ref: '2' },
+    ]);
+    last().frame({ type: 'subscribed', id: 'idA2', path: 'a', ref: '1' });
+    last().frame({ type: 'subscribed', id: 'idB2', path: 'a', ref: '2' });
+    // Closing one unsubscribes it and keeps the connection; closing the last closes it.
+    subA.close();
+    expect(last().sent.at(-1)).toEqual({ action: 'unsubscribe', id: 'idA2' });
+    expect(last().closed).toBe(false);
+    subB.close();
+    expect(last().closed).toBe(true);
+    // The client subscribes again later: a new connection.
+    subscribe(s, 'd', () => {}, { WebSocket });
+    expect(FakeSocket.all).toHaveLength(3);
   });
 });

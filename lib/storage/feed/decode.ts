@@ -6,6 +6,7 @@ import type { DynamoDBRecord } from 'aws-lambda';
 import { setBounded } from '../../config/bounded';
 import { type Json, Stub } from '../../content/json';
 import { fromAttribute } from '../../dynamo/attributes';
+import { type Stamp, stampOfRecord } from '../../dynamo/write-stamp';
 import { type Segments, formatPath } from '../../paths';
 import { A } from '../../schema/attributes';
 import { chunkStubOf } from '../layout/chunked';
@@ -22,6 +23,7 @@ import {
 import { fragmentsOf } from '../layout/stubs';
 import { type Change, commitChanges, diffValues, stubPaths } from './changes';
 import { type CommitView, complete } from './commit-reads';
+import { type AwaitedOld, carryRemoved, exactOldValues, removedLookup } from './old-values';
 import { forgetBelow, learnTree, pathOf } from './segment-paths';
 
 type Image = Record<string, AttributeValue>;
@@ -87,6 +89,8 @@ export interface StreamBatch {
   partners: Map<string, DynamoDBRecord>;
   /** Each segment key's records in this batch: their positions and the commit tokens they set. */
   positions: Map<string, Array<{ at: number; tx?: string }>>;
+  /** The old fragments of segments multi-item commits changed in place, by `<tx> <key>` (for the history). */
+  priorImages: Map<string, Json>;
 }
 
 /** A MODIFY record's commit token (`tx`), when the record is that commit's (its old image had another). */
@@ -159,8 +163,9 @@ async function recordChanges(
     return undefined;
   }
   if (tx !== undefined && chunkStubOf(after) && newImage?.[A.tailCommit]?.S === tx) {
-    // Its chunks rewritten in place by this commit: the whole array, read.
-    return [{ path: base, value: after as Json }];
+    // Its chunks rewritten in place by this commit: the whole array, read; what it replaced, for the history, from
+    // the chunks' old images (exactOldValues).
+    return [{ path: base, value: after as Json, was: before }];
   }
   if (chunkStubOf(before) && chunkStubOf(after)) {
     // A chunked array's segment: its window of the array; one that cannot be lined up is the whole array, read.
@@ -240,6 +245,7 @@ export function readStreamBatch(records: readonly DynamoDBRecord[]): StreamBatch
     removed: new Map(),
     partners: new Map(),
     positions: new Map(),
+    priorImages: new Map(),
   };
   const { written, removed } = batch;
   for (const [at, record] of records.entries()) {
@@ -250,6 +256,8 @@ export function readStreamBatch(records: readonly DynamoDBRecord[]): StreamBatch
     seen.push({ at, tx: record.dynamodb?.NewImage?.[A.transaction]?.S });
     batch.positions.set(`${pk} ${key}`, seen);
     const tx = record.eventName === 'MODIFY' ? ownTransaction(record) : undefined;
+    const prior = tx === undefined ? undefined : fragmentOf(imageOf(record.dynamodb?.OldImage));
+    if (tx !== undefined && prior !== undefined) batch.priorImages.set(`${tx} ${key}`, prior);
     if (tx !== undefined && record.dynamodb?.NewImage?.[A.partnerCommit]?.S === tx) {
       batch.partners.set(`${tx} ${key}`, record);
     } else if (record.eventName === 'INSERT') {
@@ -262,24 +270,52 @@ export function readStreamBatch(records: readonly DynamoDBRecord[]): StreamBatch
       }
     } else if (record.eventName === 'REMOVE') {
       const fragment = fragmentOf(imageOf(record.dynamodb?.OldImage));
-      if (fragment !== undefined) removed.set(key, fragment);
+      if (fragment !== undefined) {
+        removed.set(key, fragment);
+        const inc = incarnationOfPk(pk);
+        if (inc !== undefined) carryRemoved(inc, key, fragment);
+      }
     }
   }
   return batch;
 }
 
-/** A commit the feed decoded: its top segment's new version, and its changes (undefined: read the value again). */
-export interface DecodedCommit {
-  version: number;
-  changes?: Change[];
+/** A change without the value it replaced (`was` absent, not undefined: undefined says there was none). */
+function withoutWas(change: Change): Change {
+  const { was: _was, ...rest } = change;
+  return rest as Change;
 }
+
+/**
+ * A commit the feed decoded. `unchanged`: a stamped commit that changed nothing (the history logs it all the same: a
+ * read at a revision waits for the stamps it meets to be logged). `changed`: its top segment's new version, and its
+ * changes (undefined: read the value again) as the history keeps them and as subscriptions are sent them.
+ */
+export type DecodedCommit =
+  | { kind: 'unchanged'; stamp: Stamp }
+  | {
+      kind: 'changed';
+      version: number;
+      stamp?: Stamp;
+      /** The changes with their values read back (a `was` as the decoding found it); undefined: read again. */
+      changes?: Change[];
+      /** For subscriptions: a whole chunked array's old value is its record's fragment (a chunk stub first), which
+       * only the history completes, so a subscription below it gets the new value there. */
+      live?: Change[];
+      /** For the history: the changes with exact old values (a `was` that cannot be made exact dropped). */
+      history?: Change[];
+      /** Old values naming segments this commit removed in records still to come (completeAwaited). */
+      awaited: AwaitedOld[];
+      /** Where the commit changed things; undefined when not all known (the history rewinds no path past it). */
+      touched?: Segments[];
+    };
 
 /**
  * One commit: its MODIFY record (at position `at` of the batch), with the batch's records it wrote (same `tx`) and
  * removed. A commit that changed several segments in place (a batch on a chunked array beside other paths) is one
  * commit, from its top segment's record: its partners' records (`pa` = the commit) say nothing of their own, and
  * their changes join the top's (read whole when a partner's record is not in this stream batch). Undefined when the
- * record is no commit of its own, or changed nothing a client sees.
+ * record is no commit of its own, or an unstamped one that changed nothing a client sees.
  */
 export async function decodeCommit(
   inc: string,
@@ -296,10 +332,14 @@ export async function decodeCommit(
     return undefined;
   }
   const own = await recordChanges(inc, key, record, batch);
-  if (own === undefined) return undefined;
+  const stamp = stampOfRecord(record);
+  const unchanged = (): DecodedCommit | undefined => (stamp ? { kind: 'unchanged', stamp } : undefined);
+  if (own === undefined) return unchanged();
   const derived = own === UNLOCATED ? [] : [...own];
   /** A change that cannot be read back (or placed): the message says the value changed, and clients read it. */
   let unread = own === UNLOCATED;
+  /** Where the commit changed things is not all known (the history cannot rewind any path past it). */
+  let placeless = unread;
   const partners = tx === undefined ? [] : partnersSetBy(record).filter((k) => k !== key);
   for (const partner of partners) {
     const theirs = batch.partners.get(`${tx} ${partner}`);
@@ -313,12 +353,27 @@ export async function decodeCommit(
     // bucket holds part of its object, and which members the commit changed is in its record alone.
     if (isBucketKey(partner)) {
       unread = true;
+      placeless = true;
       continue;
     }
     const path = await pathOf(inc, partner);
     if (path !== undefined) derived.push({ path, value: new Stub(partner) });
   }
-  if (derived.length === 0 && !unread) return undefined;
-  const changes = unread ? undefined : await complete(inc, derived, commitView(key, record, batch, at));
-  return { version: Number(newImage?.[A.version]?.N ?? 0), changes };
+  if (derived.length === 0 && !unread) return unchanged();
+  const view = commitView(key, record, batch, at);
+  const changes = unread ? undefined : await complete(inc, derived, view);
+  // The history keeps the values the changes replaced, made exact (a stub in one is read as it was).
+  const removed = removedLookup(inc, batch.removed);
+  const prior = (segment: string) => (tx === undefined ? undefined : batch.priorImages.get(`${tx} ${segment}`));
+  const exact = changes && (await exactOldValues(inc, changes, { ...view, stampTime: stamp?.time, removed, prior }));
+  return {
+    kind: 'changed',
+    version: Number(newImage?.[A.version]?.N ?? 0),
+    stamp,
+    changes,
+    live: changes?.map((c) => (chunkStubOf(c.was) ? withoutWas(c) : c)),
+    history: exact?.changes,
+    awaited: exact?.awaited ?? [],
+    touched: placeless ? undefined : derived.map((c) => c.path),
+  };
 }

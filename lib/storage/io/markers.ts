@@ -26,7 +26,10 @@ export const MARKER = {
   orphans: 'mo',
   /** Epoch ms of the marker's creation. */
   at: 'at',
-  /** The sweep GSI's keys: a constant partition, the creation time. Only markers carry them. */
+  /**
+   * The sweep GSI's keys: a constant partition, the creation time. Markers carry them, and a project's head while a
+   * change's grant-epoch stamping is pending (partition `g`, the change's time: lib/storage/stamping.ts).
+   */
   sweepPk: 'swp',
   sweepSk: 'swt',
 } as const;
