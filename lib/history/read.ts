@@ -8,7 +8,7 @@ import { valueAt } from '../content/model';
 import { type Segments, asIndex, formatPath } from '../paths';
 import type { Actor, Stamp } from '../dynamo/write-stamp';
 import { historyDays } from '../realtime/history';
-import { type HistoryEntry, historyEntry, historyPage, loggedStamps } from '../realtime/records';
+import { type HistoryEntry, historyEntry, historyPage, loggedStamps } from '../realtime/change-log';
 import { formatRevision } from '../realtime/revisions';
 import { type WireChange, readSnapshot, toWire, trimTo } from '../storage';
 import { HistoryIncomplete, rewind } from './rewind';

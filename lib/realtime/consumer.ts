@@ -24,14 +24,11 @@ import {
 } from '../storage';
 import { onCommittedChange } from './hooks';
 import { MAX_MESSAGE_BYTES, encode, encodeForEach, encodeWithin } from './messages';
+import { type CommitRecord, changesSince, lastRevision, logChange } from './change-log';
 import {
-  type CommitRecord,
   SUBSCRIPTION_PREFIX,
   type Subscription,
-  changesSince,
   deleteSubscription,
-  lastRevision,
-  logChange,
   markStarted,
   querySubscriptions,
   readSubscription,

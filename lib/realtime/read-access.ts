@@ -18,7 +18,7 @@ import { type Principal, callerId } from '../auth/access';
 import { tableName } from '../config/env';
 import { batchWriteAll } from '../dynamo/batch-write';
 import { dynamo } from '../dynamo/client';
-import { LOG_TTL_SECONDS } from './records';
+import { LOG_TTL_SECONDS } from './change-log';
 
 const accessPk = (inc: string) => `RA#${inc}`;
 /**

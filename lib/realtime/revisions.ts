@@ -3,7 +3,7 @@
 // stream's numbers do across a restart of the local engine or a shard's successors in AWS.
 import type { DynamoDBRecord } from 'aws-lambda';
 import { setBounded } from '../config/bounded';
-import { isLogged, lastRevision } from './records';
+import { isLogged, lastRevision } from './change-log';
 
 /** Revisions are text of this many digits (sequence numbers left-padded with zeros) so they sort as text. */
 const REVISION_DIGITS = 40;

@@ -164,7 +164,7 @@ describe('history', () => {
   it('refuses to undo more than MAX_REWIND_ENTRIES commits (bounded work), with a 413', async () => {
     const { MAX_REWIND_ENTRIES } = await import('../../lib/config/limits');
     const { assertProjectAccess } = await import('../../lib/storage');
-    const { logChange } = await import('../../lib/realtime/records');
+    const { logChange } = await import('../../lib/realtime/change-log');
     const { formatRevision } = await import('../../lib/realtime/revisions');
     const p = await newProject();
     await post(p, 'set', { path: 'a', value: 1 });

@@ -6,7 +6,7 @@ import type { DynamoDBRecord } from 'aws-lambda';
 import { ROOT_KEY } from '../../lib/storage/layout/keys';
 import { fragmentBytes } from '../../lib/config/env';
 import { consume } from '../../lib/realtime/consumer';
-import { changesSince, lastRevision } from '../../lib/realtime/records';
+import { changesSince, lastRevision } from '../../lib/realtime/change-log';
 import { formatRevision } from '../../lib/realtime/revisions';
 import { A } from '../../lib/schema/attributes';
 import { newProject, post } from '../support/api';

@@ -6,7 +6,7 @@ const logged = new Set<string>();
 let revisions: typeof import('../../lib/realtime/revisions');
 beforeAll(async () => {
   // The transform does not hoist jest.mock: the fake log is registered before the module is loaded.
-  jest.doMock('../../lib/realtime/records', () => ({
+  jest.doMock('../../lib/realtime/change-log', () => ({
     lastRevision: async () => [...logged].sort().at(-1) ?? '0',
     isLogged: async (_inc: string, revision: string) => logged.has(revision),
   }));
