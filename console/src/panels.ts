@@ -12,6 +12,34 @@ const table = (head: string[], rows: (Node | string)[][]) =>
   );
 const when = (iso: unknown) => (typeof iso === 'string' ? new Date(iso).toLocaleString() : '—');
 
+/** Deletes one listed record (`route` under the project), says so, and reads the list again. */
+async function deleteThen(session: Session, route: string, done: string, refresh: () => Promise<void>): Promise<void> {
+  const answer = await call(session, 'DELETE', route);
+  if (answer.status >= 300) return say(problem(answer), 'error');
+  say(done);
+  await refresh();
+}
+
+/** A management tab: its title, the inline form that adds to it, and what follows (a secret shown once, the list). */
+function panel(
+  title: string,
+  form: { onsubmit: (event: Event) => void; fields: HTMLElement[]; submit: string },
+  ...after: HTMLElement[]
+): HTMLElement {
+  return h(
+    'section',
+    { class: 'panel' },
+    h('h2', {}, title),
+    h(
+      'form',
+      { class: 'inline', onsubmit: form.onsubmit },
+      ...form.fields,
+      h('button', { type: 'submit', class: 'primary' }, form.submit),
+    ),
+    ...after,
+  );
+}
+
 /** The keys tab. */
 export function keysPanel(session: Session): HTMLElement {
   const list = h('div', { 'aria-live': 'polite' });
@@ -46,12 +74,8 @@ export function keysPanel(session: Session): HTMLElement {
       ),
     );
   };
-  const revoke = async (id: string, label: string) => {
-    const answer = await call(session, 'DELETE', `/keys/${encodeURIComponent(id)}`);
-    if (answer.status >= 300) return say(problem(answer), 'error');
-    say(`Revoked ${label}`);
-    await refresh();
-  };
+  const revoke = (id: string, label: string) =>
+    deleteThen(session, `/keys/${encodeURIComponent(id)}`, `Revoked ${label}`, refresh);
   const create = async (event: Event) => {
     event.preventDefault();
     const permissions = [read.checked && 'content:read', write.checked && 'content:write'].filter(Boolean);
@@ -77,20 +101,19 @@ export function keysPanel(session: Session): HTMLElement {
     await refresh();
   };
   refresh();
-  return h(
-    'section',
-    { class: 'panel' },
-    h('h2', {}, 'API keys'),
-    h(
-      'form',
-      { class: 'inline', onsubmit: create },
-      field('Name', name),
-      field('Read', read),
-      field('Write', write),
-      field('Paths', paths),
-      field('Expires in (s)', expires),
-      h('button', { type: 'submit', class: 'primary' }, 'Create key'),
-    ),
+  return panel(
+    'API keys',
+    {
+      onsubmit: create,
+      fields: [
+        field('Name', name),
+        field('Read', read),
+        field('Write', write),
+        field('Paths', paths),
+        field('Expires in (s)', expires),
+      ],
+      submit: 'Create key',
+    },
     secret,
     list,
   );
@@ -126,12 +149,8 @@ export function membersPanel(session: Session): HTMLElement {
       ),
     );
   };
-  const removeMember = async (username: string) => {
-    const answer = await call(session, 'DELETE', `/members/${encodeURIComponent(username)}`);
-    if (answer.status >= 300) return say(problem(answer), 'error');
-    say(`Removed ${username}`);
-    await refresh();
-  };
+  const removeMember = (username: string) =>
+    deleteThen(session, `/members/${encodeURIComponent(username)}`, `Removed ${username}`, refresh);
   const add = async (event: Event) => {
     event.preventDefault();
     const answer = await call(session, 'PUT', `/members/${encodeURIComponent(who.value)}`, {
@@ -142,17 +161,9 @@ export function membersPanel(session: Session): HTMLElement {
     await refresh();
   };
   refresh();
-  return h(
-    'section',
-    { class: 'panel' },
-    h('h2', {}, 'Members'),
-    h(
-      'form',
-      { class: 'inline', onsubmit: add },
-      field('Username', who),
-      field('Role', role),
-      h('button', { type: 'submit', class: 'primary' }, 'Add or change'),
-    ),
+  return panel(
+    'Members',
+    { onsubmit: add, fields: [field('Username', who), field('Role', role)], submit: 'Add or change' },
     list,
   );
 }
@@ -180,12 +191,8 @@ export function webhooksPanel(session: Session): HTMLElement {
       ),
     );
   };
-  const removeHook = async (id: string) => {
-    const answer = await call(session, 'DELETE', `/webhooks/${encodeURIComponent(id)}`);
-    if (answer.status >= 300) return say(problem(answer), 'error');
-    say('Webhook deleted');
-    await refresh();
-  };
+  const removeHook = (id: string) =>
+    deleteThen(session, `/webhooks/${encodeURIComponent(id)}`, 'Webhook deleted', refresh);
   const add = async (event: Event) => {
     event.preventDefault();
     const body = { url: url.value, ...(path.value ? { path: path.value } : {}) };
@@ -196,17 +203,9 @@ export function webhooksPanel(session: Session): HTMLElement {
     await refresh();
   };
   refresh();
-  return h(
-    'section',
-    { class: 'panel' },
-    h('h2', {}, 'Webhooks'),
-    h(
-      'form',
-      { class: 'inline', onsubmit: add },
-      field('URL', url),
-      field('Path', path),
-      h('button', { type: 'submit', class: 'primary' }, 'Add webhook'),
-    ),
+  return panel(
+    'Webhooks',
+    { onsubmit: add, fields: [field('URL', url), field('Path', path)], submit: 'Add webhook' },
     secret,
     list,
   );

@@ -5,7 +5,7 @@
 import { Agent as HttpAgent, type IncomingMessage, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { optionalEnv, realtimeSendConcurrency, requireEnv } from '../config/env';
-import { signRequest } from './sigv4';
+import { type Credentials, signRequest } from './sigv4';
 
 /** Attempts of one post that meets a throttle (429), a failing service (5xx) or no answer, as the SDK made them. */
 const ATTEMPTS = 3;
@@ -37,6 +37,15 @@ function endpointOf(): Endpoint {
   return endpoint;
 }
 
+/** The function's credentials, read once: Lambda sets them for the sandbox's life (one object, so sigv4.ts keeps its key). */
+let credentials: Credentials | undefined;
+const functionCredentials = (): Credentials =>
+  (credentials ??= {
+    accessKeyId: requireEnv('AWS_ACCESS_KEY_ID'),
+    secretAccessKey: requireEnv('AWS_SECRET_ACCESS_KEY'),
+    sessionToken: optionalEnv('AWS_SESSION_TOKEN'),
+  });
+
 /** One POST: the answer's status, or a thrown error when none came. */
 function post(target: Endpoint, path: string, body: Buffer): Promise<number> {
   const headers = signRequest({
@@ -46,11 +55,7 @@ function post(target: Endpoint, path: string, body: Buffer): Promise<number> {
     body,
     region: optionalEnv('AWS_REGION') ?? 'us-east-1',
     service: 'execute-api',
-    credentials: {
-      accessKeyId: requireEnv('AWS_ACCESS_KEY_ID'),
-      secretAccessKey: requireEnv('AWS_SECRET_ACCESS_KEY'),
-      sessionToken: optionalEnv('AWS_SESSION_TOKEN'),
-    },
+    credentials: functionCredentials(),
     now: new Date(),
   });
   return new Promise((resolve, reject) => {

@@ -30,13 +30,16 @@ const hmac = (key: string | Buffer, data: string) => createHmac('sha256', key).u
 const encodeSegment = (segment: string) =>
   encodeURIComponent(segment).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 
-/** The derived key of one day, Region and service: four HMACs, so kept (as a key object) while the day lasts. */
-let cachedKey: { scope: string; secret: string; key: KeyObject } | undefined;
-function signingKey(secret: string, day: string, region: string, service: string): KeyObject {
+/**
+ * The derived key of one day, Region and service: four HMACs, so kept (as a key object) while the day lasts and the
+ * credentials are the same object (the provider hands out a new one when it refreshes them; no secret is compared).
+ */
+let cachedKey: { scope: string; from: Credentials; key: KeyObject } | undefined;
+function signingKey(credentials: Credentials, day: string, region: string, service: string): KeyObject {
   const scope = `${day}/${region}/${service}`;
-  if (cachedKey?.scope !== scope || cachedKey.secret !== secret) {
-    const key = hmac(hmac(hmac(hmac(`AWS4${secret}`, day), region), service), 'aws4_request');
-    cachedKey = { scope, secret, key: createSecretKey(key) };
+  if (cachedKey?.scope !== scope || cachedKey.from !== credentials) {
+    const key = hmac(hmac(hmac(hmac(`AWS4${credentials.secretAccessKey}`, day), region), service), 'aws4_request');
+    cachedKey = { scope, from: credentials, key: createSecretKey(key) };
   }
   return cachedKey.key;
 }
@@ -62,7 +65,7 @@ export function signRequest(request: SignedRequest): Record<string, string> {
   ].join('\n');
   const scope = `${day}/${request.region}/${request.service}/aws4_request`;
   const toSign = ['AWS4-HMAC-SHA256', date, scope, sha256(canonical)].join('\n');
-  const key = signingKey(credentials.secretAccessKey, day, request.region, request.service);
+  const key = signingKey(credentials, day, request.region, request.service);
   const signature = createHmac('sha256', key).update(toSign).digest('hex');
   headers.authorization = `AWS4-HMAC-SHA256 Credential=${credentials.accessKeyId}/${scope}, SignedHeaders=${names.join(';')}, Signature=${signature}`;
   return headers;
