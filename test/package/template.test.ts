@@ -659,10 +659,10 @@ describe('bundles', () => {
     expect(lazy.sweep).toEqual([]);
     const mutations = functionNames.filter((name) =>
       (config.functions[name] as { handler: string }).handler.match(
-        /functions\/(set|insert|push|increment|decrement|delete|update|batch|patch)\./,
+        /functions\/(set|insert|push|increment|decrement|delete|update|batch|patch|restore)\./,
       ),
     );
-    expect(mutations).toHaveLength(9);
+    expect(mutations).toHaveLength(10);
     for (const name of functionNames) {
       expect(lazy[name]?.includes('lib-http-idempotency-powertools.mjs')).toBe(mutations.includes(name));
     }
