@@ -8,6 +8,7 @@ const LAYERS = [
   'dynamo',
   'schema',
   'policy',
+  'rules',
   'expressions',
   'auth',
   'storage',
