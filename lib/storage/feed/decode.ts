@@ -168,7 +168,8 @@ async function recordChanges(
     return [{ path: base, value: after as Json, was: before }];
   }
   if (chunkStubOf(before) && chunkStubOf(after)) {
-    // A chunked array's segment: its window of the array; one that cannot be lined up is the whole array, read.
+    // A chunked array's segment: its window of the array; one that cannot be lined up is the whole array, read, and
+    // what it replaced is the record's old fragment (a chunk stub first), which the history completes (old-values.ts).
     return (
       chunkedChanges(
         base,
@@ -176,7 +177,7 @@ async function recordChanges(
         after as Json[],
         writtenOf,
         mine.map((m) => m.key),
-      ) ?? [{ path: base, value: after as Json }]
+      ) ?? [{ path: base, value: after as Json, was: before }]
     );
   }
   if (isChunkKey(key)) {
