@@ -41,8 +41,11 @@ export function assertAttemptsLeft(attempt: number): void {
   if (attempt > MAX_WRITE_ATTEMPTS || Date.now() >= currentDeadline()) throw tooManyWriters();
 }
 
-/** The answers a named request's own earlier write can cause on its retry (not access: that is decided afresh). */
-const RETRY_REFUSALS = new Set([400, 409, 412, 413]);
+/**
+ * The answers a named request's own earlier write can cause on its retry (not access: that is decided afresh): 404
+ * too, as when a JSON Patch's `remove` meets the path its own first attempt removed.
+ */
+const RETRY_REFUSALS = new Set([400, 404, 409, 412, 413]);
 
 /**
  * A named request about to be refused (a 412 because its own write moved the version, an index its own insert put out
