@@ -1,6 +1,6 @@
 // DynamoDB usage per request: requests, SDK retries, condition failures and the capacity each response reports, by
 // operation, for the request's metrics (lib/http/metrics.ts). Recorded by client middleware (lib/dynamo/client.ts).
-import { AsyncLocalStorage } from 'node:async_hooks';
+import { requestScope } from './scope';
 
 export interface OperationUsage {
   requests: number;
@@ -15,29 +15,14 @@ export interface OperationUsage {
 /** Operation name (`UpdateItem`, `TransactWriteItems`, ...) -> its usage within one request. */
 export type DynamoUsage = Map<string, OperationUsage>;
 
-/**
- * Where the current request's usage lives: a variable where a sandbox runs one invocation at a time, AsyncLocalStorage
- * where invocations overlap in one process (the local server, AWS_LAMBDA_MAX_CONCURRENCY), as for the deadline
- * (lib/dynamo/deadline.ts). Decided at the first request, after the host has said whether requests overlap.
- */
-let scopes: AsyncLocalStorage<DynamoUsage> | null | undefined;
-let single: DynamoUsage | undefined;
+/** The current request's usage, one per request (lib/dynamo/scope.ts). */
+const usages = requestScope<DynamoUsage>();
 
 /** Runs `fn` with `usage` collecting every DynamoDB call made inside it. */
-export async function withUsage<T>(usage: DynamoUsage, fn: () => Promise<T>): Promise<T> {
-  scopes ??= process.env.AWS_LAMBDA_MAX_CONCURRENCY === undefined ? null : new AsyncLocalStorage<DynamoUsage>();
-  if (scopes) return scopes.run(usage, fn);
-  const outer = single;
-  single = usage;
-  try {
-    return await fn();
-  } finally {
-    single = outer;
-  }
-}
+export const withUsage = <T>(usage: DynamoUsage, fn: () => Promise<T>): Promise<T> => usages.run(usage, fn);
 
 /** The current request's usage (none outside a request: CLI, tests), taken when a call starts. */
-export const currentUsage = (): DynamoUsage | undefined => (scopes ? scopes.getStore() : single);
+export const currentUsage = (): DynamoUsage | undefined => usages.current();
 
 /** Reads use read capacity; everything else DynamoDB bills as writes. */
 const READS = new Set(['GetItem', 'BatchGetItem', 'Query', 'Scan', 'TransactGetItems']);

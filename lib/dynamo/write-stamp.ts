@@ -1,34 +1,20 @@
 // Write stamps: the content segments a request writes carry a small attribute saying who wrote them and how, which
 // the table's stream shows to the consumer that keeps the history (docs/design/history.md, section 2). Added by
 // client middleware, so the write path gets no extra request and no store code has to thread it through.
-import { AsyncLocalStorage } from 'node:async_hooks';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
+import { requestScope } from './scope';
 
 /** The attribute a stamped segment carries: JSON text (see `WriteStamp`). */
 export const STAMP_ATTRIBUTE = 'wb';
 
-/**
- * Where the current request's stamp lives: a variable where a sandbox runs one invocation at a time,
- * AsyncLocalStorage where invocations overlap in one process (as for the deadline, lib/dynamo/deadline.ts).
- */
-let scopes: AsyncLocalStorage<string> | null | undefined;
-let single: string | undefined;
+/** The current request's stamp (JSON text), one per request (lib/dynamo/scope.ts). */
+const stamps = requestScope<string>();
 
 /** Runs `fn` with every content segment it writes stamped with `stamp` (JSON text). */
-export async function withWriteStamp<T>(stamp: string, fn: () => Promise<T>): Promise<T> {
-  scopes ??= process.env.AWS_LAMBDA_MAX_CONCURRENCY === undefined ? null : new AsyncLocalStorage<string>();
-  if (scopes) return scopes.run(stamp, fn);
-  const outer = single;
-  single = stamp;
-  try {
-    return await fn();
-  } finally {
-    single = outer;
-  }
-}
+export const withWriteStamp = <T>(stamp: string, fn: () => Promise<T>): Promise<T> => stamps.run(stamp, fn);
 
-const currentStamp = (): string | undefined => (scopes ? scopes.getStore() : single);
+const currentStamp = (): string | undefined => stamps.current();
 
 type Key = Record<string, AttributeValue> | undefined;
 
