@@ -16,7 +16,7 @@ import { dynamo } from '../dynamo/client';
 import { A } from '../schema/attributes';
 import { HEAD_SK, type ProjectRef, projectPk } from '../schema/items';
 import { stampSegment } from './io/commit';
-import { MARKER, SWEEP_INDEX } from './io/markers';
+import { MARKER, sweepIndexKeys } from './io/markers';
 import { ROOT_KEY, contentPk } from './layout/keys';
 
 /** The sweep index's partition of heads whose stamping is pending (pending-commit markers have one of their own). */
@@ -168,23 +168,9 @@ export const stampContent = (project: ProjectRef): Promise<Stamping> =>
  */
 export async function finishPendingStampings(until: number): Promise<{ stampings: number; stampingsLeft: number }> {
   const result = { stampings: 0, stampingsLeft: 0 };
-  let start: Record<string, AttributeValue> | undefined;
-  do {
-    const page = await dynamo.send(
-      new QueryCommand({
-        TableName: tableName(),
-        IndexName: SWEEP_INDEX,
-        KeyConditionExpression: '#p = :p',
-        ExpressionAttributeNames: { '#p': MARKER.sweepPk },
-        ExpressionAttributeValues: { ':p': { S: STAMPING_PARTITION } },
-        ExclusiveStartKey: start,
-      }),
-    );
-    for (const item of page.Items ?? []) {
-      result.stampings++;
-      if ((await finishStamping(item.pk?.S as string, until)).pending) result.stampingsLeft++;
-    }
-    start = page.LastEvaluatedKey;
-  } while (start);
+  for await (const item of sweepIndexKeys(STAMPING_PARTITION)) {
+    result.stampings++;
+    if ((await finishStamping(item.pk?.S as string, until)).pending) result.stampingsLeft++;
+  }
   return result;
 }

@@ -4,7 +4,6 @@ import {
   type AttributeValue,
   ConditionalCheckFailedException,
   GetItemCommand,
-  QueryCommand,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
 import { tableName } from '../config/env';
@@ -12,7 +11,7 @@ import { stubsIn } from './layout/stubs';
 import { subtreePrefix, incarnationOfPk } from './layout/keys';
 import { batchWriteAll } from '../dynamo/batch-write';
 import { dynamo } from '../dynamo/client';
-import { MARKER, SWEEP_INDEX, SWEEP_PARTITION } from './io/markers';
+import { MARKER, SWEEP_PARTITION, sweepIndexKeys } from './io/markers';
 import { getSegment, querySubtree } from './io/read';
 import { segmentItemKey } from './segment';
 
@@ -31,28 +30,13 @@ export interface SweepResult {
  */
 export async function sweep(olderThanMs: number, now = Date.now()): Promise<SweepResult> {
   const result: SweepResult = { markers: 0, abandoned: 0, deleted: 0 };
-  let start: Record<string, AttributeValue> | undefined;
-  do {
-    // The index is eventually consistent: each marker is read again from the table before anything is done.
-    const page = await dynamo.send(
-      new QueryCommand({
-        TableName: tableName(),
-        IndexName: SWEEP_INDEX,
-        KeyConditionExpression: '#p = :p AND #t < :t',
-        ExpressionAttributeNames: { '#p': MARKER.sweepPk, '#t': MARKER.sweepSk },
-        ExpressionAttributeValues: { ':p': { S: SWEEP_PARTITION }, ':t': { N: String(now - olderThanMs) } },
-        ExclusiveStartKey: start,
-      }),
-    );
-    for (const item of page.Items ?? []) {
-      const outcome = await settle(item.pk as AttributeValue, item.sk as AttributeValue, now - olderThanMs);
-      if (!outcome) continue;
-      result.markers++;
-      if (outcome.abandoned) result.abandoned++;
-      result.deleted += outcome.deleted;
-    }
-    start = page.LastEvaluatedKey;
-  } while (start);
+  for await (const item of sweepIndexKeys(SWEEP_PARTITION, now - olderThanMs)) {
+    const outcome = await settle(item.pk as AttributeValue, item.sk as AttributeValue, now - olderThanMs);
+    if (!outcome) continue;
+    result.markers++;
+    if (outcome.abandoned) result.abandoned++;
+    result.deleted += outcome.deleted;
+  }
   return result;
 }
 

@@ -1,7 +1,7 @@
 // Pending-commit markers (docs/design/storage.md §7.4): what a change over one transaction leaves behind it until
 // it commits, for the sweeper to finish or undo.
 import { contentPk } from '../layout/keys';
-import { type AttributeValue, PutItemCommand, type TransactWriteItem } from '@aws-sdk/client-dynamodb';
+import { type AttributeValue, PutItemCommand, QueryCommand, type TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import { tableName } from '../../config/env';
 import { batchWriteAll } from '../../dynamo/batch-write';
 import { dynamo } from '../../dynamo/client';
@@ -95,4 +95,32 @@ export async function abandon(
 ): Promise<void> {
   await batchWriteAll(children.map((c) => ({ DeleteRequest: { Key: segmentItemKey(inc, c.key) } })));
   await batchWriteAll([{ DeleteRequest: { Key: marker } }]);
+}
+
+/**
+ * The keys in one partition of the sweep index (keys only; the index is eventually consistent, so each is read again
+ * from the table before anything is done), page by page; `before`: only those whose sweep time is below it.
+ */
+export async function* sweepIndexKeys(
+  partition: string,
+  before?: number,
+): AsyncGenerator<Record<string, AttributeValue>> {
+  let start: Record<string, AttributeValue> | undefined;
+  do {
+    const page = await dynamo.send(
+      new QueryCommand({
+        TableName: tableName(),
+        IndexName: SWEEP_INDEX,
+        KeyConditionExpression: before === undefined ? '#p = :p' : '#p = :p AND #t < :t',
+        ExpressionAttributeNames: { '#p': MARKER.sweepPk, ...(before === undefined ? {} : { '#t': MARKER.sweepSk }) },
+        ExpressionAttributeValues: {
+          ':p': { S: partition },
+          ...(before === undefined ? {} : { ':t': { N: String(before) } }),
+        },
+        ExclusiveStartKey: start,
+      }),
+    );
+    yield* page.Items ?? [];
+    start = page.LastEvaluatedKey;
+  } while (start);
 }
