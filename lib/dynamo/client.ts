@@ -7,7 +7,6 @@ import { Agent as HttpAgent } from 'node:http';
 import { optionalEnv } from '../config/env';
 import { honourDeadline } from './deadline';
 import { currentUsage, recordCall } from './usage';
-import { stampWrites } from './write-stamp';
 
 /** The operations that take ReturnConsumedCapacity (the rest, such as CreateTable, are left as they are). */
 const REPORTS_CAPACITY = new Set([
@@ -78,8 +77,6 @@ function createClient(cacheMiddleware: boolean): DynamoDBClient {
   // timeout.
   client.middlewareStack.add(honourDeadline as never, { step: 'initialize', name: 'requestDeadline' });
   client.middlewareStack.add(measureCapacity as never, { step: 'initialize', name: 'consumedCapacity' });
-  // The history's stamp on the content segments a request writes (lib/dynamo/write-stamp.ts).
-  client.middlewareStack.add(stampWrites as never, { step: 'initialize', name: 'writeStamp' });
   return client;
 }
 

@@ -1,4 +1,4 @@
-// Per-request values for code far below the handler (the deadline, the DynamoDB usage, the write stamp), without
+// Per-request values for code far below the handler (the deadline, the DynamoDB usage), without
 // threading them through every call.
 import { AsyncLocalStorage } from 'node:async_hooks';
 

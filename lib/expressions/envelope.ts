@@ -27,6 +27,8 @@ export interface WriteEnvelope {
   budget: number;
   /** A write that is part of a commit over several items: its stamp. Absent: a write of its own. */
   commit?: CommitStamp;
+  /** The request's write stamp (JSON text, lib/schema/write-stamp.ts): set on every segment it writes. */
+  stamp?: string;
   /** Random per request: becomes the new ETag and fills a token slot. */
   requestToken: string;
   slot: number;
@@ -92,6 +94,8 @@ export function compileEnvelope(state: ExpressionState, envelope: WriteEnvelope)
   const mark = envelope.slotMark === undefined ? token : state.value({ S: envelope.slotMark });
   state.conditions.unshift(compileAccess(state, envelope.access));
   state.sets.push(`${version} = ${version} + ${state.number(1)}`, `${etag} = ${token}`, `${slot} = ${mark}`);
+  if (envelope.stamp !== undefined)
+    state.sets.push(`${state.name(A.writeStamp)} = ${state.value({ S: envelope.stamp })}`);
   // A missing slot compares unequal on every engine, so this also holds before the slot was first used.
   state.conditions.push(`${slot} <> ${mark}`);
   if (envelope.ifMatch !== undefined) {

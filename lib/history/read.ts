@@ -6,7 +6,7 @@ import { MAX_RESPONSE_BYTES, MAX_REWIND_ENTRIES } from '../config/limits';
 import type { Json, JsonObject } from '../content/json';
 import { valueAt } from '../content/model';
 import { type Segments, asIndex, formatPath } from '../paths';
-import type { Actor, Stamp } from '../dynamo/write-stamp';
+import type { Actor, Stamp } from '../schema/write-stamp';
 import { historyDays } from '../realtime/history';
 import { type HistoryEntry, historyEntry, historyPage, loggedStamps } from '../realtime/change-log';
 import { formatRevision } from '../realtime/revisions';

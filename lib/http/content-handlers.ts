@@ -14,7 +14,6 @@ import { beginRequest } from './route-context';
 import { hashSecret } from '../auth/credentials';
 import { requestTouches } from '../rules/touches';
 import { writeChecked } from './schema-guard';
-import { withWriteStamp } from '../dynamo/write-stamp';
 import { newStamp } from '../realtime/history';
 
 export interface MutationSpec {
@@ -95,9 +94,9 @@ function mutationHandler(
     // Who and how, carried by the write's own segments into the history (docs/design/history.md, section 2).
     const stamp = newStamp(caller, operationOf(event.routeKey), input.idempotencyKey);
     const run = async (requestToken?: string) => {
-      const write = { project, principal, ifMatch: input.ifMatch, requestToken };
+      const write = { project, principal, ifMatch: input.ifMatch, requestToken, stamp };
       const op = input.prepare ? await input.prepare(await assertProjectAccess(project, principal, 'write')) : input.op;
-      const { etag } = await withWriteStamp(stamp, () => writeChecked(write, op));
+      const { etag } = await writeChecked(write, op);
       return { statusCode: 200, body: { message }, headers: { ETag: etag } };
     };
     if (input.idempotencyKey === undefined) return run();

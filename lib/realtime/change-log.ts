@@ -8,7 +8,7 @@ import { type Json, storedSize } from '../content/json';
 import { parse, stringify } from 'lossless-json';
 import type { Segments } from '../paths';
 import type { Change } from '../storage';
-import { STAMP_ATTRIBUTE, type Stamp, parseStamp } from '../dynamo/write-stamp';
+import { STAMP_ATTRIBUTE, type Stamp, parseStamp } from '../schema/write-stamp';
 import { historyDays } from './history';
 
 /** How long the change log keeps a change for `since` (DynamoDB Streams keep records as long). */

@@ -1,10 +1,10 @@
 // History, the recording side (docs/design/history.md): a request's write stamp made from its principal, how long
-// history is kept, and whether a commit can be rewound. The stamp's format is lib/dynamo/write-stamp.ts's; the old
+// history is kept, and whether a commit can be rewound. The stamp's format is lib/schema/write-stamp.ts's; the old
 // values of a commit's changes are made exact by the change feed (lib/storage/feed/old-values.ts).
 import { randomBytes } from 'node:crypto';
 import type { Principal } from '../auth/access';
 import { optionalEnv } from '../config/env';
-import type { Actor, Stamp } from '../dynamo/write-stamp';
+import type { Actor, Stamp } from '../schema/write-stamp';
 import type { Change } from '../storage';
 
 /** The actor of a verified principal. */

@@ -12,6 +12,8 @@ export const A = {
    * member removed or demoted), and checked by every content write's condition and read.
    */
   grantEpoch: 'ge',
+  /** A content segment's last write stamp (JSON text: who, which route, when; docs/design/history.md §2). */
+  writeStamp: 'wb',
   /** The rules document's version (0 or absent: none), on the head and on the rules item (docs/design/rules.md). */
   rulesVersion: 'rv',
   /** On the head: how many rules have a `validate` schema (absent or 0: no write needs the rules to be checked). */

@@ -59,6 +59,7 @@ export function writeEnvelope(request: Omit<WriteRequest, 'op'>): {
     mark,
     envelope: {
       requestToken: token,
+      stamp: request.stamp,
       budget: fragmentBytes(),
       slot,
       slotMark: mark,
@@ -101,34 +102,43 @@ export async function carryOut(
     ...(decision.carried ?? []).map((s) => ({ key: s.key, version: s.version, carried: true })),
     ...(await subtreesOf(grant.inc, decision.dropped)),
   ];
-  return commitPieces(
-    grant,
+  return commitPieces(grant, {
     base,
-    segment.key,
-    decision.version,
-    decision.pieces,
+    key: segment.key,
+    version: decision.version,
+    pieces: decision.pieces,
     orphans,
-    decision.rewritten,
+    rewritten: decision.rewritten,
     returnNew,
-    { oneTransaction: decision.oneTransaction },
-  );
+    oneTransaction: decision.oneTransaction,
+  });
 }
 
 /**
  * Writes a segment's new fragment (the first piece) on the version read, with its new children and the deletes of
  * what it orphans: one UpdateItem when there are none, else one commit over all of them (segments.ts).
  */
-export async function commitPieces(
-  grant: Grant,
-  base: Omit<WriteEnvelope, 'size'> & { record?: RequestRecord },
-  key: string,
-  version: number,
-  pieces: readonly Piece[],
-  orphans: Rewrite['orphans'],
-  rewritten: readonly Rewritten[] = [],
-  returnNew = false,
-  options: { oneTransaction?: boolean } = {},
-): Promise<Sent> {
+/** A segment's new fragment and what goes with it, for commitPieces. */
+export interface PiecesCommit {
+  /** The envelope every write of the commit carries (its conditions, token, write stamp, a named request's record). */
+  base: Omit<WriteEnvelope, 'size'> & { record?: RequestRecord };
+  /** The segment rewritten, and the version it was read at. */
+  key: string;
+  version: number;
+  /** Its new fragment first, then the new children it names. */
+  pieces: readonly Piece[];
+  /** Segments the change makes unreachable. */
+  orphans: Rewrite['orphans'];
+  /** Segments below it rewritten in place in the same commit (a chunked array's chunks). */
+  rewritten?: readonly Rewritten[];
+  /** Answer the item the write left (one UpdateItem only). */
+  returnNew?: boolean;
+  /** Every item in the one transaction, or a 413 (batches and patches: Rewrite.oneTransaction). */
+  oneTransaction?: boolean;
+}
+
+export async function commitPieces(grant: Grant, commit: PiecesCommit): Promise<Sent> {
+  const { base, key, version, pieces, orphans, rewritten = [], returnNew = false } = commit;
   const [top, ...children] = pieces as [Piece, ...Piece[]];
   // Several segments changed in place: each records the versions all of them will have (readers' torn-read check);
   // a chunk, its array's segment's alone (every reader reads that segment before its chunks).
@@ -168,7 +178,7 @@ export async function commitPieces(
     expectedVersion: number,
     partners?: Record<string, number>,
     tail?: TailChunks,
-    stamp: Omit<CommitStamp, 'token'> = {},
+    marks: Omit<CommitStamp, 'token'> = {},
   ) =>
     compileWrite(
       { action: { kind: 'set', steps: [], value: fragment }, guards: [] },
@@ -179,7 +189,7 @@ export async function commitPieces(
         stubsUnder: stubsUnderOf(fragment),
         ...(partners ? { partners } : {}),
         ...(tail ? { tailChunks: tail } : {}),
-        ...(tx === undefined ? {} : { commit: { token: tx, ...stamp } }),
+        ...(tx === undefined ? {} : { commit: { token: tx, ...marks } }),
       },
     ) as UpdateRequest;
   const update = replacing(top.fragment, version, partners, tails.get(key), { tail: tails.has(key) });
@@ -213,7 +223,8 @@ export async function commitPieces(
       orphans,
       token,
       record: base.record,
-      oneTransaction: options.oneTransaction,
+      stamp: base.stamp,
+      oneTransaction: commit.oneTransaction,
     }),
   );
 }

@@ -48,9 +48,13 @@ export async function foldIfSmall(
     const pieces = [{ key: parent.key, fragment: merged }];
     // Housekeeping after the request applied: not the request's own change, so without its record.
     const housekeeping = { ...envelope, record: undefined };
-    const sent = await commitPieces(grant, guardedBase(housekeeping, grant), parent.key, parent.version, pieces, [
-      { key, version: small.version },
-    ]);
+    const sent = await commitPieces(grant, {
+      base: guardedBase(housekeeping, grant),
+      key: parent.key,
+      version: parent.version,
+      pieces,
+      orphans: [{ key, version: small.version }],
+    });
     // Where this Lambda knew the small segment to be, it is not: found again from the root.
     if (sent.ok) forgetLocation(grant.inc, key);
   } catch (error) {

@@ -18,6 +18,8 @@ export interface WriteRequest {
    * (docs/design/storage.md §8a) is written with its change. Absent: a random token, and no record.
    */
   requestToken?: string;
+  /** Who and how (lib/schema/write-stamp.ts): every segment the write changes carries it, for the history. */
+  stamp?: string;
 }
 
 export interface WriteResult {

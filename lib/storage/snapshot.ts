@@ -7,7 +7,7 @@ import type { Segments } from '../paths';
 import { type Segment, assertSnapshot } from './segment';
 import { SubtreeTooLarge, getChunk, getSegment, querySubtree } from './io/read';
 import { valueBelow } from './feed/changes';
-import { type Stamp, stampOfItem } from '../dynamo/write-stamp';
+import { type Stamp, stampOfItem } from '../schema/write-stamp';
 
 /** The write stamps the segments read carry (a segment without one, or with a malformed one, adds none). */
 const stampsOf = (read: readonly Segment[]): Stamp[] =>

@@ -213,7 +213,13 @@ async function replaceContent(request: WriteRequest, content: JsonObject): Promi
       continue;
     }
     const others = [...all.keys()].filter((k) => k !== ROOT_KEY).map((k) => ({ key: k }));
-    const sent = await commitPieces(grant, guardedBase(envelope, grant), ROOT_KEY, root.version, pieces, others);
+    const sent = await commitPieces(grant, {
+      base: guardedBase(envelope, grant),
+      key: ROOT_KEY,
+      version: root.version,
+      pieces,
+      orphans: others,
+    });
     if (sent.ok) return { etag: formatEtag(token) };
     // A revocation since the grant was read: verified again (the caller's 401 or 403, or the new epoch to write at).
     if (sent.item && readSegment(sent.item).epoch !== grant.epoch) grant = await renewed(grant);

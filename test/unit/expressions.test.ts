@@ -464,6 +464,14 @@ describe('compileEnvelope', () => {
       },
     ],
     [
+      'a stamped write (who and how, for the history): one more SET, no condition',
+      { ...base, access: ACCESS, stamp: '{"nonce":"n"}', size: { exact: 1234 } },
+      'SET #n0 = #n0 + :v3, #n1 = :v0, #n2 = :v0, #n6 = :v4, #n3 = :v5',
+      '#n4 = :v1 AND #n5 = :v2 AND #n2 <> :v0',
+      { '#n0': 'ver', '#n1': 'etag', '#n2': 'rq3', '#n3': 'bytes', '#n4': 'ge', '#n5': 'inc', '#n6': 'wb' },
+      { ':v0': S('tok'), ':v1': N('3'), ':v2': S('INC'), ':v3': N('1'), ':v4': S('{"nonce":"n"}'), ':v5': N('1234') },
+    ],
+    [
       'a user, exact size: no size condition',
       { ...base, access: ACCESS, size: { exact: 1234 } },
       'SET #n0 = #n0 + :v3, #n1 = :v0, #n2 = :v0, #n3 = :v4',

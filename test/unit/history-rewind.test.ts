@@ -1,5 +1,4 @@
-// Rewinding a value through history entries (lib/history/rewind.ts) and stamping writes (lib/dynamo/write-stamp.ts).
-import { stampInput } from '../../lib/dynamo/write-stamp';
+// Rewinding a value through history entries (lib/history/rewind.ts) and completing old values (lib/storage/feed).
 import { HistoryIncomplete, rewind } from '../../lib/history/rewind';
 import { diffValues } from '../../lib/storage/feed/changes';
 import type { Json } from '../../lib/content/json';
@@ -47,45 +46,6 @@ describe('rewind', () => {
     const after = JSON.parse('{"constructor":{"v":2},"toString":3}') as Json;
     expect(rewind(after, [], [entry('2', before, after)])).toEqual(before);
     expect(({} as Record<string, unknown>).v).toBeUndefined();
-  });
-});
-
-describe('stampInput', () => {
-  const key = { pk: { S: 'C#inc' }, sk: { S: '/' } };
-  it('adds the stamp into an existing SET clause, or adds one', () => {
-    const a = { Key: key, UpdateExpression: 'REMOVE x SET y = :y' };
-    expect(stampInput('UpdateItem', a, 's').UpdateExpression).toBe('REMOVE x SET #wbStamp = :wbStamp, y = :y');
-    // The caller's input is left as it was (the store and the SDK send some again).
-    expect(a).toEqual({ Key: key, UpdateExpression: 'REMOVE x SET y = :y' });
-    const b = stampInput('UpdateItem', { Key: key, UpdateExpression: 'ADD n :one' }, 's');
-    expect(b.UpdateExpression).toBe('ADD n :one SET #wbStamp = :wbStamp');
-    expect(b).toMatchObject({ ExpressionAttributeValues: { ':wbStamp': { S: 's' } } });
-  });
-  it('stamps content segments only: transactions, puts and batch puts, never records or subscriptions', () => {
-    const record = { pk: { S: 'C#inc' }, sk: { S: '~s/conn/1' } };
-    const input = {
-      TransactItems: [
-        { Update: { Key: record, UpdateExpression: 'SET a = :a' } },
-        { Put: { Item: { ...key, content: { S: 'x' } } } },
-      ],
-    };
-    const stamped = stampInput('TransactWriteItems', input, 's') as typeof input;
-    expect(stamped.TransactItems[0]?.Update?.UpdateExpression).toBe('SET a = :a');
-    expect(stamped.TransactItems[1]?.Put?.Item).toMatchObject({ wb: { S: 's' } });
-    expect(input.TransactItems[1]?.Put?.Item).not.toHaveProperty('wb');
-    const batch = {
-      RequestItems: {
-        t: [
-          { PutRequest: { Item: { pk: { S: 'R#inc' }, sk: { S: '/' } } } },
-          { PutRequest: { Item: { pk: { S: 'C#inc' }, sk: { S: '/a/' } } } },
-          { DeleteRequest: { Key: key } },
-        ],
-      },
-    };
-    const written = stampInput('BatchWriteItem', batch, 's') as typeof batch;
-    expect(written.RequestItems.t[0]?.PutRequest?.Item).not.toHaveProperty('wb');
-    expect(written.RequestItems.t[1]?.PutRequest?.Item).toHaveProperty('wb', { S: 's' });
-    expect(written.RequestItems.t[2]).toEqual({ DeleteRequest: { Key: key } });
   });
 });
 

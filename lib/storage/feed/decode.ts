@@ -6,7 +6,7 @@ import type { DynamoDBRecord } from 'aws-lambda';
 import { setBounded } from '../../config/bounded';
 import { type Json, Stub } from '../../content/json';
 import { fromAttribute } from '../../dynamo/attributes';
-import { type Stamp, stampOfRecord } from '../../dynamo/write-stamp';
+import { type Stamp, stampOfRecord } from '../../schema/write-stamp';
 import { type Segments, formatPath } from '../../paths';
 import { A } from '../../schema/attributes';
 import { chunkStubOf } from '../layout/chunked';

@@ -3,7 +3,7 @@
 // recent commits removed (their records' old images), else read now and kept only when unchanged since the commit.
 import { setBounded } from '../../config/bounded';
 import type { Json } from '../../content/json';
-import { stampOfItem } from '../../dynamo/write-stamp';
+import { stampOfItem } from '../../schema/write-stamp';
 import { A } from '../../schema/attributes';
 import { querySubtree } from '../io/read';
 import { assemble, fragmentsOf, stubsIn } from '../layout/stubs';

@@ -105,6 +105,8 @@ export interface Rewrite {
   token?: { slot: number; value: string };
   /** A named request's record (docs/design/storage.md §8a): put in the commit, which it refuses if already there. */
   record?: RequestRecord;
+  /** The request's write stamp (lib/schema/write-stamp.ts), carried by the new segments as by the updated ones. */
+  stamp?: string;
   /**
    * A batch or patch: every segment it writes (its new ones too) in the one transaction that commits it, or 413
    * `CHANGE_TOO_LARGE` before anything is written. Only the deletes of what it drops may follow the commit. A single
@@ -140,7 +142,10 @@ export async function commitRewrite(rewrite: Rewrite): Promise<Committed> {
   const puts: TransactWriteItem[] = rewrite.children.map((child) => ({
     Put: {
       TableName: table,
-      Item: newSegmentItem(rewrite.inc, child.key, child.fragment, rewrite.epoch, rewrite.token, token),
+      Item: {
+        ...newSegmentItem(rewrite.inc, child.key, child.fragment, rewrite.epoch, rewrite.token, token),
+        ...(rewrite.stamp === undefined ? {} : { [A.writeStamp]: { S: rewrite.stamp } }),
+      },
       ConditionExpression: 'attribute_not_exists(pk)',
     },
   }));
