@@ -48,12 +48,10 @@ export interface Members {
  */
 async function tailFor(
   inc: string,
-  segment: Segment,
-  stub: Stub,
+  array: { segment: Segment; stub: Stub; path: Segments; prefetched?: readonly Segment[] },
   ops: readonly BatchOperation[],
-  path: Segments,
-  prefetched?: readonly Segment[],
 ): Promise<Newest | undefined> {
+  const { segment, stub, path, prefetched } = array;
   const count = chunkCount(stub.key);
   const newest = (segment.fragment as Json[]).slice(1);
   const own = newest.length;
@@ -65,7 +63,15 @@ async function tailFor(
   const chunks =
     read.reached && read.chunks.length <= TAIL_CHUNKS_MAX
       ? read.chunks.reverse()
-      : await getTail(inc, dir, reach, count, perChunkOf(newest), TAIL_CHUNKS_MAX, WHOLE_ARRAY_CHUNKS_MAX, read.chunks);
+      : await getTail(inc, {
+          dir,
+          from: reach,
+          count,
+          perChunk: perChunkOf(newest),
+          max: TAIL_CHUNKS_MAX,
+          whole: WHOLE_ARRAY_CHUNKS_MAX,
+          read: read.chunks,
+        });
   if (chunks === 'long') return undefined;
   // Read after the segment: a chunk newer than it means the array changed in between; read again.
   assertSnapshot([segment, ...chunks]);
@@ -91,10 +97,17 @@ export async function loadForBatch(
   inc: string,
   top: Segment,
   ops: readonly BatchOperation[],
-  newest = false,
-  tail?: readonly Segment[],
-  plan: { members: boolean } = { members: newest },
+  options: {
+    /** Plan chunked arrays on their newest elements when the batch allows. */
+    newest?: boolean;
+    /** The top segment's tail of chunks, already read. */
+    tail?: readonly Segment[];
+    /** Plan bucketed objects on the buckets of the members named (default: as `newest`). */
+    members?: boolean;
+  } = {},
 ): Promise<{ tree: Json; below: Segment[]; newest: Newest[]; members: Members[] }> {
+  const { newest = false, tail } = options;
+  const plan = { members: options.members ?? newest };
   const loaded = new Map<string, Segment>();
   /**
    * Bucketed objects planned on the buckets of the members named, by their bucket stub, and by the stub of each of
@@ -188,7 +201,7 @@ export async function loadForBatch(
     }
     const planned =
       newest && path !== undefined
-        ? await tailFor(inc, segment, stub, ops, path, segment === top ? tail : undefined)
+        ? await tailFor(inc, { segment, stub, path, prefetched: segment === top ? tail : undefined }, ops)
         : undefined;
     if (planned) {
       open.push(planned);

@@ -85,19 +85,18 @@ async function decideBatch(
   inc: string,
   top: Segment,
   ops: readonly BatchOperation[],
-  ifMatch: readonly string[] | undefined,
-  newest = !ifMatch,
-  tail?: readonly Segment[],
-  plan: { members: boolean } = { members: newest },
+  options: { ifMatch?: readonly string[]; tail?: readonly Segment[]; newest?: boolean; members?: boolean },
 ): Promise<BatchDecision> {
-  const { tree, below, newest: open, members } = await loadForBatch(inc, top, ops, newest, tail, plan);
+  const { ifMatch, tail } = options;
+  const newest = options.newest ?? !ifMatch;
+  const loaded = await loadForBatch(inc, top, ops, { newest, tail, members: options.members ?? newest });
+  const { tree, below, newest: open, members } = loaded;
   // A tail's stub stands for elements left where they are: not a value the batch drops.
   const dropped = stubsIn(tree).filter((k) => !below.some((s) => s.key === k) && !open.some((n) => n.stub.key === k));
   if (open.length > 0 || members.length > 0) {
-    const decided = decideOnNewest(inc, tree as JsonObject, below, open, members, top, ops, dropped);
+    const decided = decideOnNewest(inc, top, ops, { ...loaded, tree: tree as JsonObject, dropped });
     return (
-      decided ??
-      decideBatch(inc, top, ops, ifMatch, false, undefined, { members: open.length > 0 && members.length > 0 })
+      decided ?? decideBatch(inc, top, ops, { ifMatch, newest: false, members: open.length > 0 && members.length > 0 })
     );
   }
   if (ifMatch) {
@@ -125,14 +124,17 @@ async function decideBatch(
  */
 function decideOnNewest(
   inc: string,
-  tree: JsonObject,
-  below: readonly Segment[],
-  open: readonly Newest[],
-  members: readonly Members[],
   top: Segment,
   ops: readonly BatchOperation[],
-  dropped: readonly string[],
+  loaded: {
+    tree: JsonObject;
+    below: readonly Segment[];
+    newest: readonly Newest[];
+    members: readonly Members[];
+    dropped: readonly string[];
+  },
 ): BatchDecision | undefined {
+  const { tree, below, newest: open, members, dropped } = loaded;
   const moved = open.reduce((o, n) => intoNewest(o, n.path, chunkCount(n.stub.key)), ops);
   let planned: ReturnType<typeof planBatch>;
   try {
@@ -244,10 +246,10 @@ export async function applyBatch(
     if (tokenIn(current, slot) === mark) return { etag: formatEtag(token) };
     let sent: Sent;
     try {
-      const decision = await decideBatch(grant.inc, current, rel, request.ifMatch, undefined, tail);
+      const decision = await decideBatch(grant.inc, current, rel, { ifMatch: request.ifMatch, tail });
       tail = undefined;
       if (decision.kind === 'unchanged') return { etag: formatEtag(decision.etag) };
-      sent = await carryOut(grant, envelope, current, decision, shrinks(at));
+      sent = await carryOut(grant, { envelope, segment: current, decision, returnNew: shrinks(at) });
     } catch (error) {
       if (!(error instanceof MissingSegment)) throw error;
       sent = { ok: false };

@@ -81,11 +81,16 @@ export const guardedBase = (envelope: Envelope, grant: Grant) => ({
 /** Sends a decision: one guarded UpdateItem, or a commit over several segments. */
 export async function carryOut(
   grant: Grant,
-  envelope: Envelope,
-  segment: Segment,
-  decision: Extract<Decision, { kind: 'write' | 'rewrite' }>,
-  returnNew = false,
+  decided: {
+    envelope: Envelope;
+    /** The segment decided on. */
+    segment: Segment;
+    decision: Extract<Decision, { kind: 'write' | 'rewrite' }>;
+    /** Answer the item the write left (a shrinking write checks whether to fold). */
+    returnNew?: boolean;
+  },
 ): Promise<Sent> {
+  const { envelope, segment, decision, returnNew = false } = decided;
   const base = guardedBase(envelope, grant);
   if (decision.kind === 'write') {
     const write = compileWrite(

@@ -108,13 +108,18 @@ async function assertIfMatch(
 
 /** With the segment in hand: did our write already land; if not, what to change (If-Match holds, access was proven). */
 export async function decide(
-  request: WriteRequest,
   grant: Grant,
   segment: Segment,
-  rel: Exclude<ContentOperation, { kind: 'replace' }>,
-  mark: string,
-  slot: number,
+  write: {
+    request: WriteRequest;
+    /** The operation, its path relative to the segment. */
+    op: Exclude<ContentOperation, { kind: 'replace' }>;
+    /** The request's token slot and what it holds once the write landed. */
+    mark: string;
+    slot: number;
+  },
 ): Promise<Decision> {
+  const { request, op: rel, mark, slot } = write;
   if (tokenIn(segment, slot) === mark) return { kind: 'applied' };
   await assertIfMatch(grant.inc, segment, rel.segments, request.ifMatch);
   const planned = plan(segment.fragment as JsonObject, rel);

@@ -145,10 +145,10 @@ async function applyContent(request: WriteRequest): Promise<WriteResult> {
         return writeWholeArray(request, op, { at, segment: current, tail });
       rel = { ...rel, index: where.position };
     }
-    const decision = await decide(request, grant, current, rel, mark, slot);
+    const decision = await decide(grant, current, { request, op: rel, mark, slot });
     if (decision.kind === 'applied') return { etag: formatEtag(token) };
     if (decision.kind === 'unchanged') return { etag: formatEtag(decision.etag) };
-    const sent = await carryOut(grant, envelope, current, decision, shrinks);
+    const sent = await carryOut(grant, { envelope, segment: current, decision, returnNew: shrinks });
     if (sent.ok) {
       if (shrinks) await foldIfSmall(grant, envelope, op.segments.slice(0, at.depth), sent.item);
       return { etag: formatEtag(token) };

@@ -73,14 +73,14 @@ describe('decide: the decision on the segment in hand', () => {
       },
     ],
   ])('%s', async (_, held, op, expected) => {
-    await expect(decide(request, grant, held, relative(op), MARK, SLOT)).resolves.toEqual(expected);
+    await expect(decide(grant, held, { request, op: relative(op), mark: MARK, slot: SLOT })).resolves.toEqual(expected);
   });
 
   it.each<[string, Json, ContentOperation, number]>([
     ['a set past the budget: cut, the segment first', { a: 1 }, set('big', { x: 'y'.repeat(fragmentBytes()) }), 2],
     ['a set that replaces a stub: the stub dropped', { s: new Stub('/S/') }, set('s', 1), 1],
   ])('%s', async (_, fragment, op, pieces) => {
-    const decision = await decide(request, grant, segment('/', fragment), relative(op), MARK, SLOT);
+    const decision = await decide(grant, segment('/', fragment), { request, op: relative(op), mark: MARK, slot: SLOT });
     expect(decision.kind).toBe('rewrite');
     if (decision.kind !== 'rewrite') return;
     expect(decision.pieces).toHaveLength(pieces);
@@ -89,7 +89,12 @@ describe('decide: the decision on the segment in hand', () => {
   });
 
   it('an increment: guarded by the room the number has (the sum commutes while it fits)', async () => {
-    const decision = await decide(request, grant, segment('/', { n: 5 }), relative(add('n', 1)), MARK, SLOT);
+    const decision = await decide(grant, segment('/', { n: 5 }), {
+      request,
+      op: relative(add('n', 1)),
+      mark: MARK,
+      slot: SLOT,
+    });
     expect(decision).toMatchObject({ kind: 'write', action: { kind: 'add', steps: ['n'] } });
     expect(decision.kind === 'write' && decision.guards.some((g) => g.kind === 'between')).toBe(true);
   });

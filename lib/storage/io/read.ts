@@ -215,22 +215,29 @@ export async function getWithTail(
   return { segment: read[0]?.key === key ? read[0] : undefined, chunks: read.filter((s) => isChunkKey(s.key)) };
 }
 
+/** Which tail of a chunked array getTail reads, and how far it may go. */
+export interface TailRead {
+  /** The chunk directory, the logical index the tail starts at, and the chunk stub's count (chunks are below it). */
+  dir: string;
+  from: number;
+  count: number;
+  /** Elements a chunk holds, as far as known: how many items the first Query asks for. */
+  perChunk: number;
+  /** Most chunks a tail may have; past it, the whole array when it has at most `whole` chunks. */
+  max: number;
+  whole: number;
+  /** Chunks already read from the last down (with the array's segment): read on after them. */
+  read?: readonly Segment[];
+}
+
 /**
  * The chunks of a chunked array from the one holding logical index `from` to the last below `count`, in order: one
  * Query from the last chunk down, of about as many items as the tail should have at `perChunk` elements a chunk (a
  * guess: another page, twice as long, when it was low). A tail of more than `max` chunks is `'long'` when the whole
  * array has at most `whole` chunks (one commit can still rewrite it whole), else a 413 at once: read no further.
  */
-export async function getTail(
-  inc: string,
-  dir: string,
-  from: number,
-  count: number,
-  perChunk: number,
-  max: number,
-  whole: number,
-  read: readonly Segment[] = [],
-): Promise<Segment[] | 'long'> {
+export async function getTail(inc: string, tail: TailRead): Promise<Segment[] | 'long'> {
+  const { dir, from, count, perChunk, max, whole, read = [] } = tail;
   // Chunks already read from the last down (with the array's segment): read on after them.
   const found: Segment[] = [...read];
   const last = found[found.length - 1];
