@@ -1,6 +1,6 @@
 import { ROOT_KEY, isBucketStubKey, isChunkKey } from '../../lib/storage/layout/keys';
 import { assemble, fragmentsOf, locate, reachableFrom, stubsIn } from '../../lib/storage/layout/stubs';
-import { bucketOf } from '../../lib/storage/layout/bucketed';
+import { bucketOf, hash32 } from '../../lib/storage/layout/bucketed';
 import { chunkStubOf, logicalLength } from '../../lib/storage/layout/chunked';
 import { cut } from '../../lib/storage/layout/cut';
 import { type Json, Stub, storedSize } from '../../lib/content/json';
@@ -168,5 +168,24 @@ describe('reachableFrom: the segments committed stubs lead to', () => {
     const reached = reachableFrom([ROOT_KEY], read);
     expect([...reached].sort()).toEqual(pieces.map((p) => p.key).sort());
     expect(assemble(read.get(ROOT_KEY)?.fragment as never, fragmentsOf(pieces))).toEqual(content);
+  });
+});
+
+describe('hash32 (MurmurHash3 x86 32-bit over UTF-16 code units, seed 0)', () => {
+  // Reference values: MurmurHash3_x86_32 of the same bytes (little-endian UTF-16), seed 0.
+  it.each<[string, number]>([
+    ['', 0],
+    ['a', 0x6f49d11a],
+    ['ab', 0x165860ca],
+    ['abc', 0x42b016c3],
+  ])('%j', (text, expected) => {
+    expect(hash32(text)).toBe(expected);
+  });
+
+  it('spreads 10,000 members over 64 buckets within 25% of even', () => {
+    const counts = new Array<number>(64).fill(0);
+    for (let i = 0; i < 10_000; i++) counts[hash32(`/s/\u0000member-${i}`) % 64]! += 1;
+    expect(Math.min(...counts)).toBeGreaterThan((10_000 / 64) * 0.75);
+    expect(Math.max(...counts)).toBeLessThan((10_000 / 64) * 1.25);
   });
 });

@@ -1,10 +1,40 @@
 // Bucketed objects (docs/design/storage.md §13, step 4): which bucket holds a member. Deterministic: a hash of the
-// stub and the member, so every writer and reader computes the same bucket with no directory (no randomness here).
-import { createHash } from 'node:crypto';
+// stub and the member, so every writer and reader computes the same bucket with no directory. Pure: the hash is
+// MurmurHash3 (x86, 32 bits) over UTF-16 code units, written here so the layout needs nothing of Node; a bucket cut
+// into buckets of its own gets a fresh random id in its stub, which reseeds the hash below it.
 import { bucketFanout, bucketKey } from './keys';
+
+const C1 = 0xcc9e2d51;
+const C2 = 0x1b873593;
+
+/** MurmurHash3's 32-bit hash of a string's UTF-16 code units, two to a block. */
+export function hash32(text: string): number {
+  let h = 0;
+  const blocks = text.length >> 1;
+  for (let i = 0; i < blocks; i++) {
+    let k = text.charCodeAt(2 * i) | (text.charCodeAt(2 * i + 1) << 16);
+    k = Math.imul(k, C1);
+    k = (k << 15) | (k >>> 17);
+    h ^= Math.imul(k, C2);
+    h = (h << 13) | (h >>> 19);
+    h = (Math.imul(h, 5) + 0xe6546b64) | 0;
+  }
+  if (text.length & 1) {
+    let k = text.charCodeAt(text.length - 1);
+    k = Math.imul(k, C1);
+    k = (k << 15) | (k >>> 17);
+    h ^= Math.imul(k, C2);
+  }
+  h ^= text.length * 2;
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h >>> 0;
+}
 
 /** The bucket of a bucketed object (bucket stub `stub`) that holds member `member`. */
 export function bucketOf(stub: string, member: string): string {
-  const r = createHash('sha256').update(`${stub}\u0000${member}`).digest().readUInt32BE(0) % bucketFanout(stub);
-  return bucketKey(stub, r);
+  return bucketKey(stub, hash32(`${stub}\u0000${member}`) % bucketFanout(stub));
 }
