@@ -2,18 +2,10 @@
 // a member removed and added again, or a key created later, resuming from an older revision gets a fresh snapshot,
 // never the changes made while it had no access; a credential that kept its access still gets its replay.
 import { type Project, call, newKey, newProject, newUser, post } from '../support/api';
-import { Client, applyChanges } from '../support/realtime';
+import { clientsClosedAfterEach, applyChanges } from '../support/realtime';
 
 const name = (p: Project) => `${p.username}/${p.slug}`;
-const clients: Client[] = [];
-const open = async () => {
-  const c = await Client.open();
-  clients.push(c);
-  return c;
-};
-afterEach(() => {
-  for (const c of clients.splice(0)) c.close();
-});
+const open = clientsClosedAfterEach();
 
 /** Subscribes with `since` and returns the frames up to the snapshot or the first change, and the subscription id. */
 async function resume(token: string, p: Project, since: string) {

@@ -2,21 +2,13 @@
 // every operation's change in order, trimming to the subscribed path, batches as one message, resuming with
 // `since`, revocation, bad frames, limits and 100 connections.
 import { type Project, call, content, newKey, newProject, post } from '../support/api';
-import { Client, applyChanges } from '../support/realtime';
+import { clientsClosedAfterEach, applyChanges } from '../support/realtime';
 import { segmentsOf } from '../support/segments';
 import { fragmentBytes } from '../../lib/config/env';
 import { MAX_SUBSCRIPTIONS_PER_CONNECTION } from '../../lib/realtime/records';
 
 const name = (p: Project) => `${p.username}/${p.slug}`;
-const clients: Client[] = [];
-const open = async () => {
-  const c = await Client.open();
-  clients.push(c);
-  return c;
-};
-afterEach(() => {
-  for (const c of clients.splice(0)) c.close();
-});
+const open = clientsClosedAfterEach();
 
 /** A mirror of the content at `path` (as a whole-content object), from a subscription's snapshot. */
 function mirrorOf(path: string[], snapshot: any): Record<string, any> {

@@ -1,7 +1,7 @@
 // Access rules: the routes (GET/PUT .../rules with If-Match, the tester) over HTTP on the engine, and fuzzed rules
 // documents answered 400, never 500, never slowly.
 import fc from 'fast-check';
-import { Client } from '../support/realtime';
+import { clientsClosedAfterEach } from '../support/realtime';
 import { type Project, call, content, expectError, newProject, newUser, post, signJwt, unique } from '../support/api';
 
 const rulesUrl = (p: Project, rest = '') => `/api/${p.username}/${p.slug}/rules${rest}`;
@@ -539,15 +539,7 @@ describe('realtime under rules', () => {
     { match: 'users.{uid}.**', read: 'auth != null && auth.sub == uid' },
   ];
   const project = (p: Project) => `${p.username}/${p.slug}`;
-  const clients: Client[] = [];
-  const open = async () => {
-    const c = await Client.open();
-    clients.push(c);
-    return c;
-  };
-  afterEach(() => {
-    for (const c of clients.splice(0)) c.close();
-  });
+  const open = clientsClosedAfterEach();
 
   it('allows a subscription as a GET of its path: anonymous on public content, end users on their own subtree', async () => {
     const p = await newProject();

@@ -104,3 +104,16 @@ export function applyChanges(
   }
   return mirror;
 }
+
+/** A test file's (or describe block's) way to open clients: every client it opens is closed after each test. */
+export function clientsClosedAfterEach(): () => Promise<Client> {
+  const clients: Client[] = [];
+  afterEach(() => {
+    for (const c of clients.splice(0)) c.close();
+  });
+  return async () => {
+    const c = await Client.open();
+    clients.push(c);
+    return c;
+  };
+}
