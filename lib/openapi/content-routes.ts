@@ -2,24 +2,8 @@
 import { SUCCESS_MESSAGES } from '../content/operations';
 import { patchSchemas, readQuerySchema, requestSchemas } from '../http/schemas';
 import type { ErrorCode } from '../config/error-codes';
-import { ACCESS_ERRORS, BODY_ERRORS, type RouteDoc, messageSchema } from './route-doc';
+import { ACCESS_ERRORS, MUTATION_ERRORS, PATH_ERRORS, type RouteDoc, messageSchema } from './route-doc';
 
-// Codes every mutation shares: access, the body, If-Match, Idempotency-Key, concurrency and the content's size.
-const MUTATION: ErrorCode[] = [
-  ...ACCESS_ERRORS,
-  ...BODY_ERRORS,
-  'INVALID_IF_MATCH',
-  'INVALID_IDEMPOTENCY_KEY',
-  'PRECONDITION_FAILED',
-  'WRITE_CONFLICT',
-  'VALIDATION_FAILED',
-  'IDEMPOTENCY_IN_PROGRESS',
-  'IDEMPOTENCY_KEY_REUSED',
-  'CONTENT_TOO_LARGE',
-  'CHANGE_TOO_LARGE',
-  'SERVICE_UNAVAILABLE',
-];
-const PATH: ErrorCode[] = ['INVALID_PATH', 'PATH_TOO_DEEP', 'RESERVED_KEY'];
 const VALUE: ErrorCode[] = [
   'MISSING_VALUE',
   'INVALID_VALUE',
@@ -52,7 +36,7 @@ function contentMutation(
       schema: messageSchema,
       example: { message: SUCCESS_MESSAGES[name] },
     },
-    errors: [...MUTATION, ...doc.errors],
+    errors: [...MUTATION_ERRORS, ...doc.errors],
   };
 }
 
@@ -128,7 +112,7 @@ export const CONTENT_ROUTES: readonly RouteDoc[] = [
     },
     errors: [
       ...ACCESS_ERRORS,
-      ...PATH,
+      ...PATH_ERRORS,
       'INVALID_SHALLOW',
       'INVALID_START',
       'INVALID_LIMIT',
@@ -151,21 +135,21 @@ export const CONTENT_ROUTES: readonly RouteDoc[] = [
     description:
       'Writes `value` at `path`, creating missing parents as objects. On an array, an index inside it replaces the element and `index == length` appends. Walking through a scalar is a 400 and changes nothing.',
     example: { path: 'data.item.name', value: 'hello' },
-    errors: [...PATH, ...VALUE, 'NOT_A_CONTAINER', 'INDEX_OUT_OF_RANGE'],
+    errors: [...PATH_ERRORS, ...VALUE, 'NOT_A_CONTAINER', 'INDEX_OUT_OF_RANGE'],
   }),
   contentMutation('insert', {
     summary: 'Insert a value into an array',
     description:
       "Inserts `value` into the array at `path` before `index` (an integer in `-length..length`; negative counts from the end, like Python's `list.insert`). A missing array is created.",
     example: { path: 'data.items', value: 'first', index: 0 },
-    errors: [...PATH, ...VALUE, 'INVALID_INDEX', 'INDEX_OUT_OF_RANGE', 'NOT_AN_ARRAY', 'NOT_A_CONTAINER'],
+    errors: [...PATH_ERRORS, ...VALUE, 'INVALID_INDEX', 'INDEX_OUT_OF_RANGE', 'NOT_AN_ARRAY', 'NOT_A_CONTAINER'],
   }),
   contentMutation('push', {
     summary: 'Append a value to an array',
     description:
       'Appends `value` to the array at `path`. A missing array becomes `[value]`; a value that is not an array is a 400.',
     example: { path: 'data.items', value: { id: 1 } },
-    errors: [...PATH, ...VALUE, 'NOT_AN_ARRAY', 'NOT_A_CONTAINER', 'INDEX_OUT_OF_RANGE'],
+    errors: [...PATH_ERRORS, ...VALUE, 'NOT_AN_ARRAY', 'NOT_A_CONTAINER', 'INDEX_OUT_OF_RANGE'],
   }),
   contentMutation('decrement', {
     summary: 'Decrement a number',
@@ -173,7 +157,7 @@ export const CONTENT_ROUTES: readonly RouteDoc[] = [
       'Subtracts `value` (default 1) from the number at `path`. A missing number counts as 0; a value that is not a number is a 400.',
     example: { path: 'data.item.count', value: 2 },
     errors: [
-      ...PATH,
+      ...PATH_ERRORS,
       'INVALID_AMOUNT',
       'NOT_A_NUMBER',
       'NOT_A_CONTAINER',
@@ -188,7 +172,7 @@ export const CONTENT_ROUTES: readonly RouteDoc[] = [
       'Adds `value` (default 1) to the number at `path`. A missing number counts as 0; a value that is not a number is a 400.',
     example: { path: 'data.item.count' },
     errors: [
-      ...PATH,
+      ...PATH_ERRORS,
       'INVALID_AMOUNT',
       'NOT_A_NUMBER',
       'NOT_A_CONTAINER',
@@ -202,7 +186,7 @@ export const CONTENT_ROUTES: readonly RouteDoc[] = [
     description:
       'Removes the key or array element at `path` (later elements shift). Deleting a missing path is a 200: deleting is idempotent.',
     example: { path: 'data.item.name' },
-    errors: [...PATH],
+    errors: [...PATH_ERRORS],
   }),
   contentMutation('update', {
     summary: 'Replace the whole content',
@@ -232,7 +216,7 @@ export const CONTENT_ROUTES: readonly RouteDoc[] = [
       ],
     },
     errors: [
-      ...PATH,
+      ...PATH_ERRORS,
       ...VALUE,
       'INVALID_BATCH',
       'TEST_FAILED',
@@ -275,8 +259,8 @@ export const CONTENT_ROUTES: readonly RouteDoc[] = [
       example: { message: SUCCESS_MESSAGES.patch },
     },
     errors: [
-      ...MUTATION,
-      ...PATH,
+      ...MUTATION_ERRORS,
+      ...PATH_ERRORS,
       ...VALUE.filter((code) => code !== 'MISSING_VALUE'),
       'INVALID_PATCH',
       'INVALID_CONTENT',

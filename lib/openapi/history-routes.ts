@@ -2,7 +2,7 @@
 import type { ErrorCode } from '../config/error-codes';
 import { SUCCESS_MESSAGES } from '../content/operations';
 import { historyQuerySchema, requestSchemas } from '../http/schemas';
-import { ACCESS_ERRORS, BODY_ERRORS, type RouteDoc, messageSchema } from './route-doc';
+import { ACCESS_ERRORS, MUTATION_ERRORS, PATH_ERRORS, type RouteDoc, messageSchema } from './route-doc';
 
 const CONTENT = '/api/{username}/{projectSlug}/content';
 
@@ -120,23 +120,13 @@ export const HISTORY_ROUTES: readonly RouteDoc[] = [
       example: { message: SUCCESS_MESSAGES.restore },
     },
     errors: [
-      ...ACCESS_ERRORS,
-      ...BODY_ERRORS,
-      'INVALID_PATH',
-      'PATH_TOO_DEEP',
-      'RESERVED_KEY',
-      'INVALID_QUERY',
-      'INVALID_IF_MATCH',
-      'INVALID_IDEMPOTENCY_KEY',
-      'PRECONDITION_FAILED',
-      'WRITE_CONFLICT',
-      'VALIDATION_FAILED',
-      'IDEMPOTENCY_IN_PROGRESS',
-      'IDEMPOTENCY_KEY_REUSED',
-      'CONTENT_TOO_LARGE',
-      'CHANGE_TOO_LARGE',
-      'RESPONSE_TOO_LARGE',
-      ...HISTORY_ERRORS,
+      ...new Set<ErrorCode>([
+        ...MUTATION_ERRORS,
+        ...PATH_ERRORS,
+        'INVALID_QUERY',
+        'RESPONSE_TOO_LARGE',
+        ...HISTORY_ERRORS,
+      ]),
     ],
   },
 ];

@@ -94,3 +94,22 @@ export const BODY_ERRORS: ErrorCode[] = [
   'INVALID_BODY',
   'UNKNOWN_FIELD',
 ];
+
+/** Codes every content mutation shares: access, the body, If-Match, Idempotency-Key, concurrency, the content's size. */
+export const MUTATION_ERRORS: ErrorCode[] = [
+  ...ACCESS_ERRORS,
+  ...BODY_ERRORS,
+  'INVALID_IF_MATCH',
+  'INVALID_IDEMPOTENCY_KEY',
+  'PRECONDITION_FAILED',
+  'WRITE_CONFLICT',
+  'VALIDATION_FAILED',
+  'IDEMPOTENCY_IN_PROGRESS',
+  'IDEMPOTENCY_KEY_REUSED',
+  'CONTENT_TOO_LARGE',
+  'CHANGE_TOO_LARGE',
+  'SERVICE_UNAVAILABLE',
+];
+
+/** Codes of a route that takes a content path. */
+export const PATH_ERRORS: ErrorCode[] = ['INVALID_PATH', 'PATH_TOO_DEEP', 'RESERVED_KEY'];
