@@ -2,7 +2,7 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { parse as parseLossless } from 'lossless-json';
 import { MAX_BODY_BYTES } from '../config/limits';
-import { jsonNumber } from '../content/json';
+import { jsonNumber, parseJsonText } from '../content/json';
 import { BadRequest, PayloadTooLarge, UnsupportedMediaType } from '../config/errors';
 
 /** Header lookup; API Gateway HTTP APIs (payload v2) deliver header names in lower case. */
@@ -46,11 +46,11 @@ const LONG_OR_EXPONENT = /\d[eE]|\d[\d.]{15}/;
 
 /**
  * JSON with its numbers read exactly (see jsonNumber). Bodies with no number a double could change (no token of
- * 16+ digits, none with an exponent; a match inside a string only costs the slower parser) take JSON.parse.
+ * 16+ digits, none with an exponent; a match inside a string only costs the slower parser) take parseJsonText.
  */
 function parseJsonExactly(text: string, onDuplicate?: (key: string) => never): unknown {
-  // A text with an escape goes to the exact parser too: V8 can misread an escaped key (parseJsonText, json.ts).
-  if (onDuplicate === undefined && !LONG_OR_EXPONENT.test(text) && !text.includes('\\')) return JSON.parse(text);
+  // No long number: JSON's own numbers are exact (parseJsonText also minds V8's escaped keys).
+  if (onDuplicate === undefined && !LONG_OR_EXPONENT.test(text)) return parseJsonText(text);
   // Like JSON.parse, the last of duplicate keys wins, unless the caller refuses them.
   return parseLossless(text, null, {
     parseNumber: jsonNumber,

@@ -31,10 +31,18 @@ export function newSegmentItem(
   inc: string,
   key: string,
   fragment: Json,
-  epoch: number,
-  token?: { slot: number; value: string },
-  tx?: string,
+  made: {
+    /** The grant epoch it is written at. */
+    epoch: number;
+    /** The request's token slot and what it holds. */
+    token?: { slot: number; value: string };
+    /** The commit that writes it (several items). */
+    tx?: string;
+    /** The request's write stamp, as its updated segments carry it (lib/expressions compileEnvelope). */
+    stamp?: string;
+  },
 ): Record<string, AttributeValue> {
+  const { epoch, token, tx, stamp } = made;
   return {
     // The change that made it: a retry of that request which meets this segment first knows it landed.
     ...(token ? { [slotAttribute(token.slot)]: { S: token.value } } : {}),
@@ -50,6 +58,7 @@ export function newSegmentItem(
     [A.stubsUnder]: toAttribute(stubsUnderOf(fragment)),
     // Which commit wrote it: the stream consumer finds a commit's new children by it.
     ...(tx === undefined ? {} : { [A.transaction]: { S: tx } }),
+    ...(stamp === undefined ? {} : { [A.writeStamp]: { S: stamp } }),
   };
 }
 
@@ -59,7 +68,7 @@ export async function createRoot(inc: string, epoch: number, project?: string): 
     await dynamo.send(
       new PutItemCommand({
         TableName: tableName(),
-        Item: { ...newSegmentItem(inc, ROOT_KEY, {}, epoch), ...(project ? { [A.project]: { S: project } } : {}) },
+        Item: { ...newSegmentItem(inc, ROOT_KEY, {}, { epoch }), ...(project ? { [A.project]: { S: project } } : {}) },
         ConditionExpression: 'attribute_not_exists(pk)',
       }),
     );
@@ -142,10 +151,12 @@ export async function commitRewrite(rewrite: Rewrite): Promise<Committed> {
   const puts: TransactWriteItem[] = rewrite.children.map((child) => ({
     Put: {
       TableName: table,
-      Item: {
-        ...newSegmentItem(rewrite.inc, child.key, child.fragment, rewrite.epoch, rewrite.token, token),
-        ...(rewrite.stamp === undefined ? {} : { [A.writeStamp]: { S: rewrite.stamp } }),
-      },
+      Item: newSegmentItem(rewrite.inc, child.key, child.fragment, {
+        epoch: rewrite.epoch,
+        token: rewrite.token,
+        tx: token,
+        stamp: rewrite.stamp,
+      }),
       ConditionExpression: 'attribute_not_exists(pk)',
     },
   }));

@@ -7,24 +7,22 @@ import { bucketFanout, bucketKey } from './keys';
 const C1 = 0xcc9e2d51;
 const C2 = 0x1b873593;
 
+/** MurmurHash3's scrambling of one 32-bit block (the body's and the tail's alike). */
+function scramble(block: number): number {
+  const k = Math.imul(block, C1);
+  return Math.imul((k << 15) | (k >>> 17), C2);
+}
+
 /** MurmurHash3's 32-bit hash of a string's UTF-16 code units, two to a block. */
 export function hash32(text: string): number {
   let h = 0;
   const blocks = text.length >> 1;
   for (let i = 0; i < blocks; i++) {
-    let k = text.charCodeAt(2 * i) | (text.charCodeAt(2 * i + 1) << 16);
-    k = Math.imul(k, C1);
-    k = (k << 15) | (k >>> 17);
-    h ^= Math.imul(k, C2);
+    h ^= scramble(text.charCodeAt(2 * i) | (text.charCodeAt(2 * i + 1) << 16));
     h = (h << 13) | (h >>> 19);
     h = (Math.imul(h, 5) + 0xe6546b64) | 0;
   }
-  if (text.length & 1) {
-    let k = text.charCodeAt(text.length - 1);
-    k = Math.imul(k, C1);
-    k = (k << 15) | (k >>> 17);
-    h ^= Math.imul(k, C2);
-  }
+  if (text.length & 1) h ^= scramble(text.charCodeAt(text.length - 1));
   h ^= text.length * 2;
   h ^= h >>> 16;
   h = Math.imul(h, 0x85ebca6b);
