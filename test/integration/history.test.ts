@@ -60,9 +60,11 @@ describe('history', () => {
     expectError(await at(p, 'yesterday'), 400, 'INVALID_QUERY');
   });
 
-  it('rewinds a chunked array through deletes of its last elements, a push and an insert', async () => {
+  it('rewinds a chunked array through deletes at its end and middle, a push and an insert', async () => {
     // Found by the property suite at scale: a delete whose window of the array could not be lined up was logged
-    // without the value it replaced, so no read could go back past it (409 HISTORY_INCOMPLETE).
+    // without the value it replaced, so no read could go back past it (409 HISTORY_INCOMPLETE). And on DynamoDB Local
+    // under load (`npm run test:lag` makes it every time): a delete of the last element was logged as the whole array,
+    // whose other chunks the consumer, behind the writes, read after the insert had rewritten them.
     const p = await newProject();
     const list = Array.from({ length: 60 }, (_, i) => `${i}${'x'.repeat(98)}`);
     expect((await post(p, 'set', { path: 'a.list', value: list })).status).toBe(200);
@@ -72,8 +74,8 @@ describe('history', () => {
       ['delete', { path: 'a.list.-1' }],
       ['push', { path: 'a.list', value: 'pushed' }],
       ['insert', { path: 'a.list', value: 'first', index: 0 }],
-      // Not here yet: deleting a middle element is rewound on the embedded engine but not on DynamoDB Local, where
-      // the commit's records reach the consumer apart (a known defect of issue 31, in its closing note).
+      ['delete', { path: 'a.list.30' }],
+      ['delete', { path: 'a.list.-2' }],
     ];
     for (const [route, body] of steps) {
       expect((await post(p, route, body)).status).toBe(200);

@@ -1,4 +1,5 @@
 // Rewinding a value through history entries (lib/history/rewind.ts) and completing old values (lib/storage/feed).
+import fc from 'fast-check';
 import { HistoryIncomplete, rewind } from '../../lib/history/rewind';
 import { diffValues } from '../../lib/storage/feed/changes';
 import type { Json } from '../../lib/content/json';
@@ -8,6 +9,21 @@ const entry = (revision: string, before: Json | undefined, after: Json | undefin
   changes: diffValues(before, after, at),
   rewindable: true,
 });
+
+/** The value with the last element of every array in it removed (a pop at each level). */
+function popped(v: Json): Json {
+  if (Array.isArray(v)) return v.slice(0, -1).map(popped);
+  if (v !== null && typeof v === 'object')
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, popped(x as Json)]));
+  return v;
+}
+/** The value with an element pushed onto every array in it. */
+function pushed(v: Json): Json {
+  if (Array.isArray(v)) return [...v.map(pushed), 'pushed'];
+  if (v !== null && typeof v === 'object')
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, pushed(x as Json)]));
+  return v;
+}
 
 describe('rewind', () => {
   const states: Json[] = [
@@ -39,6 +55,30 @@ describe('rewind', () => {
     expect(() => rewind(2, ['a', 'b', 'c'], [lost])).toThrow(HistoryIncomplete);
     expect(rewind({ q: 1 }, ['c'], [lost])).toEqual({ q: 1 });
     expect(() => rewind(1, ['c'], [{ revision: '8', rewindable: false }])).toThrow(HistoryIncomplete);
+  });
+
+  it('property: any change undone, at the root and at every path the change went through, gives the value before', () => {
+    const leaf = fc.oneof(fc.integer({ min: -3, max: 3 }), fc.constantFrom('a', 'b', null, true));
+    const value: fc.Arbitrary<Json> = fc.letrec<{ v: Json }>((tie) => ({
+      v: fc.oneof(
+        { depthSize: 'small', withCrossShrink: true },
+        leaf,
+        fc.array(tie('v'), { maxLength: 6 }),
+        fc.dictionary(fc.constantFrom('a', 'b', 'l'), tie('v'), { maxKeys: 3 }),
+      ),
+    })).v;
+    // Arrays that grow, shrink or shift at their end: the shapes a push, a delete or a pop leave.
+    const edited = value.chain((before) =>
+      fc.tuple(fc.constant(before), fc.oneof(value, fc.constant(before).map(popped), fc.constant(before).map(pushed))),
+    );
+    fc.assert(
+      fc.property(edited, ([before, after]) => {
+        const e = entry('2', { r: before }, { r: after });
+        expect(rewind({ r: after }, [], [e])).toEqual({ r: before });
+        expect(rewind(after, ['r'], [e])).toEqual(before);
+      }),
+      { numRuns: 1000 },
+    );
   });
 
   it('keeps prototype-named keys as plain data', () => {

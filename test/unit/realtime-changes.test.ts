@@ -67,7 +67,25 @@ describe('diffValues', () => {
     ['a pushed element: the tail', { l: [1, 2] }, { l: [1, 2, 3] }, [{ path: ['l', '2'], value: 3 }]],
     ['an element replaced in place', { l: [1, 2, 3] }, { l: [1, 9, 3] }, [{ path: ['l', '1'], value: 9 }]],
     ['an insert at 0 shifts: the whole array', { l: [1, 2] }, { l: [0, 1, 2] }, [{ path: ['l'], value: [0, 1, 2] }]],
-    ['a delete shifts: the whole array', { l: [1, 2, 3] }, { l: [1, 3] }, [{ path: ['l'], value: [1, 3] }]],
+    ['a delete shifts: the whole array', { l: [1, 2, 3] }, { l: [2, 3] }, [{ path: ['l'], value: [2, 3] }]],
+    [
+      'a removed tail: deleted from its end',
+      { l: [1, 2, 3] },
+      { l: [1] },
+      [
+        { path: ['l', '2'], deleted: true },
+        { path: ['l', '1'], deleted: true },
+      ],
+    ],
+    [
+      'a delete near the end: the shifted element, then the last one off',
+      { l: [1, 2, 3, 4] },
+      { l: [1, 2, 4] },
+      [
+        { path: ['l', '2'], value: 4 },
+        { path: ['l', '3'], deleted: true },
+      ],
+    ],
     ['a type change', { a: { b: 1 } }, { a: [1] }, [{ path: ['a'], value: [1] }]],
     [
       'exact decimals compared by value',

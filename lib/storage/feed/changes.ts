@@ -16,8 +16,9 @@ export type WireChange = { path: string; value: unknown } | { path: string; dele
 
 /**
  * The changes that turn `before` into `after` at `at`: objects per key, arrays per index when their length is kept,
- * or grown with at most half of the common indexes changed (the new tail one index each), else the whole array (an
- * insert or delete shifted the elements); anything else that differs is the new value at its path.
+ * or grown or shrunk with at most half of the common indexes changed (a new tail one index each, a removed one
+ * deleted from its end), else the whole array (an insert or delete shifted the elements); anything else that differs
+ * is the new value at its path.
  */
 export function diffValues(
   before: Json | undefined,
@@ -42,11 +43,15 @@ export function diffValues(
       diffValues(hasOwn(before, k) ? before[k] : undefined, after[k], [...at, k], out);
     return out;
   }
-  if (Array.isArray(before) && Array.isArray(after) && after.length >= before.length) {
+  if (Array.isArray(before) && Array.isArray(after)) {
+    const common = Math.min(before.length, after.length);
     let differing = 0;
-    for (let i = 0; i < before.length; i++) if (!jsonEquals(before[i] as Json, after[i] as Json)) differing++;
-    if (after.length === before.length || differing <= before.length / 2) {
+    for (let i = 0; i < common; i++) if (!jsonEquals(before[i] as Json, after[i] as Json)) differing++;
+    if (after.length === before.length || differing <= common / 2) {
       for (let i = 0; i < after.length; i++) diffValues(before[i], after[i], [...at, String(i)], out);
+      // A removed tail, from its end (each delete takes the last element off): no element shifts, and what it
+      // replaced is the removed elements themselves, never the array around them, which may be rewritten since.
+      for (let i = before.length - 1; i >= after.length; i--) diffValues(before[i], undefined, [...at, String(i)], out);
       return out;
     }
   }

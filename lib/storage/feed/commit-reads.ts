@@ -5,6 +5,7 @@ import { MissingSegment, assemble, fragmentsOf, stubsIn } from '../layout/stubs'
 import { A } from '../../schema/attributes';
 import type { Segment } from '../segment';
 import { querySubtree } from '../io/read';
+import type { Json } from '../../content/json';
 import type { Change } from './changes';
 
 /** What the consumer knows of one commit when it completes its values. */
@@ -37,15 +38,29 @@ export function asOfCommit(segment: Pick<Segment, 'key' | 'raw'>, commit: Commit
 }
 
 /**
- * Completes values that still hold stubs by reading them; undefined (the client is told to fetch) when what it
- * read is not the commit's own state.
+ * Completes values that still hold stubs: from the commit's own records first, the rest by reading them; undefined
+ * (the client is told to fetch) when what it read is not the commit's own state.
  */
-export async function complete(inc: string, changes: Change[], commit: CommitView): Promise<Change[] | undefined> {
+export async function complete(
+  inc: string,
+  changes: Change[],
+  commit: CommitView & {
+    /** A segment's fragment as this commit left it, from its own record in the batch, when there. */
+    own: (key: string) => Json | undefined;
+  },
+): Promise<Change[] | undefined> {
   const stubs = changes.flatMap((c) => ('value' in c ? stubsIn(c.value) : []));
   if (stubs.length === 0) return changes;
-  const read: Segment[] = [];
-  for (const subtree of await Promise.all(stubs.map((stub) => querySubtree(inc, stub)))) read.push(...subtree.values());
-  if (!read.every((segment) => asOfCommit(segment, commit))) return undefined;
+  const read: Array<{ key: string; fragment: Json }> = [];
+  for (const subtree of await Promise.all(stubs.map((stub) => querySubtree(inc, stub)))) {
+    for (const segment of subtree.values()) {
+      // Changed in place by this commit: as its record shows it (read now, a later commit may have rewritten it).
+      const mine = commit.own(segment.key);
+      if (mine !== undefined) read.push({ key: segment.key, fragment: mine });
+      else if (asOfCommit(segment, commit)) read.push(segment);
+      else return undefined;
+    }
+  }
   const lookup = fragmentsOf(read);
   try {
     return changes.map((c) => ('value' in c ? { ...c, value: assemble(c.value, lookup) } : c));

@@ -89,8 +89,9 @@ export interface StreamBatch {
   partners: Map<string, DynamoDBRecord>;
   /** Each segment key's records in this batch: their positions and the commit tokens they set. */
   positions: Map<string, Array<{ at: number; tx?: string }>>;
-  /** The old fragments of segments multi-item commits changed in place, by `<tx> <key>` (for the history). */
+  /** The fragments of segments multi-item commits changed in place, before and after, by `<tx> <key>`. */
   priorImages: Map<string, Json>;
+  afterImages: Map<string, Json>;
 }
 
 /** A MODIFY record's commit token (`tx`), when the record is that commit's (its old image had another). */
@@ -247,6 +248,7 @@ export function readStreamBatch(records: readonly DynamoDBRecord[]): StreamBatch
     partners: new Map(),
     positions: new Map(),
     priorImages: new Map(),
+    afterImages: new Map(),
   };
   const { written, removed } = batch;
   for (const [at, record] of records.entries()) {
@@ -259,6 +261,8 @@ export function readStreamBatch(records: readonly DynamoDBRecord[]): StreamBatch
     const tx = record.eventName === 'MODIFY' ? ownTransaction(record) : undefined;
     const prior = tx === undefined ? undefined : fragmentOf(imageOf(record.dynamodb?.OldImage));
     if (tx !== undefined && prior !== undefined) batch.priorImages.set(`${tx} ${key}`, prior);
+    const after = tx === undefined ? undefined : fragmentOf(imageOf(record.dynamodb?.NewImage));
+    if (tx !== undefined && after !== undefined) batch.afterImages.set(`${tx} ${key}`, after);
     if (tx !== undefined && record.dynamodb?.NewImage?.[A.partnerCommit]?.S === tx) {
       batch.partners.set(`${tx} ${key}`, record);
     } else if (record.eventName === 'INSERT') {
@@ -362,7 +366,9 @@ export async function decodeCommit(
   }
   if (derived.length === 0 && !unread) return unchanged();
   const view = commitView(key, record, batch, at);
-  const changes = unread ? undefined : await complete(inc, derived, view);
+  // Segments it changed in place, as its own records left them: read later, they may hold a later commit's values.
+  const left = (segment: string) => (tx === undefined ? undefined : batch.afterImages.get(`${tx} ${segment}`));
+  const changes = unread ? undefined : await complete(inc, derived, { ...view, own: left });
   // The history keeps the values the changes replaced, made exact (a stub in one is read as it was).
   const removed = removedLookup(inc, batch.removed);
   const prior = (segment: string) => (tx === undefined ? undefined : batch.priorImages.get(`${tx} ${segment}`));
