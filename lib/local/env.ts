@@ -13,6 +13,11 @@ export const local = {
   dataDir: () => process.env.DATA_DIR ?? join(ROOT, '.data'),
   /** How often `npm start` runs the sweeper in-process (serverless.yml: every 15 minutes). */
   sweepIntervalMs: () => Number(process.env.SWEEP_INTERVAL_MS ?? 3 * 60 * 1000),
+  /**
+   * How long the stream consumer waits before each batch (0): a consumer behind the writes, as a busy or throttled
+   * stream Lambda is, so the suites meet commits whose segments later writes have rewritten.
+   */
+  streamLagMs: () => Number(process.env.LOCAL_STREAM_LAG_MS ?? 0),
   corsOrigins: () =>
     (process.env.CORS_ORIGINS ?? '*')
       .split(',')

@@ -8,10 +8,12 @@ import type {
   DynamoDBStreamEvent,
 } from 'aws-lambda';
 import { randomBytes, randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { WebSocket, WebSocketServer } from 'ws';
 import { lambdaContext, loadHandler } from './lambda';
+import { local } from './env';
 import { type ChangeRecord, listenDynamoDbLocal, listenEmbedded } from './stream';
 
 type SocketHandler = (event: APIGatewayProxyWebsocketEventV2, context: Context) => Promise<APIGatewayProxyResultV2>;
@@ -189,6 +191,8 @@ export async function startStreamConsumer(
     running = true;
     while (pending.length > 0) {
       const Records = pending.splice(0, STREAM_BATCH);
+      const lag = local.streamLagMs();
+      if (lag > 0) await sleep(lag);
       try {
         await handler({ Records }, lambdaContext(functionName, 10));
       } catch (error) {
