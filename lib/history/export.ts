@@ -2,7 +2,7 @@
 // first fixed. Each page reads the content now, page by page of its large containers, and rewinds what it reads to
 // that revision with the change log (lib/history/read.ts); what cannot be rewound member by member is a 409.
 import type { Principal } from '../auth/access';
-import { BadRequest, Conflict, HttpError } from '../config/errors';
+import { Conflict, HttpError } from '../config/errors';
 import { MAX_RESPONSE_BYTES } from '../config/limits';
 import type { Json } from '../content/json';
 import type { Stamp } from '../dynamo/write-stamp';
@@ -58,6 +58,9 @@ const stale = (why: string) =>
     'EXPORT_STALE',
     `the content changed since this export's revision in a way it cannot undo (${why}); export again`,
   );
+
+/** Whether an error is the service's answer with this code. */
+const isCode = (error: unknown, code: string) => error instanceof HttpError && error.code === code;
 
 /** A frame with what this page holds in hand: the rest of its last key page or slice, or its value cut in hand. */
 type OpenFrame = ExportFrame & {
@@ -149,7 +152,7 @@ class ExportWalk {
     // Larger than a piece now and not changed at or above since the revision: the same container then, paged.
     const frame = await this.open(path, step);
     if (frame === undefined) {
-      // A scalar larger than a piece (a long string): one piece all the same.
+      // A scalar larger than a piece (a long string): one piece all the same; or gone since: what it was at R.
       const whole = await this.valueAt(path, MAX_RESPONSE_BYTES);
       if (whole === 'large') throw stale('a value changed past what one page holds');
       return this.sendValue(path, whole.value, step);
@@ -164,23 +167,42 @@ class ExportWalk {
     return 'opened';
   }
 
-  /** A container's first read: a page of its keys, else (not an object) a slice; undefined when it is neither. */
+  /**
+   * A container's first read: a page of its keys, else (not an object) a slice; undefined when it is neither (a
+   * long string) or gone since it was found larger than a piece.
+   */
   private async open(path: Segments, step: string | undefined): Promise<OpenFrame | undefined> {
     const object: OpenFrame = { kind: 'object', step, path };
     try {
       await this.readKeys(object);
       return object;
     } catch (error) {
-      if (!(error instanceof BadRequest) || error.code !== 'NOT_AN_OBJECT') throw error;
+      if (isCode(error, 'PATH_NOT_FOUND')) return undefined;
+      if (!isCode(error, 'NOT_AN_OBJECT')) throw error;
     }
     const array: OpenFrame = { kind: 'array', step, path, next: 0 };
     try {
       await this.readElements(array);
       return array;
     } catch (error) {
-      if (!(error instanceof BadRequest) || error.code !== 'NOT_AN_ARRAY') throw error;
+      if (!isCode(error, 'NOT_AN_ARRAY') && !isCode(error, 'PATH_NOT_FOUND')) throw error;
     }
     return undefined;
+  }
+
+  /** The next read of a container left open: gone or of another kind now, it was rewritten since the revision. */
+  private async readMore(frame: OpenFrame & { kind: 'object' | 'array' }): Promise<void> {
+    try {
+      if (frame.kind === 'object') await this.readKeys(frame);
+      else await this.readElements(frame);
+    } catch (error) {
+      if (['PATH_NOT_FOUND', 'NOT_AN_OBJECT', 'NOT_AN_ARRAY'].some((code) => isCode(error, code))) {
+        throw stale(`the value at '${toPointer(frame.path)}' was deleted or replaced`);
+      }
+      throw error;
+    }
+    const why = staleContainer(frame.path, this.log.entries);
+    if (why !== undefined) throw stale(why);
   }
 
   private async readKeys(frame: OpenFrame & { kind: 'object' }): Promise<void> {
@@ -231,11 +253,7 @@ class ExportWalk {
       return true;
     }
     if (frame.kind === 'object') {
-      if (frame.keys === undefined) {
-        await this.readKeys(frame);
-        const why = staleContainer(frame.path, this.log.entries);
-        if (why !== undefined) throw stale(why);
-      }
+      if (frame.keys === undefined) await this.readMore(frame);
       const keys = frame.keys as Array<[string, string]>;
       while (keys.length > 0) {
         const [key, after] = keys[0] as [string, string];
@@ -249,11 +267,7 @@ class ExportWalk {
       else frame.keys = undefined;
       return true;
     }
-    if (frame.elements === undefined) {
-      await this.readElements(frame);
-      const why = staleContainer(frame.path, this.log.entries);
-      if (why !== undefined) throw stale(why);
-    }
+    if (frame.elements === undefined) await this.readMore(frame);
     const elements = frame.elements as Json[];
     if (elements.length === 0) {
       this.frames.pop();
@@ -325,9 +339,9 @@ export async function exportPage(request: ExportRequest): Promise<ExportPage> {
   } catch (error) {
     if (error instanceof HistoryIncomplete) throw stale(error.message);
     // More commits since the revision than a page may undo: this export cannot finish; a new one starts from now.
-    if (error instanceof HttpError && error.code === 'HISTORY_TOO_LONG') throw stale(error.message);
+    if (isCode(error, 'HISTORY_TOO_LONG')) throw stale((error as Error).message);
     // A key page's cursor made before its object was bucketed anew: rewritten since the revision.
-    if (error instanceof HttpError && error.code === 'STALE_CURSOR') throw stale('an object was rewritten as a whole');
+    if (isCode(error, 'STALE_CURSOR')) throw stale('an object was rewritten as a whole');
     throw error;
   }
 }

@@ -80,7 +80,14 @@ function bigContent(): Record<string, unknown> {
     empty: { o: {}, a: [], s: '' },
     list: Array.from({ length: 1200 }, (_, i) => (i % 5 === 0 ? { i, s: `e${i}` } : i)),
     wide: members,
-    nested: { inner: { ...members, list: Array.from({ length: 100 }, (_, i) => [i, `${i}`]) } },
+    nested: {
+      inner: {
+        ...members,
+        list: Array.from({ length: 100 }, (_, i) => [i, `${i}`]),
+        // Larger than a piece (a quarter of a page): paged, or cut in hand when rewound.
+        big: Array.from({ length: 2000 }, (_, i) => `b${i}`.padEnd(16, '-')),
+      },
+    },
   };
 }
 
@@ -164,6 +171,18 @@ describe('export on small segments and small pages', () => {
         await write('increment', { path: 'list.1101', value: 1 });
         await write('push', { path: 'list', value: 'pushed' });
         await write('set', { path: 'fresh', value: { a: 1 } });
+        // Inside members small enough to be one piece: rewound whole, deletes included.
+        await write('delete', { path: 'nested.inner.list.5' });
+        await write('batch', {
+          operations: [
+            { op: 'set', path: 'wide.m6', value: [1, 2] },
+            { op: 'delete', path: 'nested.inner.list.0.1' },
+          ],
+        });
+        // A member larger than a piece then, small now: its value then comes from the log, cut in hand.
+        await write('set', { path: 'nested.inner.big', value: 'small now' });
+        // A large member added since: left out without being read.
+        await write('set', { path: 'nested.inner.added', value: Array.from({ length: 2000 }, (_, i) => i) });
       },
     });
     expect(pages).toBeGreaterThan(3);
@@ -172,17 +191,33 @@ describe('export on small segments and small pages', () => {
     // The writes landed: the content now differs, and a new export holds them.
     const now = await getContent(api, p);
     expect(canonical(now) === canonical(before)).toBe(false);
-    await historySettled(api, p, 7);
+    await historySettled(api, p, 11);
     expect(canonical((await exportAll(api, p)).value) === canonical(now)).toBe(true);
   });
 
-  it('answers 409 EXPORT_STALE when a member of a container it pages is deleted mid-export; a new export works', async () => {
+  it('exports a large container replaced before it reaches it as it was, from the log', async () => {
+    const p = await loaded();
+    const before = await getContent(api, p);
+    const { value } = await exportAll(api, p, {
+      afterFirst: async () => {
+        expect((await api.call('POST', `${p.content}/set`, p.key, { path: 'nested', value: 'gone' })).status).toBe(200);
+      },
+    });
+    expect(canonical(value) === canonical(before)).toBe(true);
+  });
+
+  it.each<[string, string, unknown]>([
+    ['a member of an object it pages deleted', 'delete', { path: 'wide.m250' }],
+    ['an element of an array it pages removed', 'delete', { path: 'list.-1' }],
+    ['an element inserted into an array it pages', 'insert', { path: 'list', index: 0, value: 'first' }],
+    ['an array it pages replaced', 'set', { path: 'list', value: 'gone' }],
+  ])('answers 409 EXPORT_STALE for %s mid-export; a new export works', async (_, op, body) => {
     const p = await loaded();
     const first = await api.call('GET', exportUrl(p), p.key);
     expect(first.status).toBe(200);
     const cursor = JSON.parse(first.text).cursor as string;
     expect(cursor).toEqual(expect.any(String));
-    expect((await api.call('POST', `${p.content}/delete`, p.key, { path: 'wide.m250' })).status).toBe(200);
+    expect((await api.call('POST', `${p.content}/${op}`, p.key, body)).status).toBe(200);
     let r = { status: 200, text: '' };
     for (let next: string | null = cursor; next !== null && r.status === 200; ) {
       r = await api.call('GET', exportUrl(p, next), p.key);
