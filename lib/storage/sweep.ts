@@ -13,7 +13,7 @@ import { batchWriteAll } from '../dynamo/batch-write';
 import { dynamo } from '../dynamo/client';
 import { MARKER, SWEEP_PARTITION, sweepIndexKeys } from './io/markers';
 import { IMPORT_PREFIX } from './io/import-session';
-import { sweepImportSession } from './import';
+import { sweepImportSession } from './import-sweep';
 import { getSegment, querySubtree } from './io/read';
 import { segmentItemKey } from './segment';
 
