@@ -321,6 +321,9 @@ export async function abandonImport(caller: ImportCaller, id: string): Promise<v
   const grant = await grantFor(caller.project, caller.principal, 'write');
   const session = await openSession(grant, id);
   if (!(await abandonSession(session))) throw notFound(id);
-  // What is left past the time budget is the sweeper's (the session stays, abandoned, until then).
+  // A page or a copy may still be writing (touched less than a request's life ago): deleting now could miss what it
+  // writes next, so the sweeper deletes it, later. Otherwise now, and what is left past the time budget is the
+  // sweeper's too (the session stays, abandoned, until then).
+  if (session.touched > Date.now() - PAGE_LIFE_MS) return;
   await deleteAbandoned({ ...session, kind: 'abandoned' }, budgetUntil(COPY_BUDGET_MS)).catch(() => undefined);
 }
