@@ -18,7 +18,7 @@ import { writeBatch } from './batch';
 import { guardedBase, writeEnvelope } from './commit';
 import { type Grant, grantFor, partitionGrant, renewed } from './grant';
 import { newCommitToken } from './ids';
-import { copyShadow } from './io/copy';
+import { copyShadow, segmentKeysOutside } from './io/copy';
 import { deleteAbandoned, finishSwitch } from './import-sweep';
 import { createRoot, keyRoots } from './io/commit';
 import {
@@ -219,6 +219,7 @@ export async function commitImport(
   }
   const until = budgetUntil(COPY_BUDGET_MS);
   const copyId = session.copyId as string;
+  const copiedBefore = session.copied;
   const progress = await copyShadow(
     shadowIncarnation(grant.inc, id),
     { inc: grant.inc, epoch: grant.epoch, copyId },
@@ -227,7 +228,10 @@ export async function commitImport(
   );
   if (!(await noteCopied(session, progress.upTo, progress.copied))) throw notFound(id);
   session = { ...session, copiedUpTo: progress.upTo, copied: progress.copied };
-  if (!progress.done || Date.now() >= until) return { done: false, copied: progress.copied };
+  // The switch lists the content it replaces, which may take seconds: it gets a call of its own, unless this call
+  // copied nothing (the copy was done before).
+  if (!progress.done || progress.copied > copiedBefore || Date.now() >= until)
+    return { done: false, copied: progress.copied };
   for (let attempt = 1; ; attempt++) {
     const outcome = await trySwitch(caller, grant, session, options);
     if (outcome === 'switched') break;
@@ -259,21 +263,23 @@ async function trySwitch(
   const copyId = session.copyId as string;
   const top = rekeyStubs(shadowRoot.fragment, (key) => copiedKey(copyId, key));
   // The keys first, then the sessions: a copy present when the keys were listed had its session's copy id recorded
-  // before, so it is found and kept (another import's, not switched yet).
-  const all = await querySubtree(grant.inc, ROOT_KEY, options.ifMatch === undefined);
+  // before, so it is found and kept (another import's, not switched yet). This import's own copy is never read: the
+  // content it replaces is listed around it (keys only), and read whole only to compare its ETag with If-Match.
+  const root = await getSegment(grant.inc, ROOT_KEY);
+  const keys = await segmentKeysOutside(grant.inc, copyPrefix(copyId));
   const live = (await listSessions(grant.inc))
     .filter((s) => s.kind === 'open' && s.copyId !== undefined)
     .map((s) => copyPrefix(s.copyId as string));
-  const root = all.get(ROOT_KEY);
   if (!root) {
     await createRoot(grant.inc, grant.epoch);
     return 'root-changed';
   }
   if (options.ifMatch) {
-    const etag = contentEtag(root, all);
+    const all = await querySubtree(grant.inc, ROOT_KEY);
+    const etag = contentEtag(all.get(ROOT_KEY) ?? root, all);
     if (!options.ifMatch.includes(etag)) throw new PreconditionFailed(formatEtag(etag));
   }
-  const old = [...all.keys()].filter((k) => k !== ROOT_KEY && !live.some((prefix) => k.startsWith(prefix)));
+  const old = keys.filter((k) => k !== ROOT_KEY && !live.some((prefix) => k.startsWith(prefix)));
   // The root's update and the session's item, then as many deletes as fit.
   const carried = old.slice(0, MAX_TRANSACTION_ITEMS - 2);
   const rest = old.slice(carried.length);
