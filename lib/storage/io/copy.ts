@@ -10,7 +10,7 @@ import { readSegment } from '../segment';
 import { newSegmentItem } from './commit';
 
 /** Items one Query of the copy reads at most: a few BatchWriteItems' worth, so the budget is checked often. */
-const COPY_PAGE = 100;
+const COPY_PAGE = 50;
 
 export interface CopyProgress {
   /** The last shadow key copied (the next call starts after it). */
