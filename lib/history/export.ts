@@ -5,7 +5,7 @@ import type { Principal } from '../auth/access';
 import { Conflict, HttpError } from '../config/errors';
 import { MAX_RESPONSE_BYTES } from '../config/limits';
 import type { Json } from '../content/json';
-import type { Stamp } from '../dynamo/write-stamp';
+import type { Stamp } from '../schema/write-stamp';
 import { decodeCursor } from '../content/key-pages';
 import type { Segments } from '../paths';
 import { historyPage } from '../realtime/change-log';

@@ -12,7 +12,7 @@ import { type Segment, assertSnapshot, etagOf, olderThanPartners } from './segme
 import { forgetLocations, lookupLocation } from './memory';
 import { getChunk, getChunks, getSegment, querySubtree, SubtreeTooLarge } from './io/read';
 import { stampsOf } from './snapshot';
-import type { Stamp } from '../dynamo/write-stamp';
+import type { Stamp } from '../schema/write-stamp';
 import { readBucketKeys } from './key-pages';
 import { PayloadTooLarge } from '../config/errors';
 
