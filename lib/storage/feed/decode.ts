@@ -356,7 +356,7 @@ export async function decodeCommit(
   const tx = ownTransaction(record);
   const besideTop =
     tx !== undefined &&
-    (newImage?.[A.partnerCommit]?.S === tx || (isChunkKey(key) && newImage?.[A.partners] !== undefined));
+    (newImage?.[A.partnerCommit]?.S === tx || (isChunkKey(key) && partnersSetBy(record).length > 0));
   if (besideTop) {
     // A partner, or a chunk rewritten in place: learn its stubs and paths all the same; the top segment's record
     // reports the commit (and its stamp).
