@@ -6,6 +6,7 @@
 // and fed to the consumer of this process at revisions of their own.
 import type { DynamoDBRecord } from 'aws-lambda';
 import { stringify } from 'lossless-json';
+import { fragmentBytes } from '../../lib/config/env';
 import { historyEntry } from '../../lib/realtime/change-log';
 import { consume } from '../../lib/realtime/consumer';
 import { formatRevision } from '../../lib/realtime/revisions';
@@ -14,7 +15,8 @@ import type { Segment } from '../../lib/storage/segment';
 import { type Project, call, newProject, post } from '../support/api';
 import { incarnationOf, segmentsOf } from '../support/segments';
 
-const list = Array.from({ length: 60 }, (_, i) => `${i}${'x'.repeat(98)}`);
+/** A chunked array of the same layout whatever the fragment size (its chunks' records are what is cut). */
+const list = Array.from({ length: 60 }, (_, i) => `${i}`.padEnd(Math.floor(fragmentBytes() / 30), 'x'));
 
 /**
  * Commits that change several segments in place, each with a later commit that rewrites some of the same segments
