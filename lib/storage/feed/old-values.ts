@@ -67,11 +67,13 @@ export async function exactOldValues(
     for (const subtree of await Promise.all(stubs.map((stub) => querySubtree(inc, stub)))) {
       for (const segment of subtree.values()) {
         // Changed in place by this commit (chunks rewritten by an insert): as its record's old image shows it.
-        const before = images.get(segment.key)?.before;
-        if (before !== undefined) read.push({ key: segment.key, fragment: before });
+        const mine = images.get(segment.key);
+        if (mine?.before !== undefined) read.push({ key: segment.key, fragment: mine.before });
+        // Made by this commit (its INSERT): no part of what it replaced.
+        else if (mine !== undefined || madeBy(segment, commit)) continue;
         else if (unchangedSince(segment, commit)) read.push(segment);
         else if (commit.changedInPlace?.(segment.key)) waitsFor.push(segment.key);
-        else if (!madeBy(segment, commit)) changed = true;
+        else changed = true;
       }
     }
     const { was: _dropped, ...rest } = change;
@@ -102,10 +104,9 @@ export function completeAwaited(
   const removed = removedLookup(inc, new Map());
   const out = [...changes];
   for (const { index, side, partial, known, tx, waitsFor } of awaited) {
+    // Each segment awaited has its record now (one the commit made has no old image: no part of the old value).
     const images = imagesOf(tx);
-    if (waitsFor.some((key) => images.get(key)?.[side === 'was' ? 'before' : 'after'] === undefined)) {
-      return 'waiting';
-    }
+    if (waitsFor.some((key) => !images.has(key))) return 'waiting';
     // The commit's own images override what was read (a chunk stub's value takes every chunk of its directory).
     const own = fragmentsOf([...known, ...sideOf(tx, side === 'was' ? 'before' : 'after')]);
     const lookup = side === 'was' ? (key: string) => removed(key) ?? own(key) : own;
