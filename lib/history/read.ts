@@ -174,7 +174,8 @@ function literalPrefix(path: Segments): [Segments, Segments] {
 /**
  * The value at `path` as it was at a point in the history: read now (consistently, from the root), then every
  * later entry undone. Waits for the stream consumer to log the commits the read saw (at most LAG_WAIT_MS, then a
- * retry-safe 503). 404 when nothing was there, 410 before the history kept, 409 across a change not kept in full.
+ * retry-safe 503), and to complete an entry whose stream records came apart (as long, then as it is). 404 when
+ * nothing was there, 410 before the history kept, 409 across a change not kept in full.
  */
 export async function valueAtPoint(inc: string, path: Segments, point: HistoryPoint): Promise<Json> {
   const at = await locate(inc, point);
@@ -200,6 +201,12 @@ export async function valueAtPoint(inc: string, path: Segments, point: HistoryPo
       value = rewind(snapshot.value, prefix, after);
     } catch (error) {
       if (!(error instanceof HistoryIncomplete)) throw error;
+      // Logged as far as known while the consumer waits for the rest of its stream records: wait for it too.
+      const completing = after.some((e) => e.revision === error.revision && e.completing);
+      if (completing && Date.now() <= deadline) {
+        await sleep(50);
+        continue;
+      }
       throw new Conflict('HISTORY_INCOMPLETE', error.message);
     }
     if (value === undefined) throw new NotFound('PATH_NOT_FOUND', `nothing at '${formatPath(path)}' then`);

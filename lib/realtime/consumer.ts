@@ -145,11 +145,11 @@ async function deliver(inc: string, key: string, record: DynamoDBRecord, decoded
   if (decoded.kind === 'unchanged') return logChange(inc, revision, [], { stamp: decoded.stamp });
   const { changes, live, version } = decoded;
   const kept: CommitRecord = { stamp: decoded.stamp, touched: decoded.touched };
-  await logChange(inc, revision, decoded.history, kept);
   // Parts naming segments whose records are still to come (removed by this commit, or changed in place beside its
-  // top segment): logged again, whole, once they are here.
+  // top segment): logged again, whole, once they are here; reads at a revision before it wait for that meanwhile.
+  await logChange(inc, revision, decoded.history, decoded.later ? { ...kept, completing: true } : kept);
   if (decoded.later) {
-    const entry = { inc, revision, ...decoded.later, record: kept };
+    const entry = { inc, revision, ...decoded.later, first: decoded.history, record: kept };
     setBounded(awaiting, `${inc} ${revision}`, entry, AWAITING_MAX);
   }
   const subs = await querySubscriptions(inc);
@@ -194,7 +194,15 @@ async function deliver(inc: string, key: string, record: DynamoDBRecord, decoded
 const AWAITING_MAX = 256;
 const awaiting = new Map<
   string,
-  { inc: string; revision: string; changes: Change[]; awaited: AwaitedPart[]; record: CommitRecord }
+  {
+    inc: string;
+    revision: string;
+    changes: Change[];
+    awaited: AwaitedPart[];
+    /** What was logged first (logged again as it is when the entry cannot be completed: reads stop waiting). */
+    first?: Change[];
+    record: CommitRecord;
+  }
 >();
 
 /** Logs again, now whole, the commits whose awaited records this batch brought; forgets those that cannot be. */
@@ -202,7 +210,7 @@ async function completeAwaiting(): Promise<void> {
   for (const [id, entry] of awaiting) {
     const changes = completeAwaited(entry.inc, entry.changes, entry.awaited);
     if (changes === 'waiting') continue;
-    if (changes !== 'never') await logChange(entry.inc, entry.revision, changes, entry.record);
+    await logChange(entry.inc, entry.revision, changes === 'never' ? entry.first : changes, entry.record);
     awaiting.delete(id);
   }
 }

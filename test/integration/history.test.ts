@@ -191,6 +191,29 @@ describe('history', () => {
     }
   });
 
+  it('a read at a revision waits for an entry still completing, and answers 409 if it never is', async () => {
+    // The consumer logs a commit whose stream records came apart as far as known, and again whole when the rest
+    // comes: a read meanwhile must wait for it rather than answer 409 (as it waits for stamps not logged yet).
+    const { assertProjectAccess } = await import('../../lib/storage');
+    const { logChange } = await import('../../lib/realtime/change-log');
+    const { formatRevision } = await import('../../lib/realtime/revisions');
+    const p = await newProject();
+    await post(p, 'set', { path: 'a', value: 1 });
+    const [first] = await historyOf(p, 1);
+    const inc = await assertProjectAccess(p, { kind: 'user', username: p.username }, 'read');
+    const later = formatRevision(BigInt(first.revision) + 1_000_000n);
+    await logChange(inc, later, undefined, { touched: [['a']], completing: true });
+    const read = at(p, first.revision);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await logChange(inc, later, [{ path: ['a'], value: 1, was: 0 }]);
+    expect((await read).body).toEqual({ value: { a: 0 } });
+    // Never completed (the consumer restarted meanwhile): a 409 once the wait is over, not a wait without end.
+    await logChange(inc, formatRevision(BigInt(later) + 1n), undefined, { touched: [['a']], completing: true });
+    const started = Date.now();
+    expectError(await at(p, first.revision), 409, 'HISTORY_INCOMPLETE');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(2_500);
+  });
+
   it('refuses to undo more than MAX_REWIND_ENTRIES commits (bounded work), with a 413', async () => {
     const { MAX_REWIND_ENTRIES } = await import('../../lib/config/limits');
     const { assertProjectAccess } = await import('../../lib/storage');
