@@ -82,7 +82,8 @@ export async function exactOldValues(
       continue;
     }
     const partial = assemble(was as Json, fragmentsOf(read), 'keep');
-    if (waitsFor.length === 0 && stubsIn(partial).length === 0) out.push({ ...rest, was: partial } as Change);
+    // Whole without a segment awaited: that one was no part of it (a later commit made it in the range rewritten).
+    if (stubsIn(partial).length === 0) out.push({ ...rest, was: partial } as Change);
     else {
       out.push(rest as Change);
       awaited.push({ index, side: 'was', partial, known: read, tx: commit.tx, waitsFor });
@@ -104,14 +105,16 @@ export function completeAwaited(
   const removed = removedLookup(inc, new Map());
   const out = [...changes];
   for (const { index, side, partial, known, tx, waitsFor } of awaited) {
-    // Each segment awaited has its record now (one the commit made has no old image: no part of the old value).
-    const images = imagesOf(tx);
-    if (waitsFor.some((key) => !images.has(key))) return 'waiting';
     // The commit's own images override what was read (a chunk stub's value takes every chunk of its directory).
     const own = fragmentsOf([...known, ...sideOf(tx, side === 'was' ? 'before' : 'after')]);
     const lookup = side === 'was' ? (key: string) => removed(key) ?? own(key) : own;
     const whole = assemble(partial, lookup, 'keep');
-    if (stubsIn(whole).length > 0) return waitsFor.length === 0 ? 'waiting' : 'never';
+    if (stubsIn(whole).length > 0) {
+      // Whole only with what is verified, so complete without a segment awaited (a later commit's, in the range the
+      // commit rewrote); else waiting while one has no record yet (one the commit made has no old image).
+      const images = imagesOf(tx);
+      return waitsFor.length === 0 || waitsFor.some((key) => !images.has(key)) ? 'waiting' : 'never';
+    }
     out[index] = { ...(out[index] as Change), [side]: whole } as Change;
   }
   return out;
