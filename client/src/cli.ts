@@ -3,6 +3,9 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { type BatchOperation, ContentApiError, createClient, type WriteOptions } from './index';
+import { parseJson } from './json';
+
+export { parseJson } from './json';
 
 /** The command's name: the package's bin, named like the package so `npx` can only ever resolve to this package. */
 export const COMMAND = 'content-api-client';
@@ -92,16 +95,6 @@ export function exitCodeFor(status: number): number {
   if (status >= 400 && status < 500) return 1;
   return 5;
 }
-
-// Exact decimals survive the round trip where Node can (JSON.parse source text access, Node 22+): a number whose
-// double does not print as written is kept as its text (JSON.rawJSON, which JSON.stringify writes back verbatim).
-const raw = (JSON as { rawJSON?: (text: string) => unknown }).rawJSON;
-export const parseJson = (text: string): unknown =>
-  raw
-    ? JSON.parse(text, (_key, value, context?: { source?: string }) =>
-        typeof value === 'number' && context?.source && String(value) !== context.source ? raw(context.source) : value,
-      )
-    : JSON.parse(text);
 
 /** What the command says about itself: its package's version (read by bin.ts from client/package.json). */
 export interface CommandInfo {
