@@ -2,7 +2,7 @@
 // the depth, whatever the size of the document. Not a JSON parser: a scanner that tracks strings, escapes and depth
 // cuts the text, and each bounded value is parsed by JSON.parse with the client's lossless numbers.
 import type { Piece } from './index';
-import { losslessNumber } from './json';
+import { parseJson } from './json';
 
 /** Default largest piece jsonToPieces makes, in UTF-8 bytes of its value's text: pages of two or three pieces. */
 export const DEFAULT_PIECE_BYTES = 128 * 1024;
@@ -184,24 +184,18 @@ class Window {
     }
   }
 
-  /** Parses text[at, end) (JSON.parse, lossless numbers, `__proto__` refused) and consumes it. */
+  /** Parses text[at, end) (lossless numbers, exact keys, `__proto__` refused) and consumes it. */
   take(end: number): unknown {
     const source = this.text.slice(this.at, end);
     let value: unknown;
     try {
-      value = JSON.parse(source, refuseReservedKey as never);
+      value = parseJson(source, { refuseReservedKey: true });
     } catch (error) {
       throw this.error(`${(error as Error).message}: in the value starting`);
     }
     this.at = end;
     return value;
   }
-}
-
-/** The reviver of a piece's value: lossless numbers, and never a `__proto__` key (it would reach a prototype later). */
-function refuseReservedKey(key: string, value: unknown, context?: { source?: string }): unknown {
-  if (key === RESERVED_KEY) throw new SyntaxError('"__proto__" cannot be used as a key');
-  return losslessNumber(key, value, context);
 }
 
 async function* toAsync<T>(iterable: Iterable<T>): AsyncGenerator<T> {
