@@ -127,7 +127,7 @@ export const ERROR_CODES = {
     message: 'shallow=true cannot be combined with start',
   },
   INVALID_CURSOR: {
-    when: 'The after query parameter is not the next of an earlier page of shallow=true&limit=',
+    when: "The after query parameter is not the next of an earlier page of shallow=true&limit=, or an export's cursor is not one of this project's export",
     status: 400,
     message: 'after must be the next of an earlier page of shallow=true&limit=',
   },
@@ -276,6 +276,12 @@ export const ERROR_CODES = {
     when: 'A read or restore at a revision crosses a change at that path whose old values were not kept (too large)',
     status: 409,
     message: 'the change at revision 0000000000000000000000000000000000000042 was not kept in full',
+  },
+  EXPORT_STALE: {
+    when: 'An export page cannot read its revision any more: since it, a container being paged was rewritten or lost a member, a change was not kept in full, or more than 5000 changes were made',
+    status: 409,
+    message:
+      "the content changed since this export's revision in a way it cannot undo (a member was deleted at revision 0000000000000000000000000000000000000042); export again",
   },
   HISTORY_EXPIRED: {
     when: 'A read or restore at a revision or time before the history kept (HISTORY_DAYS), or a revision never made',

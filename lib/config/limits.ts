@@ -52,3 +52,8 @@ export const MAX_SLICE_LIMIT = 1000;
 export const IDEMPOTENCY_TTL_SECONDS = 24 * 3600;
 /** Longest `after` (a page of keys' cursor) accepted: it holds a key (1,024 characters, up to 3 bytes each) and a bucket path. */
 export const MAX_CURSOR_LENGTH = 8192;
+/**
+ * Reads of the content one export page makes at most (a member's walk from the root, a page of keys, a slice): a page
+ * of many small members ends there, shorter than its bytes allow, within a Lambda's 10 s (a few ms each).
+ */
+export const EXPORT_PAGE_READS = 400;

@@ -173,6 +173,19 @@ export interface Operations {
       message: string;
     };
   };
+  exportContent: {
+    method: 'GET';
+    path: '/api/{username}/{projectSlug}/export';
+    body: undefined;
+    response: {
+      revision: string;
+      pieces: Array<{
+        path: string;
+        value: unknown;
+      }>;
+      cursor: string | null;
+    };
+  };
   createProject: {
     method: 'POST';
     path: '/api/{username}/{projectSlug}';
