@@ -75,6 +75,8 @@ export interface Piece {
 export interface ImportOptions extends RequestOptions {
   /** The largest page of pieces sent in one request, in bytes of JSON (default 448 KiB; the body limit is 512 KiB). */
   pageBytes?: number;
+  /** The most pieces in one page (default 1000): each piece below a container an earlier page opened is one write. */
+  pagePieces?: number;
   /** Switch to the imported content only if the content is still at this version (an `etag`); else a 412. */
   ifMatch?: string;
 }
@@ -105,9 +107,9 @@ interface ExportPage {
   cursor: string | null;
 }
 
-/** `POST import/<session>/commit`: 202 while copying (`done: false`), 200 once switched. */
+/** `POST import/<session>/commit`: 202 `{copied}` while copying, 200 `{message}` once switched. */
 interface CommitProgress {
-  done?: boolean;
+  copied?: number;
   message?: string;
 }
 
@@ -282,7 +284,7 @@ export function createClient(options: ClientOptions) {
        * until done. Any failure abandons the session (DELETE), leaving the content as it was.
        */
       importPieces: async (pieces: AsyncIterable<Piece> | Iterable<Piece>, opts: ImportOptions = {}): Message => {
-        const { signal, ifMatch, pageBytes = 448 * 1024 } = opts;
+        const { signal, ifMatch, pageBytes = 448 * 1024, pagePieces = 1000 } = opts;
         const started = await request<{ session: string }>('POST', `${root}/import`, {}, { signal });
         const session = `${root}/import/${encodeURIComponent(started.session)}`;
         try {
@@ -297,14 +299,15 @@ export function createClient(options: ClientOptions) {
           };
           for await (const piece of pieces) {
             const size = new TextEncoder().encode(JSON.stringify(piece)).length + 1;
-            if (bytes + size > pageBytes - 64) await send();
+            if (bytes + size > pageBytes - 64 || page.length >= pagePieces) await send();
             page.push(piece);
             bytes += size;
           }
           await send();
+          // 202 {"copied"} while the server copies the document in; 200 once the content switched.
           for (;;) {
             const done = await request<CommitProgress>('POST', `${session}/commit`, {}, { signal, ifMatch });
-            if (done.done !== false) return done as WithETag<{ message: string }>;
+            if (done.copied === undefined) return done as WithETag<{ message: string }>;
           }
         } catch (error) {
           await request('DELETE', session, undefined, {}, 'once').catch(() => undefined);
