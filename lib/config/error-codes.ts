@@ -70,6 +70,11 @@ export const ERROR_CODES = {
     status: 400,
     message: 'path must not contain empty segments',
   },
+  INVALID_PIECES: {
+    when: 'An import page whose pieces break the format: a bad JSON Pointer, out of depth-first order, not below an open container, an array element out of order, "__proto__", an empty key, a value too deep',
+    status: 400,
+    message: "pieces[3]: '/list/5' is not the next element of the open array '/list' (expected index 4)",
+  },
   PATH_TOO_DEEP: {
     when: 'path has more segments than content may nest',
     status: 400,
@@ -243,6 +248,11 @@ export const ERROR_CODES = {
     message: 'no such webhook in this project',
   },
   USER_NOT_FOUND: { when: 'The user to add does not exist', status: 404, message: 'user @bob does not exist' },
+  IMPORT_NOT_FOUND: {
+    when: 'An import session that does not exist: never started, abandoned (DELETE, or untouched for 5 minutes), or done',
+    status: 404,
+    message: 'import session Zx3k9QpLmN0aBcDe does not exist (abandoned, finished, or never started)',
+  },
   PATH_NOT_FOUND: { when: 'Nothing is at the path read', status: 404, message: "nothing at 'data.missing'" },
   // 409 / 412 / 422: concurrency and retries
   TEST_FAILED: {
@@ -271,6 +281,11 @@ export const ERROR_CODES = {
     when: 'The project holds as many keys, members or webhooks as it may',
     status: 409,
     message: 'a project may have at most 100 keys',
+  },
+  IMPORT_OUT_OF_ORDER: {
+    when: 'An import page whose sequence is not the next one (nor a retry of the last), or a commit before any piece',
+    status: 409,
+    message: 'page 5 is out of order: the session expects page 3 next',
   },
   HISTORY_INCOMPLETE: {
     when: 'A read or restore at a revision crosses a change at that path whose old values were not kept (too large)',

@@ -2,6 +2,7 @@
 import { CONTENT_ROUTES } from './content-routes';
 import { EXPORT_ROUTES } from './export-routes';
 import { HISTORY_ROUTES } from './history-routes';
+import { IMPORT_ROUTES } from './import-routes';
 import { MANAGEMENT_ROUTES } from './management-routes';
 import type { RouteDoc } from './route-doc';
 
@@ -11,5 +12,6 @@ export const ROUTES: readonly RouteDoc[] = [
   ...CONTENT_ROUTES,
   ...HISTORY_ROUTES,
   ...EXPORT_ROUTES,
+  ...IMPORT_ROUTES,
   ...MANAGEMENT_ROUTES,
 ];

@@ -5,6 +5,7 @@ import type { ContentOperation } from '../content/model';
 import type { Segments } from '../paths';
 import type { Principal } from '../auth/access';
 import type { ProjectRef } from '../schema/items';
+import type { Grant } from './grant';
 
 export interface WriteRequest {
   project: ProjectRef;
@@ -18,6 +19,11 @@ export interface WriteRequest {
    * (docs/design/storage.md §8a) is written with its change. Absent: a random token, and no record.
    */
   requestToken?: string;
+  /**
+   * Writes into this grant's partition instead of verifying the caller for the project's: an import's shadow content
+   * (lib/storage/import.ts), whose caller was verified when the page arrived.
+   */
+  grant?: Grant;
 }
 
 export interface WriteResult {
