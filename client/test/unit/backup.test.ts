@@ -1,8 +1,8 @@
-// The backup codecs (client/src/pieces.ts): a JSON text cut into pieces under random budgets and random chunk splits,
+// The backup codecs (client/src/backup.ts): a JSON text cut into pieces under random budgets and random chunk splits,
 // then written back, is the same value to the last digit; the pieces obey docs/design/backup.md §1's order rules.
 import fc from 'fast-check';
 import { parseJson } from '../../src/json';
-import { jsonToPieces, piecesToJson, pointerKey, pointerToken } from '../../src/pieces';
+import { jsonToPieces, piecesToJson, pointerKey, pointerToken } from '../../src/backup';
 import type { Piece } from '../../src/index';
 
 const RUNS = Number(process.env.PROPERTY_RUNS ?? 200);

@@ -1,7 +1,8 @@
-// Pieces (docs/design/backup.md §1) to one JSON text and back, streamed: memory stays bounded by the piece budget and
-// the depth, whatever the size of the document. Not a JSON parser: a scanner that tracks strings, escapes and depth
-// cuts the text, and each bounded value is parsed by JSON.parse with the client's lossless numbers.
-import type { Piece } from './index';
+// Whole-content backups (content-api-client/backup): pieces (docs/design/backup.md §1) to one JSON text and back,
+// streamed, so memory stays bounded by the piece budget and the depth whatever the size of the document; and
+// exportJson/importJson, a project's export and import as that text. Not a JSON parser: a scanner that tracks
+// strings, escapes and depth cuts the text, and each bounded value is parsed by the client's parseJson.
+import type { ImportOptions, Piece, RequestOptions } from './index';
 import { parseJson } from './json';
 
 /** Default largest piece jsonToPieces makes, in UTF-8 bytes of its value's text: pages of two or three pieces. */
@@ -266,4 +267,36 @@ export async function* jsonToPieces(
       break;
     }
   }
+}
+
+/** What `exportPieces` needs of a project (`createClient(...).project(name)`). */
+export interface Exportable {
+  exportPieces(opts?: RequestOptions): AsyncIterable<Piece>;
+}
+
+/** What `importPieces` needs of a project. */
+export interface Importable {
+  importPieces(pieces: AsyncIterable<Piece>, opts?: ImportOptions): Promise<{ message: string; etag: string | null }>;
+}
+
+/**
+ * The whole content as one JSON text, chunk after chunk as the export's pages come (constant memory at any size):
+ * write the chunks to a file or a stream. An `EXPORT_STALE` error means the content changed in a way the export
+ * could not undo: discard what was written and start again.
+ */
+export async function* exportJson(site: Exportable, opts: RequestOptions = {}): AsyncGenerator<string> {
+  yield* piecesToJson(site.exportPieces(opts));
+}
+
+/**
+ * Replaces the whole content with one JSON text (an object), read as it comes from `source` (a Node stream, a web
+ * ReadableStream, any iterable of strings or bytes) and sent in pages: nothing changes unless all of it lands. A text
+ * that is not JSON throws a SyntaxError, and the import is abandoned.
+ */
+export function importJson(
+  site: Importable,
+  source: AsyncIterable<string | Uint8Array> | Iterable<string | Uint8Array>,
+  opts: ImportOptions & JsonToPiecesOptions = {},
+): Promise<{ message: string; etag: string | null }> {
+  return site.importPieces(jsonToPieces(source, opts), opts);
 }
