@@ -67,10 +67,7 @@ export interface HistoryOptions extends RequestOptions {
  * A piece of a whole-content export or import: `value` goes at `path` (a JSON Pointer, `""` the root); an empty
  * object or array is a container sent open, its members following as pieces below it (docs/design/backup.md).
  */
-export interface Piece {
-  path: string;
-  value: unknown;
-}
+export type Piece = Operations['exportContent']['response']['pieces'][number];
 
 export interface ImportOptions extends RequestOptions {
   /** The largest page of pieces sent in one request, in bytes of JSON (default 448 KiB; the body limit is 512 KiB). */
@@ -99,13 +96,6 @@ export type JsonPatchOperation =
   | { op: 'add' | 'replace' | 'test'; path: string; value: unknown }
   | { op: 'remove'; path: string }
   | { op: 'move' | 'copy'; from: string; path: string };
-
-/** A page of `GET export`. */
-interface ExportPage {
-  revision: string;
-  pieces: Piece[];
-  cursor: string | null;
-}
 
 /** `POST import/<session>/commit`: 202 `{copied}` while copying, 200 `{message}` once switched. */
 interface CommitProgress {
@@ -270,10 +260,15 @@ export function createClient(options: ClientOptions) {
         let cursor: string | null = null;
         do {
           const query: string = cursor === null ? '' : `?cursor=${encodeURIComponent(cursor)}`;
-          const page = await request<ExportPage>('GET', `${root}/export${query}`, undefined, {
-            ...opts,
-            parse: parseJson,
-          });
+          const page = await request<Operations['exportContent']['response']>(
+            'GET',
+            `${root}/export${query}`,
+            undefined,
+            {
+              ...opts,
+              parse: parseJson,
+            },
+          );
           yield* page.pieces;
           cursor = page.cursor;
         } while (cursor !== null);
@@ -291,6 +286,7 @@ export function createClient(options: ClientOptions) {
           let page: Piece[] = [];
           let bytes = 0;
           let sequence = 0;
+          const utf8 = new TextEncoder();
           // Pages are retried as reads are (no Idempotency-Key): the sequence makes a page's retry a no-op.
           const send = async () => {
             if (page.length > 0) await request('POST', session, { sequence: ++sequence, pieces: page }, { signal });
@@ -298,7 +294,7 @@ export function createClient(options: ClientOptions) {
             bytes = 0;
           };
           for await (const piece of pieces) {
-            const size = new TextEncoder().encode(JSON.stringify(piece)).length + 1;
+            const size = utf8.encode(JSON.stringify(piece)).length + 1;
             if (bytes + size > pageBytes - 64 || page.length >= pagePieces) await send();
             page.push(piece);
             bytes += size;
