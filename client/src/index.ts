@@ -97,6 +97,11 @@ export type JsonPatchOperation =
   | { op: 'remove'; path: string }
   | { op: 'move' | 'copy'; from: string; path: string };
 
+/** `POST import/<session>`: 200 `{sequence, applied}`, or 202 `{sequence, partial}` when cut short (send it again). */
+interface PageProgress {
+  partial?: unknown;
+}
+
 /** `POST import/<session>/commit`: 202 `{copied}` while copying, 200 `{message}` once switched. */
 interface CommitProgress {
   copied?: number;
@@ -287,9 +292,12 @@ export function createClient(options: ClientOptions) {
           let bytes = 0;
           let sequence = 0;
           const utf8 = new TextEncoder();
-          // Pages are retried as reads are (no Idempotency-Key): the sequence makes a page's retry a no-op.
+          // Pages are retried as reads are (no Idempotency-Key): the sequence makes a page's retry a no-op. A page cut
+          // short by the server's time answers 202 {partial}: the same page again goes on where it stopped.
           const send = async () => {
-            if (page.length > 0) await request('POST', session, { sequence: ++sequence, pieces: page }, { signal });
+            if (page.length === 0) return;
+            const body = { sequence: ++sequence, pieces: page };
+            while ((await request<PageProgress>('POST', session, body, { signal })).partial !== undefined);
             page = [];
             bytes = 0;
           };

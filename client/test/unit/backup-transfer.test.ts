@@ -80,6 +80,20 @@ describe('importPieces', () => {
     expect(pages[1]).toEqual(pages[2]);
   });
 
+  it('sends a page cut short by the server time (202 partial) again, the same, until it is done', async () => {
+    let cut = 0;
+    const { site, sent } = scripted(({ path, body }) => {
+      if (path === '/import') return json({ session: 's1' }, 201);
+      if (path === '/import/s1/commit') return json({ message: 'Content imported successfully' });
+      if (body.sequence === 1 && cut < 2) return json({ sequence: 1, partial: { done: ++cut, of: 3 } }, 202);
+      return json({ sequence: body.sequence, applied: true });
+    });
+    await site.importPieces(pieces(30, 1000), { pageBytes: 8 * 1024 });
+    const pages = sent.filter((s) => s.path === '/import/s1');
+    expect(pages.slice(0, 3).map((p) => p.body)).toEqual([pages[0]?.body, pages[0]?.body, pages[0]?.body]);
+    expect(pages.map((p) => p.body.sequence).slice(2)).toEqual(pages.slice(2).map((_, i) => i + 1));
+  });
+
   it.each([
     ['a refused page', (s: Sent) => s.path === '/import/s1' && s.body.sequence === 2, 400],
     ['a refused commit', (s: Sent) => s.path === '/import/s1/commit', 412],
