@@ -4,7 +4,7 @@
 import { BadRequest, HttpError } from '../config/errors';
 import { MAX_CONTAINER_DEPTH } from '../config/limits';
 import { type Segments, formatPointer, parsePointer } from '../paths';
-import { type Json, type JsonObject, assertStorable, isObject, setOwn } from './json';
+import { type Json, type JsonObject, assertStorable, isObject, setOwn, storedSize } from './json';
 
 /** One piece as a client sends it: a JSON Pointer (`""` the root) and the value that goes there. */
 export interface Piece {
@@ -79,8 +79,10 @@ export function planPieces(
       if (started) throw invalid(index, 'the root ("") comes once, first');
       if (!isObject(value)) throw invalid(index, 'the document (the piece at "") must be an object');
       started = true;
-      writes.push({ segments: [], value });
-      if (openKind(value)) open.push({ key: '', kind: 'object', length: 0, built: value });
+      // An open container is a fresh one: its members are added to it, never to the piece the caller handed in.
+      const root = openKind(value) ? {} : value;
+      writes.push({ segments: [], value: root });
+      if (openKind(value)) open.push({ key: '', kind: 'object', length: 0, built: root as JsonObject });
       continue;
     }
     if (!started) throw invalid(index, 'the first piece is the root ("")');
@@ -106,14 +108,15 @@ export function planPieces(
     } else if (key.length === 0) {
       throw invalid(index, 'object keys must not be empty');
     }
-    if (parent.built !== undefined) {
-      if (Array.isArray(parent.built)) parent.built.push(value);
-      else setOwn(parent.built, key, value);
-    } else {
-      writes.push({ segments: tokens, value });
-    }
     const kind = openKind(value);
-    if (kind) open.push({ key, kind, length: 0, built: value as JsonObject | Json[] });
+    const placed: Json = kind === 'array' ? [] : kind === 'object' ? {} : value;
+    if (parent.built !== undefined) {
+      if (Array.isArray(parent.built)) parent.built.push(placed);
+      else setOwn(parent.built, key, placed);
+    } else {
+      writes.push({ segments: tokens, value: placed });
+    }
+    if (kind) open.push({ key, kind, length: 0, built: placed as JsonObject | Json[] });
   }
   return { state: { started, open: open.map(({ key, kind, length }) => ({ key, kind, length })) }, writes };
 }
@@ -141,4 +144,41 @@ function readPiece(index: number, raw: unknown): { tokens: Segments; value: Json
     if (error instanceof HttpError) throw invalid(index, error.message);
     throw error;
   }
+}
+
+/** How a page's writes go to the engine: the root's replacement alone, or sets under one parent, in order. */
+export type WriteGroup = { kind: 'replace'; write: PieceWrite } | { kind: 'sets'; writes: PieceWrite[] };
+
+/**
+ * A page's writes in the groups they are applied in: the root alone; consecutive sets under one parent together, up to
+ * `maxWrites` sets and `maxBytes` of values (one batch each, one transaction). Deterministic, so a page sent again
+ * after it was cut short goes on from the group it reached.
+ */
+export function groupWrites(
+  writes: readonly PieceWrite[],
+  limits: { maxWrites: number; maxBytes: number },
+): WriteGroup[] {
+  const groups: WriteGroup[] = [];
+  let current: PieceWrite[] = [];
+  let bytes = 0;
+  const parentOf = (w: PieceWrite) => w.segments.slice(0, -1).join('\u0000');
+  const close = () => {
+    if (current.length > 0) groups.push({ kind: 'sets', writes: current });
+    current = [];
+    bytes = 0;
+  };
+  for (const write of writes) {
+    if (write.segments.length === 0) {
+      close();
+      groups.push({ kind: 'replace', write });
+      continue;
+    }
+    const size = storedSize(write.value) + 64;
+    const sameParent = current.length > 0 && parentOf(current[0] as PieceWrite) === parentOf(write);
+    if (!sameParent || bytes + size > limits.maxBytes || current.length >= limits.maxWrites) close();
+    current.push(write);
+    bytes += size;
+  }
+  close();
+  return groups;
 }

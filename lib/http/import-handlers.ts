@@ -48,7 +48,10 @@ const sessionOf = (event: Event) => String(event.pathParameters?.session ?? '');
 export const importStart = () =>
   importRoute(async (caller) => ({ statusCode: 201, body: { session: await startImport(caller) } }));
 
-/** POST import/{session}: one page of pieces; 200 {"sequence", "applied"} (false: a retry of the last page). */
+/**
+ * POST import/{session}: one page of pieces; 200 {"sequence", "applied"} (false: a retry of the last page), or 202
+ * {"sequence", "partial": {"done", "of"}} when it ran out of time (send the same page again).
+ */
 export const importPage = (validate: Validator) =>
   importRoute(async (caller, event, text) => {
     const body = validated(() => {
@@ -58,11 +61,10 @@ export const importPage = (validate: Validator) =>
     });
     if (body instanceof BadRequest) throw body;
     const sequence = Number(body.sequence);
-    const { applied } = await applyImportPage(caller, sessionOf(event), {
-      sequence,
-      pieces: body.pieces as unknown[],
-    });
-    return { statusCode: 200, body: { sequence, applied } };
+    const outcome = await applyImportPage(caller, sessionOf(event), { sequence, pieces: body.pieces as unknown[] });
+    // Cut short by its time: the same page sent again goes on where this one stopped.
+    if ('partial' in outcome) return { statusCode: 202, body: { sequence, partial: outcome.partial } };
+    return { statusCode: 200, body: { sequence, applied: outcome.applied } };
   });
 
 /**

@@ -38,7 +38,7 @@ export const IMPORT_ROUTES: readonly RouteDoc[] = [
     operationId: 'importPage',
     tag: 'content',
     summary: 'Send a page of an import',
-    description: `One page of the document's pieces, under the 512 KiB body limit, numbered from 1. A piece is \`{"path": <JSON Pointer>, "value"}\` in depth-first document order; the first is the root (\`""\`, an object). A container too large for one piece is sent open (\`{}\` or \`[]\`), then its members below it (an array's from 0, none missing), and is closed by the first piece not below it. Numbers keep every digit; \`__proto__\` and empty keys are refused. The page is written beside the content, which does not change. A page sent again with the same \`sequence\` (its answer was lost) is answered 200 with \`applied: false\` and not applied twice; another out of order is a 409. A page's time grows with the number of pieces below containers an earlier page opened (one write each, in batches of 100): keep pages to a few thousand such pieces. ${WHO}`,
+    description: `One page of the document's pieces, under the 512 KiB body limit, numbered from 1. A piece is \`{"path": <JSON Pointer>, "value"}\` in depth-first document order; the first is the root (\`""\`, an object). A container too large for one piece is sent open (\`{}\` or \`[]\`), then its members below it (an array's from 0, none missing), and is closed by the first piece not below it. Numbers keep every digit; \`__proto__\` and empty keys are refused. The page is written beside the content, which does not change. A page sent again with the same \`sequence\` (its answer was lost) is answered 200 with \`applied: false\` and not applied twice; another out of order is a 409. A page's time grows with the number of pieces below containers an earlier page opened (one write each, in batches of 100): a page that would outlast its time stops and answers 202 \`{"sequence", "partial": {"done", "of"}}\`; send the same page again (same \`sequence\`, same pieces) and it goes on from there (another page, or a commit, is a 409 until it is done). ${WHO}`,
     body: {
       schema: importSchemas.importPage,
       example: {
@@ -52,7 +52,8 @@ export const IMPORT_ROUTES: readonly RouteDoc[] = [
     },
     success: {
       status: 200,
-      description: '`applied`: false when this page had been applied before (a retry).',
+      description:
+        '`applied`: false when this page had been applied before (a retry). 202 `{"sequence", "partial": {"done", "of"}}`: cut short by its time (write groups applied of the page\'s), send it again.',
       schema: {
         type: 'object',
         properties: { sequence: { type: 'integer' }, applied: { type: 'boolean' } },

@@ -3,12 +3,11 @@
 // partition under fresh keys, unreachable, then switched in with one transaction: the root's new fragment, as many of
 // the old content's deletes as fit, and the session turned into a `deletes` marker for the rest.
 import { TransactWriteItemsCommand, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { fragmentBytes, tableName } from '../config/env';
 import { Conflict, HttpError, NotFound, PreconditionFailed } from '../config/errors';
-import type { Json, JsonObject } from '../content/json';
-import { storedSize } from '../content/json';
-import { type PieceWrite, planPieces } from '../content/pieces';
+import { type Json, type JsonObject, jsonText, storedSize } from '../content/json';
+import { type PieceWrite, type WriteGroup, groupWrites, planPieces } from '../content/pieces';
 import { dynamo } from '../dynamo/client';
 import { currentDeadline } from '../dynamo/deadline';
 import { withWriteStamp } from '../dynamo/write-stamp';
@@ -30,6 +29,7 @@ import {
   finishPage,
   listSessions,
   noteCopied,
+  notePageProgress,
   putSession,
   readSession,
   switchSession,
@@ -52,8 +52,9 @@ export interface ImportCaller {
 
 /** A request lives at most the Lambda's timeout (10 s): a page that began longer ago than this is over. */
 const PAGE_LIFE_MS = 15_000;
-/** What one commit call spends copying at most, and what it leaves of its deadline for the answer. */
+/** What one commit call spends copying at most, one page call writing, and what each leaves of its deadline. */
 const COPY_BUDGET_MS = 5_000;
+const PAGE_BUDGET_MS = 6_000;
 const DEADLINE_MARGIN_MS = 2_500;
 /** Switch attempts against writers racing the root. */
 const SWITCH_ATTEMPTS = 5;
@@ -86,16 +87,20 @@ export async function startImport(caller: ImportCaller): Promise<string> {
   return id;
 }
 
+/** A page's outcome: applied (false: it had been before), or cut short by its time (send it again to go on). */
+export type ImportPage = { applied: boolean } | { partial: { done: number; of: number } };
+
 /**
  * Applies page `sequence` of an import: its pieces checked against what the pages before left open (400
  * INVALID_PIECES) and written into the shadow content. A retry of the last page applied is answered without applying
- * it again (`applied: false`); any other out of order is a 409.
+ * it again (`applied: false`); any other out of order is a 409. A page that would outlast its time stops after a
+ * write group and says how far it got: the same page sent again goes on from there (another page is a 409).
  */
 export async function applyImportPage(
   caller: ImportCaller,
   id: string,
   page: { sequence: number; pieces: readonly unknown[] },
-): Promise<{ applied: boolean }> {
+): Promise<ImportPage> {
   const grant = await grantFor(caller.project, caller.principal, 'write');
   for (let attempt = 1; ; attempt++) {
     const session = await openSession(grant, id);
@@ -110,14 +115,30 @@ export async function applyImportPage(
         'IMPORT_OUT_OF_ORDER',
         `page ${page.sequence} is out of order: the session expects page ${session.sequence + 1} next`,
       );
+    const digest = createHash('sha256').update(jsonText(page.pieces)).digest('base64url');
+    if (session.partial && session.partial.digest !== digest)
+      throw new Conflict(
+        'IMPORT_OUT_OF_ORDER',
+        `page ${page.sequence} was cut short with other pieces: send those again to finish it`,
+      );
     const planned = planPieces(session.state, page.pieces);
     // Another request for the same page, or a commit, got there first: read the session again and decide anew.
     if (!(await beginPage(session))) {
       if (attempt >= 3) throw new Conflict('IMPORT_OUT_OF_ORDER', `page ${page.sequence} is being applied already`);
       continue;
     }
+    const groups = groupWrites(planned.writes, { maxWrites: MAX_GROUP_WRITES, maxBytes: fragmentBytes() * 16 });
     const shadow = partitionGrant(shadowIncarnation(grant.inc, id), 0);
-    await buildShadow(caller, shadow, planned.writes);
+    const base = { project: caller.project, principal: caller.principal, grant: shadow };
+    const until = budgetUntil(PAGE_BUDGET_MS);
+    for (let done = session.partial?.done ?? 0; done < groups.length; done++) {
+      // Out of time: how far it got is kept, and the same page sent again goes on from there.
+      if (Date.now() >= until) {
+        if (!(await notePageProgress(session, done, digest))) throw notFound(id);
+        return { partial: { done, of: groups.length } };
+      }
+      await applyGroup(base, groups[done] as WriteGroup);
+    }
     if (await finishPage(session, planned.state)) return { applied: true };
     // The same page applied by a request beside this one (its writes are idempotent sets): applied once.
     const now = await readSession(grant.inc, id);
@@ -126,40 +147,24 @@ export async function applyImportPage(
   }
 }
 
-/** The writes of a page, through the engine's ordinary writes, so every layout is the engine's own. */
-async function buildShadow(caller: ImportCaller, shadow: Grant, writes: readonly PieceWrite[]): Promise<void> {
-  const base = { project: caller.project, principal: caller.principal, grant: shadow };
-  // A batch commits in one transaction (at most 100 items): its share of new content stays well under that.
-  const budget = fragmentBytes() * 16;
-  let group: PieceWrite[] = [];
-  let bytes = 0;
-  const flush = async () => {
-    if (group.length > 0) await writeGroup(base, group);
-    group = [];
-    bytes = 0;
-  };
-  for (const write of writes) {
-    if (write.segments.length === 0) {
-      await flush();
-      await writeContent({ ...base, op: { kind: 'replace', content: write.value as JsonObject } });
-      continue;
-    }
-    const size = storedSize(write.value) + 64;
-    const parent = write.segments.slice(0, -1).join('\u0000');
-    const sameParent = group.length > 0 && group[0]?.segments.slice(0, -1).join('\u0000') === parent;
-    if (!sameParent || bytes + size > budget || group.length >= MAX_GROUP_WRITES) await flush();
-    group.push(write);
-    bytes += size;
+/** One group of a page's writes, through the engine's ordinary writes, so every layout is the engine's own. */
+async function applyGroup(
+  base: { project: ProjectRef; principal: Principal; grant: Grant },
+  group: WriteGroup,
+): Promise<void> {
+  if (group.kind === 'replace') {
+    await writeContent({ ...base, op: { kind: 'replace', content: group.write.value as JsonObject } });
+    return;
   }
-  await flush();
+  await writeSets(base, group.writes);
 }
 
 /** Sets beside one another under one parent: one batch, halved when it would write too many segments at once. */
-async function writeGroup(
+async function writeSets(
   base: { project: ProjectRef; principal: Principal; grant: Grant },
-  group: readonly PieceWrite[],
+  writes: readonly PieceWrite[],
 ): Promise<void> {
-  const sets = group.map((w) => ({ kind: 'set' as const, segments: w.segments, value: w.value as Json }));
+  const sets = writes.map((w) => ({ kind: 'set' as const, segments: w.segments, value: w.value as Json }));
   if (sets.length === 1) {
     await writeContent({ ...base, op: sets[0] as (typeof sets)[0] });
     return;
@@ -168,9 +173,9 @@ async function writeGroup(
     await writeBatch({ ...base, ops: sets });
   } catch (error) {
     if (!(error instanceof HttpError) || error.code !== 'CHANGE_TOO_LARGE') throw error;
-    const half = Math.ceil(group.length / 2);
-    await writeGroup(base, group.slice(0, half));
-    await writeGroup(base, group.slice(half));
+    const half = Math.ceil(writes.length / 2);
+    await writeSets(base, writes.slice(0, half));
+    await writeSets(base, writes.slice(half));
   }
 }
 
@@ -197,6 +202,11 @@ export async function commitImport(
   }
   if (!session.state.started)
     throw new Conflict('IMPORT_OUT_OF_ORDER', 'the session has no pieces yet: send the document before committing');
+  if (session.partial)
+    throw new Conflict(
+      'IMPORT_OUT_OF_ORDER',
+      `page ${session.sequence + 1} was cut short: send it again before committing`,
+    );
   if (session.copyId === undefined) {
     const copyId = randomBytes(8).toString('base64url');
     if (await beginCopy(session, copyId, PAGE_LIFE_MS)) session = { ...session, copyId };

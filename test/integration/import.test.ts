@@ -8,8 +8,9 @@ import Big from 'big.js';
 import { LosslessNumber, parse, stringify } from 'lossless-json';
 import { handler as sweepHandler } from '../../functions/sweep';
 import { dynamo } from '../../lib/dynamo/client';
+import { parseJson } from '../../lib/http/request';
 import { withDeadline } from '../../lib/dynamo/deadline';
-import { commitImport } from '../../lib/storage';
+import { applyImportPage, commitImport } from '../../lib/storage';
 import { IMPORT_PREFIX } from '../../lib/storage/io/import-session';
 import { MARKER_PREFIX } from '../../lib/storage/io/markers';
 import { contentPk, shadowIncarnation } from '../../lib/storage/layout/keys';
@@ -112,10 +113,13 @@ async function start(p: Project, token = p.key): Promise<string> {
   return r.body.session;
 }
 
-async function sendPages(p: Project, session: string, all: Piece[][], token = p.key): Promise<void> {
+/** Sends the pages in order, each again while it answers 202 (cut short by its time), as a client does. */
+async function sendPages(p: Project, session: string, all: Piece[][], token = p.key, first = 1): Promise<void> {
   for (const [i, page] of all.entries()) {
-    const r = await send(p, 'POST', `/${session}`, { sequence: i + 1, pieces: page }, token);
-    expect([r.status, r.body]).toEqual([200, { sequence: i + 1, applied: true }]);
+    const sequence = first + i;
+    let r = await send(p, 'POST', `/${session}`, { sequence, pieces: page }, token);
+    while (r.status === 202) r = await send(p, 'POST', `/${session}`, { sequence, pieces: page }, token);
+    expect([r.status, r.body]).toEqual([200, { sequence, applied: true }]);
   }
 }
 
@@ -262,7 +266,7 @@ describe('import: a whole content replaced atomically', () => {
     const doc = document('atomic');
     const session = await start(p);
     for (const [i, page] of pages(cut(doc)).entries()) {
-      expect((await send(p, 'POST', `/${session}`, { sequence: i + 1, pieces: page })).status).toBe(200);
+      await sendPages(p, session, [page], p.key, i + 1);
       expect(await exactContent(p)).toEqual(old);
     }
     // Commit calls with almost no time left copy a little each and answer with their progress; the content is the
@@ -270,7 +274,8 @@ describe('import: a whole content replaced atomically', () => {
     const seen: number[] = [];
     let done = false;
     for (let i = 0; i < 200 && !done; i++) {
-      const r = await withDeadline(Date.now() + 2_600, () => commitImport(ownerCaller(p), session, {}));
+      // A call's budget is its deadline less 2.5 s: from 20 ms, a little more each time, until some copying happens.
+      const r = await withDeadline(Date.now() + 2_520 + 10 * i, () => commitImport(ownerCaller(p), session, {}));
       done = r.done;
       if (r.done) break;
       seen.push(r.copied);
@@ -278,6 +283,29 @@ describe('import: a whole content replaced atomically', () => {
     }
     expect(seen.some((copied) => copied > 0)).toBe(true);
     if (!done) await commit(p, session);
+    expectSameText((await exactContent(p)).text, exactText(doc));
+  });
+
+  it('goes on with a page cut short by its time when it comes again; another page, or a commit, is refused until then', async () => {
+    const p = await project(OLD);
+    const old = await exactContent(p);
+    const doc = document('resumed');
+    const [first, second, ...rest] = pages(cut(doc));
+    const session = await start(p);
+    await sendPages(p, session, [first as Piece[]]);
+    // The second page with no time to write anything: it keeps how far it got (nothing) and answers so.
+    // (Its pieces as the route reads them from a body: the page's digest is over what the server parsed.)
+    const parsed = parseJson(stringify(second) as string) as unknown[];
+    const cutShort = await withDeadline(Date.now() + 2_500, () =>
+      applyImportPage(ownerCaller(p), session, { sequence: 2, pieces: parsed }),
+    );
+    expect(cutShort).toEqual({ partial: { done: 0, of: expect.any(Number) } });
+    expect(await exactContent(p)).toEqual(old);
+    expectError(await send(p, 'POST', `/${session}`, { sequence: 2, pieces: first }), 409, 'IMPORT_OUT_OF_ORDER');
+    expectError(await send(p, 'POST', `/${session}`, { sequence: 3, pieces: rest[0] }), 409, 'IMPORT_OUT_OF_ORDER');
+    expectError(await send(p, 'POST', `/${session}/commit`), 409, 'IMPORT_OUT_OF_ORDER');
+    await sendPages(p, session, [second as Piece[], ...rest], p.key, 2);
+    await commit(p, session);
     expectSameText((await exactContent(p)).text, exactText(doc));
   });
 
@@ -377,8 +405,12 @@ describe('import: a whole content replaced atomically', () => {
         'in the middle of the copy',
         async (p, session) => {
           await sendPages(p, session, all);
-          const r = await withDeadline(Date.now() + 2_520, () => commitImport(ownerCaller(p), session, {}));
-          expect(r.done).toBe(false);
+          // Calls with little time until some items are copied (not all: the copy is then cut there).
+          for (let i = 0; ; i++) {
+            const r = await withDeadline(Date.now() + 2_520 + 5 * i, () => commitImport(ownerCaller(p), session, {}));
+            expect(r.done).toBe(false);
+            if (!r.done && r.copied > 0) break;
+          }
         },
       ],
       [

@@ -1,6 +1,6 @@
 // Import pieces (docs/design/backup.md §1): a page checked against what the pages before it left open, and the writes
 // that build the document, merged where the page opened the container.
-import { type Piece, type PiecesState, NO_PIECES, planPieces } from '../../lib/content/pieces';
+import { type Piece, type PiecesState, NO_PIECES, groupWrites, planPieces } from '../../lib/content/pieces';
 import { thrownBy } from './helpers';
 
 const p = (path: string, value: unknown): Piece => ({ path, value: value as never });
@@ -118,10 +118,56 @@ describe('planPieces', () => {
     expect(thrownBy(() => planPieces(NO_PIECES, page)).code).toBe('INVALID_PIECES');
   });
 
+  it('changes nothing it is given: the same page planned twice plans the same', () => {
+    const page = [p('', {}), p('/a', {}), p('/a/b', 1), p('/l', []), p('/l/0', [])];
+    const copy = JSON.parse(JSON.stringify(page));
+    const once = planPieces(NO_PIECES, page);
+    expect(page).toEqual(copy);
+    expect(planPieces(NO_PIECES, page)).toEqual(once);
+  });
+
   it('leaves the state it was given as it was when a page is refused', () => {
     const state = run([[p('', {}), p('/l', [])]]).state;
     const copy = JSON.parse(JSON.stringify(state));
     thrownBy(() => planPieces(state, [p('/l/0', 1), p('/l/5', 1)]));
     expect(state).toEqual(copy);
+  });
+});
+
+describe('groupWrites', () => {
+  const w = (path: string, value: unknown) => ({ segments: path === '' ? [] : path.split('/'), value: value as never });
+  const shape = (groups: ReturnType<typeof groupWrites>) =>
+    groups.map((g) => (g.kind === 'replace' ? 'root' : g.writes.map((x) => x.segments.join('/')).join(',')));
+
+  it.each<[string, ReturnType<typeof w>[], { maxWrites: number; maxBytes: number }, string[]]>([
+    [
+      'the root alone, then sets by parent',
+      [w('', {}), w('a/0', 1), w('a/1', 2), w('b/x', 3)],
+      { maxWrites: 10, maxBytes: 1000 },
+      ['root', 'a/0,a/1', 'b/x'],
+    ],
+    [
+      'at most maxWrites sets a group',
+      [w('a/0', 1), w('a/1', 1), w('a/2', 1)],
+      { maxWrites: 2, maxBytes: 1000 },
+      ['a/0,a/1', 'a/2'],
+    ],
+    [
+      'at most maxBytes a group (a larger set alone)',
+      [w('a/x', 'y'.repeat(50)), w('a/y', 1), w('a/z', 'z'.repeat(200))],
+      { maxWrites: 10, maxBytes: 200 },
+      ['a/x,a/y', 'a/z'],
+    ],
+    [
+      'a parent met again later is a group of its own',
+      [w('a/x', 1), w('b/x', 1), w('a/y', 1)],
+      { maxWrites: 10, maxBytes: 1000 },
+      ['a/x', 'b/x', 'a/y'],
+    ],
+    ['nothing', [], { maxWrites: 10, maxBytes: 1000 }, []],
+  ])('%s', (_, writes, limits, expected) => {
+    expect(shape(groupWrites(writes, limits))).toEqual(expected);
+    // The same page groups the same way every time: a page cut short goes on from the group it reached.
+    expect(shape(groupWrites(writes, limits))).toEqual(shape(groupWrites([...writes], limits)));
   });
 });

@@ -27,6 +27,9 @@ const SESSION = {
   state: 'st',
   /** When a page began being applied and has not finished (epoch ms): the copy waits for it. */
   page: 'pg',
+  /** A page cut short: how many of its write groups are applied, and a digest of its pieces (it must come again). */
+  pageDone: 'pd',
+  pageDigest: 'ph',
   /** The copy's id (copiedKey), set when the commit starts copying: no page applies after it. */
   copyId: 'x',
   /** The last shadow key copied, and how many were. */
@@ -49,6 +52,8 @@ export interface ImportSession {
   state: PiecesState;
   /** When a page still being applied began (epoch ms). */
   pageSince?: number;
+  /** The next page, cut short: its write groups applied, and its pieces' digest. */
+  partial?: { done: number; digest: string };
   copyId?: string;
   copiedUpTo?: string;
   copied: number;
@@ -75,6 +80,10 @@ export function readSessionItem(inc: string, item: Record<string, AttributeValue
     sequence: Number(item[SESSION.sequence]?.N ?? 0),
     state: JSON.parse(item[SESSION.state]?.S ?? '{"started":false,"open":[]}') as PiecesState,
     pageSince: item[SESSION.page]?.N === undefined ? undefined : Number(item[SESSION.page]?.N),
+    partial:
+      item[SESSION.pageDigest]?.S === undefined
+        ? undefined
+        : { done: Number(item[SESSION.pageDone]?.N ?? 0), digest: item[SESSION.pageDigest]?.S as string },
     copyId: item[SESSION.copyId]?.S,
     copiedUpTo: item[SESSION.copiedUpTo]?.S,
     copied: Number(item[SESSION.copied]?.N ?? 0),
@@ -189,6 +198,15 @@ export const finishPage = (session: ImportSession, state: PiecesState, now = Dat
       [SESSION.state]: { S: JSON.stringify(state) },
       [MARKER.sweepSk]: n(now),
     },
+    remove: [SESSION.page, SESSION.pageDone, SESSION.pageDigest],
+    condition: `#k = :open AND #${SESSION.sequence} = :seq`,
+    values: { ...OPEN, ':seq': n(session.sequence) },
+  });
+
+/** The next page cut short after `done` of its write groups: a resend of it (same digest) goes on from there. */
+export const notePageProgress = (session: ImportSession, done: number, digest: string, now = Date.now()) =>
+  updateSession(session, {
+    set: { [SESSION.pageDone]: n(done), [SESSION.pageDigest]: { S: digest }, [MARKER.sweepSk]: n(now) },
     remove: [SESSION.page],
     condition: `#k = :open AND #${SESSION.sequence} = :seq`,
     values: { ...OPEN, ':seq': n(session.sequence) },
@@ -201,7 +219,7 @@ export const finishPage = (session: ImportSession, state: PiecesState, now = Dat
 export const beginCopy = (session: ImportSession, copyId: string, pageLifeMs: number, now = Date.now()) =>
   updateSession(session, {
     set: { [SESSION.copyId]: { S: copyId }, [MARKER.sweepSk]: n(now) },
-    condition: `#k = :open AND attribute_not_exists(#${SESSION.copyId}) AND (attribute_not_exists(#${SESSION.page}) OR #${SESSION.page} < :stale)`,
+    condition: `#k = :open AND attribute_not_exists(#${SESSION.copyId}) AND attribute_not_exists(#${SESSION.pageDigest}) AND (attribute_not_exists(#${SESSION.page}) OR #${SESSION.page} < :stale)`,
     values: { ...OPEN, ':stale': n(now - pageLifeMs) },
   });
 
@@ -229,7 +247,7 @@ export function switchSession(session: ImportSession, orphans: readonly string[]
         [MARKER.orphans]: { L: orphans.map((k) => ({ S: k })) },
         [MARKER.sweepSk]: n(now),
       },
-      remove: [SESSION.state, SESSION.copiedUpTo, SESSION.page],
+      remove: [SESSION.state, SESSION.copiedUpTo, SESSION.page, SESSION.pageDone, SESSION.pageDigest],
       condition: `#k = :open AND #${SESSION.copyId} = :x`,
       values: { ...OPEN, ':x': { S: session.copyId as string } },
     }),
