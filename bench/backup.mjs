@@ -28,17 +28,29 @@ const log = (line) => {
 const children = [];
 const cleanups = [];
 
-/** Peak RSS of this process (the client) while `run` goes, sampled every 50 ms, in MiB. */
+/**
+ * Peak RSS of this process (the client) while `run` goes, sampled every 50 ms, in MiB; and with `--expose-gc`
+ * (NODE_OPTIONS, as the npm script sets it) the peak live heap, measured after a collection every second: what the
+ * client holds, garbage aside.
+ */
 async function withPeakRss(run) {
   let peak = process.memoryUsage().rss;
+  let live = 0;
   const timer = setInterval(() => {
     peak = Math.max(peak, process.memoryUsage().rss);
   }, 50);
+  const collect = () => {
+    globalThis.gc?.();
+    live = Math.max(live, process.memoryUsage().heapUsed);
+  };
+  collect();
+  const collector = setInterval(collect, 1000);
   try {
     const result = await run();
-    return { result, peakMb: peak / 2 ** 20 };
+    return { result, peakMb: peak / 2 ** 20, liveMb: globalThis.gc ? live / 2 ** 20 : undefined };
   } finally {
     clearInterval(timer);
+    clearInterval(collector);
   }
 }
 
@@ -125,7 +137,7 @@ async function main() {
     proxy.reset();
     http = {};
     const t0 = performance.now();
-    const { result, peakMb } = await withPeakRss(step);
+    const { result, peakMb, liveMb } = await withPeakRss(step);
     const seconds = (performance.now() - t0) / 1000;
     const capacity = proxy.capacity();
     const requests = Object.fromEntries(Object.entries(capacity).map(([op, c]) => [op, c.requests]));
@@ -138,7 +150,9 @@ async function main() {
       log(
         `  HTTP ${kind}: ${h.requests} requests, ${(h.totalMs / h.requests).toFixed(0)} ms mean, slowest ${h.slowestMs.toFixed(0)} ms`,
       );
-    log(`  client RSS peak ${peakMb.toFixed(0)} MiB`);
+    log(
+      `  client RSS peak ${peakMb.toFixed(0)} MiB${liveMb === undefined ? '' : `, live heap peak ${liveMb.toFixed(0)} MiB`}`,
+    );
     return result;
   };
 
