@@ -35,7 +35,7 @@ import {
   switchSession,
 } from './io/import-session';
 import { getSegment, querySubtree } from './io/read';
-import { ROOT_KEY, copiedKey, copyPrefix, shadowIncarnation } from './layout/keys';
+import { COPY_ID_LENGTH, ROOT_KEY, copiedKey, copyPrefix, shadowIncarnation } from './layout/keys';
 import { reachableFrom, rekeyStubs, stubsIn, stubsUnderOf } from './layout/stubs';
 import { forgetLocations } from './memory';
 import { MAX_TRANSACTION_ITEMS } from './refusals';
@@ -208,7 +208,7 @@ export async function commitImport(
       `page ${session.sequence + 1} was cut short: send it again before committing`,
     );
   if (session.copyId === undefined) {
-    const copyId = randomBytes(8).toString('base64url');
+    const copyId = randomBytes(8).toString('base64url').slice(0, COPY_ID_LENGTH);
     if (await beginCopy(session, copyId, PAGE_LIFE_MS)) session = { ...session, copyId };
     else {
       session = await readSession(grant.inc, id);

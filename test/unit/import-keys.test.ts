@@ -3,6 +3,7 @@
 import { Stub } from '../../lib/content/json';
 import { newSegmentId } from '../../lib/storage/ids';
 import {
+  COPY_ID_LENGTH,
   ROOT_KEY,
   bucketKey,
   bucketStubKey,
@@ -18,11 +19,14 @@ import {
   parseKey,
   parentKey,
   shadowIncarnation,
+  withoutCopyId,
 } from '../../lib/storage/layout/keys';
+import { bucketOf } from '../../lib/storage/layout/bucketed';
 import { rekeyStubs, stubsIn } from '../../lib/storage/layout/stubs';
 import { feedRecordOf, readStreamBatch } from '../../lib/storage';
 
 const X = 'CopyId12345';
+expect(X).toHaveLength(COPY_ID_LENGTH);
 const child = childKey(ROOT_KEY, 'abcdefgh');
 const deep = childKey(child, 'ijklmnop');
 const dir = chunkDirKey(child, 'qrstuvwx');
@@ -61,6 +65,28 @@ describe('copiedKey: /<rest> becomes /<x><rest>, every key form keeping its kind
       const old = [childKey(ROOT_KEY, newSegmentId()), bucketKey(bucketStubKey(ROOT_KEY, newSegmentId(), 8), 1)];
       const copy = copiedKey(X, childKey(ROOT_KEY, newSegmentId()));
       for (const key of old) expect(copy.startsWith(key)).toBe(false);
+    }
+  });
+});
+
+describe('withoutCopyId and the bucket of a member', () => {
+  it.each<[string, string]>([
+    ['a child of the root', child],
+    ['a grandchild', deep],
+    ['a bucket stub at the root', bucketStub],
+    ['a bucket stub below', bucketStubKey(deep, 'BCDEFGHI', 16)],
+    ['a nested bucket stub', bucketStubKey(bucketKey(bucketStub, 2), 'CDEFGHIJ', 4)],
+  ])('takes the copy id off %s, and leaves a key the engine made as it is', (_, key) => {
+    expect(withoutCopyId(copiedKey(X, key))).toBe(key);
+    expect(withoutCopyId(key)).toBe(key);
+  });
+
+  it('puts a member of an imported bucketed object in the copy of the bucket it was put in before the copy', () => {
+    for (const stub of [bucketStub, bucketStubKey(deep, 'BCDEFGHI', 16)]) {
+      for (let i = 0; i < 100; i++) {
+        const member = `m${i}`;
+        expect(bucketOf(copiedKey(X, stub), member)).toBe(copiedKey(X, bucketOf(stub, member)));
+      }
     }
   });
 });

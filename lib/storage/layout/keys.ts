@@ -24,6 +24,22 @@ export const isShadowIncarnation = (inc: string) => inc.includes('~');
  */
 export const copiedKey = (id: string, key: string) => `${ROOT_KEY}${id}${key.slice(1)}`;
 
+/** The length of an import's copy id (copiedKey): 8 random bytes in base64url, longer than a birth id (8). */
+export const COPY_ID_LENGTH = 11;
+
+/** A birth id's length (newSegmentId): what the first component of every key the engine makes starts with. */
+const BIRTH_ID_LENGTH = 8;
+
+/**
+ * A key as the engine made it, before an import copied it: without the copy id. The first component of a key the
+ * engine makes is one birth id (up to its `/`, `#` or `~`); a copied key's is the copy id and that birth id. What
+ * hashes a key (the bucket of a member) hashes this, so a bucketed object finds its members where they were put.
+ */
+export function withoutCopyId(key: string): string {
+  const first = /^\/[A-Za-z0-9_-]*/.exec(key)?.[0].length ?? 0;
+  return first - 1 === COPY_ID_LENGTH + BIRTH_ID_LENGTH ? `${ROOT_KEY}${key.slice(1 + COPY_ID_LENGTH)}` : key;
+}
+
 /** The prefix every key an import copied under `id` starts with. */
 export const copyPrefix = (id: string) => `${ROOT_KEY}${id}`;
 
