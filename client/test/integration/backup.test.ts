@@ -13,6 +13,8 @@ import { ContentApiError, createClient, parseJson } from '../../src/index';
 
 const root = join(__dirname, '../../..');
 const PAGE = 16 * 1024;
+/** A whole export and import of bigContent: seconds on the embedded engine, more on DynamoDB Local under load. */
+const HEAVY = 180_000;
 
 const deep = (levels: number): unknown => (levels === 0 ? 'bottom' : { [`l${levels}`]: deep(levels - 1) });
 
@@ -103,46 +105,54 @@ describe('backups through the client (small segments, small export pages)', () =
     return p;
   }
 
-  it('exports as one JSON text and imports it into another project: GET equal to the last digit', async () => {
-    const from = await loaded();
-    const exported = await text(exportJson(site(from)));
-    const expected = await content(from);
-    expect(canonical(exactBody(exported)) === expected).toBe(true);
-    expect(exported).toContain('"numbers":[1.2345678901234567890123456789012345678e+37,-1e-36,');
+  it(
+    'exports as one JSON text and imports it into another project: GET equal to the last digit',
+    async () => {
+      const from = await loaded();
+      const exported = await text(exportJson(site(from)));
+      const expected = await content(from);
+      expect(canonical(exactBody(exported)) === expected).toBe(true);
+      expect(exported).toContain('"numbers":[1.2345678901234567890123456789012345678e+37,-1e-36,');
 
-    const into = await servers.newProject();
-    expect((await site(into).set('old', { gone: true })).etag).toBeTruthy();
-    // Cut as a file arrives, into small pieces and small pages: several pages, several containers sent open.
-    const chunks = Array.from({ length: Math.ceil(exported.length / 1000) }, (_, i) =>
-      exported.slice(i * 1000, i * 1000 + 1000),
-    );
-    const pages: number[] = [];
-    const counting = createClient({
-      baseUrl: url,
-      credential: into.key,
-      fetch: (input, init) => {
-        if (/\/import\/[^/]+$/.test(String(input)) && init?.method === 'POST')
-          pages.push(JSON.parse(String(init.body)).sequence);
-        return fetch(input, init);
-      },
-    }).project(`${into.username}/${into.slug}`);
-    const done = await importJson(counting, chunks, { pieceBytes: 2048, pageBytes: 8192 });
-    expect(done).toMatchObject({ message: 'Content imported successfully' });
-    expect(pages.length).toBeGreaterThan(5);
-    expect(pages).toEqual(pages.map((_, i) => i + 1));
-    expect((await content(into)) === expected).toBe(true);
-    imported = { into, expected };
-  });
+      const into = await servers.newProject();
+      expect((await site(into).set('old', { gone: true })).etag).toBeTruthy();
+      // Cut as a file arrives, into small pieces and small pages: several pages, several containers sent open.
+      const chunks = Array.from({ length: Math.ceil(exported.length / 1000) }, (_, i) =>
+        exported.slice(i * 1000, i * 1000 + 1000),
+      );
+      const pages: number[] = [];
+      const counting = createClient({
+        baseUrl: url,
+        credential: into.key,
+        fetch: (input, init) => {
+          if (/\/import\/[^/]+$/.test(String(input)) && init?.method === 'POST')
+            pages.push(JSON.parse(String(init.body)).sequence);
+          return fetch(input, init);
+        },
+      }).project(`${into.username}/${into.slug}`);
+      const done = await importJson(counting, chunks, { pieceBytes: 2048, pageBytes: 8192 });
+      expect(done).toMatchObject({ message: 'Content imported successfully' });
+      expect(pages.length).toBeGreaterThan(5);
+      expect(pages).toEqual(pages.map((_, i) => i + 1));
+      expect((await content(into)) === expected).toBe(true);
+      imported = { into, expected };
+    },
+    HEAVY,
+  );
 
   let imported: { into: Project; expected: string } | undefined;
-  it('exports the imported project as the same document (its paged objects whole)', async () => {
-    // The imported content's layout is the import's copy (docs/design/backup.md §3): its export pages its objects.
-    const { into, expected } = imported ?? { into: await loaded(), expected: '' };
-    const again = canonical(exactBody(await text(exportJson(site(into)))));
-    const members = (doc: string, key: string) => Object.keys(exactBody(doc)[key]).length;
-    expect({ wide: members(again, 'wide'), list: members(again, 'list') }).toEqual({ wide: 300, list: 1200 });
-    expect(again === expected).toBe(true);
-  });
+  it(
+    'exports the imported project as the same document (its paged objects whole)',
+    async () => {
+      // The imported content's layout is the import's copy (docs/design/backup.md §3): its export pages its objects.
+      const { into, expected } = imported ?? { into: await loaded(), expected: '' };
+      const again = canonical(exactBody(await text(exportJson(site(into)))));
+      const members = (doc: string, key: string) => Object.keys(exactBody(doc)[key]).length;
+      expect({ wide: members(again, 'wide'), list: members(again, 'list') }).toEqual({ wide: 300, list: 1200 });
+      expect(again === expected).toBe(true);
+    },
+    HEAVY,
+  );
 
   it('leaves the content as it was when the document turns out not to be JSON or holds __proto__ after pages were sent', async () => {
     const p = await servers.newProject();
@@ -185,28 +195,32 @@ describe('backups through the client (small segments, small export pages)', () =
     });
   }
 
-  it('content-api-client export > backup.json, export --out, then import backup.json into another project', async () => {
-    const from = await loaded();
-    const expected = await content(from);
-    const dir = mkdtempSync(join(tmpdir(), 'content-api-backup-'));
+  it(
+    'content-api-client export > backup.json, export --out, then import backup.json into another project',
+    async () => {
+      const from = await loaded();
+      const expected = await content(from);
+      const dir = mkdtempSync(join(tmpdir(), 'content-api-backup-'));
 
-    const piped = await cli(['export'], from);
-    expect({ code: piped.code, stderr: piped.stderr }).toEqual({ code: 0, stderr: '' });
-    expect(canonical(exactBody(piped.stdout)) === expected).toBe(true);
+      const piped = await cli(['export'], from);
+      expect({ code: piped.code, stderr: piped.stderr }).toEqual({ code: 0, stderr: '' });
+      expect(canonical(exactBody(piped.stdout)) === expected).toBe(true);
 
-    const file = join(dir, 'backup.json');
-    const written = await cli(['export', '--out', file], from);
-    expect(written.code).toBe(0);
-    expect(JSON.parse(written.stdout)).toEqual({ file, bytes: Buffer.byteLength(readFileSync(file)) });
-    expect(readFileSync(file, 'utf8')).toBe(piped.stdout);
-    expect(readdirSync(dir)).toEqual(['backup.json']); // no partial file left beside it
+      const file = join(dir, 'backup.json');
+      const written = await cli(['export', '--out', file], from);
+      expect(written.code).toBe(0);
+      expect(JSON.parse(written.stdout)).toEqual({ file, bytes: Buffer.byteLength(readFileSync(file)) });
+      expect(readFileSync(file, 'utf8')).toBe(piped.stdout);
+      expect(readdirSync(dir)).toEqual(['backup.json']); // no partial file left beside it
 
-    const into = await servers.newProject();
-    const imported = await cli(['import', file], into);
-    expect({ code: imported.code, stderr: imported.stderr }).toEqual({ code: 0, stderr: '' });
-    expect(JSON.parse(imported.stdout)).toMatchObject({ message: 'Content imported successfully' });
-    expect((await content(into)) === expected).toBe(true);
-  });
+      const into = await servers.newProject();
+      const imported = await cli(['import', file], into);
+      expect({ code: imported.code, stderr: imported.stderr }).toEqual({ code: 0, stderr: '' });
+      expect(JSON.parse(imported.stdout)).toMatchObject({ message: 'Content imported successfully' });
+      expect((await content(into)) === expected).toBe(true);
+    },
+    HEAVY,
+  );
 
   it('import: a missing file or one that is not JSON exits 1 and changes nothing; a read-only key exits 3', async () => {
     const p = await servers.newProject();
