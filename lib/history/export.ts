@@ -147,6 +147,8 @@ class ExportWalk {
 
   /** One member (or the root): sent whole, left out, or opened as a container whose members follow. */
   async member(path: Segments, step: string | undefined): Promise<Step> {
+    // A page with less room than a piece ends before reading a member it might not hold (read again next page).
+    if (this.pieces.length > 0 && this.request.budgets.page - this.bytes < this.request.budgets.piece) return 'full';
     const found = await this.valueAt(path, this.request.budgets.piece);
     if (found !== 'large') return this.sendValue(path, found.value, step);
     // Larger than a piece now and not changed at or above since the revision: the same container then, paged.
