@@ -99,7 +99,7 @@ export const IMPORT_ROUTES: readonly RouteDoc[] = [
     operationId: 'abandonImport',
     tag: 'content',
     summary: 'Abandon an import',
-    description: `Abandons the session: nothing of it can be committed after, and what it wrote is deleted (the rest by the sweeper within minutes). The content never changed. ${WHO}`,
+    description: `Abandons the session: nothing of it can be committed or sent after, and what it wrote is deleted: at once, or (when a request of the session may still be writing, or there is much) by the sweeper within minutes. The content never changed. ${WHO}`,
     success: {
       status: 200,
       description: 'Abandoned.',

@@ -18,7 +18,7 @@ import { writeBatch } from './batch';
 import { guardedBase, writeEnvelope } from './commit';
 import { type Grant, grantFor, partitionGrant, renewed } from './grant';
 import { newCommitToken } from './ids';
-import { copyShadow } from './io/copy';
+import { copyShadow, segmentKeysOutside } from './io/copy';
 import { deleteAbandoned, finishSwitch } from './import-sweep';
 import { createRoot, keyRoots } from './io/commit';
 import {
@@ -52,8 +52,12 @@ export interface ImportCaller {
 
 /** A request lives at most the Lambda's timeout (10 s): a page that began longer ago than this is over. */
 const PAGE_LIFE_MS = 15_000;
-/** What one commit call spends copying at most, one page call writing, and what each leaves of its deadline. */
-const COPY_BUDGET_MS = 5_000;
+/**
+ * What one commit call spends copying at most, or deleting after its switch, one page call writing, and what each
+ * leaves of its deadline (a copy call took 9.5 s of the Lambda's 10 s on DynamoDB Local with 5 s to copy).
+ */
+const COPY_BUDGET_MS = 3_500;
+const CLEANUP_BUDGET_MS = 2_000;
 const PAGE_BUDGET_MS = 6_000;
 const DEADLINE_MARGIN_MS = 2_500;
 /** Switch attempts against writers racing the root. */
@@ -197,7 +201,7 @@ export async function commitImport(
   if (!session || session.kind === 'abandoned') throw notFound(id);
   // Switched already (a retry whose answer was lost): what it left is finished, and it is done.
   if (session.kind === 'switched') {
-    await finishSwitch(session, budgetUntil(COPY_BUDGET_MS));
+    await finishSwitch(session, budgetUntil(CLEANUP_BUDGET_MS));
     return { done: true };
   }
   if (!session.state.started)
@@ -219,6 +223,7 @@ export async function commitImport(
   }
   const until = budgetUntil(COPY_BUDGET_MS);
   const copyId = session.copyId as string;
+  const copiedBefore = session.copied;
   const progress = await copyShadow(
     shadowIncarnation(grant.inc, id),
     { inc: grant.inc, epoch: grant.epoch, copyId },
@@ -227,7 +232,10 @@ export async function commitImport(
   );
   if (!(await noteCopied(session, progress.upTo, progress.copied))) throw notFound(id);
   session = { ...session, copiedUpTo: progress.upTo, copied: progress.copied };
-  if (!progress.done || Date.now() >= until) return { done: false, copied: progress.copied };
+  // The switch lists the content it replaces, which may take seconds: it gets a call of its own, unless this call
+  // copied nothing (the copy was done before).
+  if (!progress.done || progress.copied > copiedBefore || Date.now() >= until)
+    return { done: false, copied: progress.copied };
   for (let attempt = 1; ; attempt++) {
     const outcome = await trySwitch(caller, grant, session, options);
     if (outcome === 'switched') break;
@@ -239,7 +247,8 @@ export async function commitImport(
   }
   forgetLocations(grant.inc);
   const switched = await readSession(grant.inc, id);
-  if (switched?.kind === 'switched') await finishSwitch(switched, budgetUntil(COPY_BUDGET_MS)).catch(() => undefined);
+  if (switched?.kind === 'switched')
+    await finishSwitch(switched, budgetUntil(CLEANUP_BUDGET_MS)).catch(() => undefined);
   return { done: true };
 }
 
@@ -259,21 +268,23 @@ async function trySwitch(
   const copyId = session.copyId as string;
   const top = rekeyStubs(shadowRoot.fragment, (key) => copiedKey(copyId, key));
   // The keys first, then the sessions: a copy present when the keys were listed had its session's copy id recorded
-  // before, so it is found and kept (another import's, not switched yet).
-  const all = await querySubtree(grant.inc, ROOT_KEY, options.ifMatch === undefined);
+  // before, so it is found and kept (another import's, not switched yet). This import's own copy is never read: the
+  // content it replaces is listed around it (keys only), and read whole only to compare its ETag with If-Match.
+  const root = await getSegment(grant.inc, ROOT_KEY);
+  const keys = await segmentKeysOutside(grant.inc, copyPrefix(copyId));
   const live = (await listSessions(grant.inc))
     .filter((s) => s.kind === 'open' && s.copyId !== undefined)
     .map((s) => copyPrefix(s.copyId as string));
-  const root = all.get(ROOT_KEY);
   if (!root) {
     await createRoot(grant.inc, grant.epoch);
     return 'root-changed';
   }
   if (options.ifMatch) {
-    const etag = contentEtag(root, all);
+    const all = await querySubtree(grant.inc, ROOT_KEY);
+    const etag = contentEtag(all.get(ROOT_KEY) ?? root, all);
     if (!options.ifMatch.includes(etag)) throw new PreconditionFailed(formatEtag(etag));
   }
-  const old = [...all.keys()].filter((k) => k !== ROOT_KEY && !live.some((prefix) => k.startsWith(prefix)));
+  const old = keys.filter((k) => k !== ROOT_KEY && !live.some((prefix) => k.startsWith(prefix)));
   // The root's update and the session's item, then as many deletes as fit.
   const carried = old.slice(0, MAX_TRANSACTION_ITEMS - 2);
   const rest = old.slice(carried.length);
@@ -321,6 +332,9 @@ export async function abandonImport(caller: ImportCaller, id: string): Promise<v
   const grant = await grantFor(caller.project, caller.principal, 'write');
   const session = await openSession(grant, id);
   if (!(await abandonSession(session))) throw notFound(id);
-  // What is left past the time budget is the sweeper's (the session stays, abandoned, until then).
+  // A page or a copy may still be writing (touched less than a request's life ago): deleting now could miss what it
+  // writes next, so the sweeper deletes it, later. Otherwise now, and what is left past the time budget is the
+  // sweeper's too (the session stays, abandoned, until then).
+  if (session.touched > Date.now() - PAGE_LIFE_MS) return;
   await deleteAbandoned({ ...session, kind: 'abandoned' }, budgetUntil(COPY_BUDGET_MS)).catch(() => undefined);
 }

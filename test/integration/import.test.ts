@@ -4,6 +4,8 @@
 // step leaves the old content and, after the sweeper, nothing behind. Run at a small SEGMENT_FRAGMENT_BYTES (npm run
 // test:segments) the document chunks and buckets.
 import { type AttributeValue, QueryCommand } from '@aws-sdk/client-dynamodb';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import Big from 'big.js';
 import { LosslessNumber, parse, stringify } from 'lossless-json';
 import { handler as sweepHandler } from '../../functions/sweep';
@@ -225,6 +227,25 @@ describe('import: a whole content replaced atomically', () => {
   it('round-trips exactly (digits, keys, 32 levels, empties, 2,000-wide): a new ETag, one realtime message, one history entry', async () => {
     const p = await project({ old: 'content', list: [1, 2] });
     const before = await exactContent(p);
+    // A webhook of the whole content, to a receiver here: it is told to read the content, once.
+    const deliveries: string[] = [];
+    const receiver = createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk) => {
+        body += chunk;
+      });
+      req.on('end', () => {
+        deliveries.push(body);
+        res.writeHead(200).end();
+      });
+    });
+    await new Promise<void>((done) => receiver.listen(0, '127.0.0.1', done));
+    const hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+    const hook = await call('POST', `/api/${p.username}/${p.slug}/webhooks`, {
+      token: p.owner,
+      body: { url: hookUrl },
+    });
+    expect(hook.status).toBe(201);
     const c = await Client.open();
     clients.push(c);
     await c.subscribe({ project: `${p.username}/${p.slug}`, token: p.key });
@@ -250,6 +271,12 @@ describe('import: a whole content replaced atomically', () => {
       if (entries.length === 0) await new Promise((r) => setTimeout(r, 50));
     }
     expect(entries).toEqual([expect.objectContaining({ actor: { kind: 'key', id: p.keyId }, changes: 'changed' })]);
+    // (The project's first write may reach the webhook too: a polled stream delivers it after the webhook exists.)
+    const ofImport = () => deliveries.map((d) => JSON.parse(d)).filter((d) => d.revision === message.revision);
+    for (let i = 0; i < 300 && ofImport().length === 0; i++) await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, 500));
+    receiver.close();
+    expect(ofImport()).toEqual([{ project: `${p.username}/${p.slug}`, revision: message.revision, truncated: true }]);
     expect(await leftBehind(p, session)).toEqual(nothing);
     // Every member reads at its own path (found by a bench: members of an imported bucketed object were looked for in
     // the bucket the copied stub's key hashes to, and answered 404), and the content takes ordinary writes anywhere.

@@ -10,7 +10,7 @@ import { readSegment } from '../segment';
 import { newSegmentItem } from './commit';
 
 /** Items one Query of the copy reads at most: a few BatchWriteItems' worth, so the budget is checked often. */
-const COPY_PAGE = 100;
+const COPY_PAGE = 50;
 
 export interface CopyProgress {
   /** The last shadow key copied (the next call starts after it). */
@@ -91,4 +91,38 @@ export async function deleteRange(
     start = page.LastEvaluatedKey;
   } while (start);
   return { deleted, done: true };
+}
+
+/**
+ * Every segment key of the project's partition but those under `skip` (an import's copies), keys only: the key ranges
+ * before and after the skipped prefix, so listing the content an import replaces never reads the copy beside it.
+ */
+export async function segmentKeysOutside(inc: string, skip: string): Promise<string[]> {
+  const keys: string[] = [];
+  // UTF-8 order: U+FFFF sorts after every character a key is made of.
+  const ranges: Array<[string, string]> = [
+    [ROOT_KEY, skip],
+    [`${skip}\uffff`, `${ROOT_KEY}\uffff`],
+  ];
+  for (const [from, to] of ranges) {
+    let start: Record<string, AttributeValue> | undefined;
+    do {
+      const page = await dynamo.send(
+        new QueryCommand({
+          TableName: tableName(),
+          KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+          ExpressionAttributeValues: { ':pk': { S: contentPk(inc) }, ':from': { S: from }, ':to': { S: to } },
+          ProjectionExpression: 'sk',
+          ConsistentRead: true,
+          ExclusiveStartKey: start,
+        }),
+      );
+      for (const item of page.Items ?? []) {
+        const key = item.sk?.S as string;
+        if (!key.startsWith(skip)) keys.push(key);
+      }
+      start = page.LastEvaluatedKey;
+    } while (start);
+  }
+  return keys;
 }
