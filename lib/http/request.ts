@@ -49,7 +49,8 @@ const LONG_OR_EXPONENT = /\d[eE]|\d[\d.]{15}/;
  * 16+ digits, none with an exponent; a match inside a string only costs the slower parser) take JSON.parse.
  */
 function parseJsonExactly(text: string, onDuplicate?: (key: string) => never): unknown {
-  if (onDuplicate === undefined && !LONG_OR_EXPONENT.test(text)) return JSON.parse(text);
+  // A text with an escape goes to the exact parser too: V8 can misread an escaped key (parseJsonText, json.ts).
+  if (onDuplicate === undefined && !LONG_OR_EXPONENT.test(text) && !text.includes('\\')) return JSON.parse(text);
   // Like JSON.parse, the last of duplicate keys wins, unless the caller refuses them.
   return parseLossless(text, null, {
     parseNumber: jsonNumber,

@@ -12,6 +12,7 @@ import { parsePath } from '../paths';
 import { type ProjectRef, canonicalName, isProjectRef, itemKeyAttributes, sessionPk } from '../schema/items';
 import type { ServerMessage } from './messages';
 import { addSubscription, putConnection, removeConnection, removeSubscription } from './records';
+import { parseJsonText } from '../content/json';
 
 /** A client's frame at most: a subscribe message is a few hundred bytes (a JWT, a path of up to 2048 characters). */
 export const MAX_CLIENT_MESSAGE_BYTES = 16 * 1024;
@@ -126,7 +127,7 @@ export async function onMessage(
     }
     let message: unknown;
     try {
-      message = JSON.parse(body);
+      message = parseJsonText(body);
     } catch {
       throw invalid('the message is not valid JSON');
     }

@@ -18,6 +18,7 @@ import { dynamo } from '../dynamo/client';
 import type { Segments } from '../paths';
 import { refusedItems } from '../store/accounts';
 import { contentPk } from '../storage';
+import { parseJsonText } from '../content/json';
 
 /** Subscriptions one connection may hold. */
 export const MAX_SUBSCRIPTIONS_PER_CONNECTION = 100;
@@ -120,9 +121,9 @@ export function readSubscription(inc: string, item: Record<string, AttributeValu
     inc,
     connectionId: item.conn?.S ?? '',
     id: item.id?.S ?? '',
-    path: JSON.parse(item.path?.S ?? '[]') as string[],
+    path: parseJsonText(item.path?.S ?? '[]') as string[],
     project: item.project?.S ?? '',
-    principal: JSON.parse(item.principal?.S ?? '{}') as Principal,
+    principal: parseJsonText(item.principal?.S ?? '{}') as Principal,
     expiresAt: item.exp?.N === undefined ? undefined : Number(item.exp.N),
     since: item.since?.S,
     ref: item.ref?.S,

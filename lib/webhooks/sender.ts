@@ -11,6 +11,7 @@ import type { DeliveryMessage } from './deliveries';
 import { parseWebhookUrl, refusedAddress } from './destination';
 import { deliveryQueue } from './queue';
 import { signedHeaders } from './signature';
+import { parseJsonText } from '../content/json';
 
 /** A delivery attempt's whole time: connect, send, answer. */
 export const DELIVERY_TIMEOUT_MS = 10_000;
@@ -107,7 +108,7 @@ export interface DeliveryOutcome {
 
 /** One record's attempt: the backoff before its retry, or undefined when it is done with (delivered, dropped, gone). */
 async function deliverRecord(record: SQSRecord, outcomes: DeliveryOutcome[]): Promise<number | undefined> {
-  const message = JSON.parse(record.body) as DeliveryMessage;
+  const message = parseJsonText(record.body) as DeliveryMessage;
   const attempt = Number(record.attributes.ApproximateReceiveCount) || 1;
   const base = { messageId: record.messageId, webhook: message.webhook, revision: message.revision, attempt };
   const webhook = await readWebhookRecord(message.project, message.webhook, message.inc);

@@ -15,6 +15,7 @@ import { batchWriteAll } from '../../dynamo/batch-write';
 import { dynamo } from '../../dynamo/client';
 import { contentPk } from '../layout/keys';
 import { MARKER, SWEEP_PARTITION } from './markers';
+import { parseJsonText } from '../../content/json';
 
 /** Sort keys of import sessions: outside every segment prefix (`/…`), apart from markers (`~p/`) and subscriptions. */
 export const IMPORT_PREFIX = '~i/';
@@ -78,7 +79,7 @@ export function readSessionItem(inc: string, item: Record<string, AttributeValue
     id: (item.sk?.S ?? '').slice(IMPORT_PREFIX.length),
     kind: kindOf(item[MARKER.kind]?.S),
     sequence: Number(item[SESSION.sequence]?.N ?? 0),
-    state: JSON.parse(item[SESSION.state]?.S ?? '{"started":false,"open":[]}') as PiecesState,
+    state: parseJsonText(item[SESSION.state]?.S ?? '{"started":false,"open":[]}') as PiecesState,
     pageSince: item[SESSION.page]?.N === undefined ? undefined : Number(item[SESSION.page]?.N),
     partial:
       item[SESSION.pageDigest]?.S === undefined
