@@ -269,7 +269,7 @@ describe('escaped object keys (V8 in Node 24 can read one as another of the same
   // Every JSON escape, alone and after a letter, in objects of the same shape parsed one after the other in one
   // process: the way a server reads one client's body after another's.
   const escapes = ['\\"', '\\\\', '\\/', '\\b', '\\f', '\\n', '\\r', '\\t', '\\u0041', '\\u00e9', '\\ud83d\\ude00'];
-  const keysOf = (escape: string) => [escape, `a${escape}`, `${escape}z`];
+  const keysOf = (esc: string) => [esc, `a${esc}`, `${esc}z`];
   const shape = (key: string) => `{"path":"b","value":{"zq7x":0,"${key}":1,"n":{"${key}":[{"${key}":2}]}}}`;
   const expected = (key: string) => JSON.parse(`"${key}"`) as string;
 
