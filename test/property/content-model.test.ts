@@ -86,7 +86,10 @@ const PATH_MESSAGES = new Set([
 function expectMessageNamesPath(reply: Reply, path: unknown, context: string): void {
   if (typeof path !== 'string' || !PATH_MESSAGES.has(reply.body.code)) return;
   const sent = path.split('.');
-  const message = String(reply.body.message);
+  // The path sent and those above it, quoted, are right whatever they hold (a key may itself hold a quote); what
+  // is quoted in the rest must still be one of them.
+  let message = String(reply.body.message);
+  for (let i = sent.length; i >= 1; i--) message = message.split(`'${sent.slice(0, i).join('.')}'`).join('');
   for (const [, quoted] of message.matchAll(/'([^']*)'/g)) {
     if (quoted === undefined || quoted === '(root)' || message.includes(`'${quoted}' is not an index`)) continue;
     const named = quoted.split('.');
