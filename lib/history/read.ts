@@ -176,8 +176,6 @@ export interface RevisionLog {
  * Waits until every write stamp a read saw is accounted for by `log` (section 3, stream lag): a commit logged since
  * the entries were read has them read again; one the consumer has not logged yet is waited for (50 ms steps, until
  * `deadline`, then a retry-safe 503). The read itself stays right: every commit it saw is then among the entries.
- * An entry logged as far as known while the consumer waits for the rest of its stream records (`completing`) is
- * waited for as long; past that it is taken as it is (a rewind across it is then a 409).
  */
 export async function settleStamps(
   inc: string,
@@ -187,12 +185,9 @@ export async function settleStamps(
 ): Promise<void> {
   for (;;) {
     const logged = await stampsLogged(inc, stamps, log, log.entries);
-    const completing = log.entries.some((e) => e.completing);
-    if (logged === 'yes' && (!completing || Date.now() > deadline)) return;
-    if (logged !== 'yes' && Date.now() > deadline) {
-      throw new ServiceUnavailable('the history is catching up with the latest writes');
-    }
-    if (logged === 'pending' || completing) await sleep(50);
+    if (logged === 'yes') return;
+    if (Date.now() > deadline) throw new ServiceUnavailable('the history is catching up with the latest writes');
+    if (logged === 'pending') await sleep(50);
     log.entries = await entriesAfter(inc, log.revision);
   }
 }
@@ -216,8 +211,7 @@ function rewound(value: Json | undefined, path: Segments, entries: readonly Hist
 /**
  * The value at `path` as it was at a point in the history: read now (consistently, from the root), then every
  * later entry undone. Waits for the stream consumer to log the commits the read saw (at most LAG_WAIT_MS, then a
- * retry-safe 503), and to complete an entry whose stream records came apart (as long, then as it is). 404 when
- * nothing was there, 410 before the history kept, 409 across a change not kept in full.
+ * retry-safe 503). 404 when nothing was there, 410 before the history kept, 409 across a change not kept in full.
  */
 export async function valueAtPoint(inc: string, path: Segments, point: HistoryPoint): Promise<Json> {
   const at = await locate(inc, point);

@@ -11,14 +11,6 @@ export const local = {
   enginePort: () => Number(process.env.LOCAL_DYNAMODB_PORT ?? 8000),
   /** `:memory:` keeps the embedded engine in memory (tests). */
   dataDir: () => process.env.DATA_DIR ?? join(ROOT, '.data'),
-  /**
-   * Stream records handed to the stream function at once, at most (the Lambda event source's batch size, 100). Tests
-   * set it small: a commit's records then reach the consumer in several batches, as a stream may deliver them.
-   */
-  streamBatch: () => {
-    const size = Number(process.env.LOCAL_STREAM_BATCH ?? 100);
-    return Number.isInteger(size) && size > 0 ? size : 100;
-  },
   /** How often `npm start` runs the sweeper in-process (serverless.yml: every 15 minutes). */
   sweepIntervalMs: () => Number(process.env.SWEEP_INTERVAL_MS ?? 3 * 60 * 1000),
   corsOrigins: () =>

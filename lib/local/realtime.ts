@@ -11,7 +11,6 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { WebSocket, WebSocketServer } from 'ws';
-import { local } from './env';
 import { lambdaContext, loadHandler } from './lambda';
 import { type ChangeRecord, listenDynamoDbLocal, listenEmbedded } from './stream';
 
@@ -36,6 +35,8 @@ const MAX_PAYLOAD_BYTES = 1024 * 1024;
  * such buffer; it drops a connection it cannot deliver to, which is what the client sees here too.
  */
 export const MAX_BUFFERED_BYTES = 1024 * 1024;
+/** Records handed to the stream handler at once (the Lambda event source's batch size). */
+const STREAM_BATCH = 100;
 
 const findFunction = (functions: Record<string, FunctionConfig>, kind: 'websocket' | 'stream') =>
   Object.entries(functions).find(([, fn]) => fn.events?.some((e) => e[kind] !== undefined));
@@ -187,7 +188,7 @@ export async function startStreamConsumer(
     if (running) return;
     running = true;
     while (pending.length > 0) {
-      const Records = pending.splice(0, local.streamBatch());
+      const Records = pending.splice(0, STREAM_BATCH);
       try {
         await handler({ Records }, lambdaContext(functionName, 10));
       } catch (error) {

@@ -10,7 +10,7 @@ import { HttpError } from '../config/errors';
 import { logger } from '../config/logger';
 import { type Segments, formatPath } from '../paths';
 import {
-  type AwaitedPart,
+  type AwaitedOld,
   type Change,
   type DecodedCommit,
   completeAwaited,
@@ -145,11 +145,10 @@ async function deliver(inc: string, key: string, record: DynamoDBRecord, decoded
   if (decoded.kind === 'unchanged') return logChange(inc, revision, [], { stamp: decoded.stamp });
   const { changes, live, version } = decoded;
   const kept: CommitRecord = { stamp: decoded.stamp, touched: decoded.touched };
-  // Parts naming segments whose records are still to come (removed by this commit, or changed in place beside its
-  // top segment): logged again, whole, once they are here; reads at a revision before it wait for that meanwhile.
-  await logChange(inc, revision, decoded.history, decoded.later ? { ...kept, completing: true } : kept);
-  if (decoded.later) {
-    const entry = { inc, revision, ...decoded.later, first: decoded.history, record: kept };
+  await logChange(inc, revision, decoded.history, kept);
+  // Old values naming segments this commit removed in records still to come: logged again once they are here.
+  if (decoded.history && decoded.awaited.length > 0) {
+    const entry = { inc, revision, changes: decoded.history, awaited: decoded.awaited, record: kept };
     setBounded(awaiting, `${inc} ${revision}`, entry, AWAITING_MAX);
   }
   const subs = await querySubscriptions(inc);
@@ -190,30 +189,19 @@ async function deliver(inc: string, key: string, record: DynamoDBRecord, decoded
   });
 }
 
-/**
- * Commits logged without some values or old values, waiting for the records of segments they removed or changed in
- * place (a consumer restarted meanwhile leaves them logged as they are: not rewindable).
- */
+/** Commits logged without some old values, waiting for the records of the segments they removed. */
 const AWAITING_MAX = 256;
 const awaiting = new Map<
   string,
-  {
-    inc: string;
-    revision: string;
-    changes: Change[];
-    awaited: AwaitedPart[];
-    /** What was logged first (logged again as it is when the entry cannot be completed: reads stop waiting). */
-    first?: Change[];
-    record: CommitRecord;
-  }
+  { inc: string; revision: string; changes: Change[]; awaited: AwaitedOld[]; record: CommitRecord }
 >();
 
-/** Logs again, now whole, the commits whose awaited records this batch brought; forgets those that cannot be. */
+/** Logs again, now whole, the commits whose removed segments' records this batch brought. */
 async function completeAwaiting(): Promise<void> {
   for (const [id, entry] of awaiting) {
     const changes = completeAwaited(entry.inc, entry.changes, entry.awaited);
-    if (changes === 'waiting') continue;
-    await logChange(entry.inc, entry.revision, changes === 'never' ? entry.first : changes, entry.record);
+    if (!changes) continue;
+    await logChange(entry.inc, entry.revision, changes, entry.record);
     awaiting.delete(id);
   }
 }

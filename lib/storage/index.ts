@@ -30,5 +30,4 @@ export {
 export { readSnapshot } from './snapshot';
 export { type Change, type WireChange, toWire, trimTo, valueBelow } from './feed/changes';
 export { type DecodedCommit, decodeCommit, feedRecordOf, readStreamBatch } from './feed/decode';
-export type { AwaitedPart } from './feed/commit-images';
-export { completeAwaited } from './feed/old-values';
+export { type AwaitedOld, completeAwaited } from './feed/old-values';

@@ -54,44 +54,16 @@ describe('completeAwaited', () => {
     const { carryRemoved, completeAwaited } = await import('../../lib/storage/feed/old-values');
     const { Stub } = await import('../../lib/content/json');
     const changes = [{ path: ['a'], deleted: true as const }];
-    const partial = { x: new Stub('/a0000000/'), y: 1 } as Json;
-    const awaited = [{ index: 0, side: 'was' as const, partial, known: [], waitsFor: [] }];
-    expect(completeAwaited('inc1', changes, awaited)).toBe('waiting');
+    const awaited = [{ index: 0, was: { x: new Stub('/a0000000/'), y: 1 } as Json }];
+    expect(completeAwaited('inc1', changes, awaited)).toBeUndefined();
     carryRemoved('inc1', '/a0000000/', { deep: new Stub('/a0000000/b0000000/') });
-    expect(completeAwaited('inc1', changes, awaited)).toBe('waiting');
+    expect(completeAwaited('inc1', changes, awaited)).toBeUndefined();
     // Another incarnation's removed segment of the same key completes nothing here.
     carryRemoved('inc2', '/a0000000/b0000000/', [3]);
-    expect(completeAwaited('inc1', changes, awaited)).toBe('waiting');
+    expect(completeAwaited('inc1', changes, awaited)).toBeUndefined();
     carryRemoved('inc1', '/a0000000/b0000000/', [1, 2]);
     expect(completeAwaited('inc1', changes, awaited)).toEqual([
       { path: ['a'], deleted: true, was: { x: { deep: [1, 2] }, y: 1 } },
     ]);
-  });
-
-  it('completes a value and an old value from the records of segments the commit changed in place', async () => {
-    const { completeAwaited } = await import('../../lib/storage/feed/old-values');
-    const { keepImages } = await import('../../lib/storage/feed/commit-images');
-    const { Stub } = await import('../../lib/content/json');
-    const changes = [{ path: ['a'], value: { p: new Stub('/p0000000/') } as Json }];
-    const awaited = [
-      { index: 0, side: 'value' as const, partial: changes[0]!.value, known: [], tx: 't1', waitsFor: ['/p0000000/'] },
-      {
-        index: 0,
-        side: 'was' as const,
-        partial: { p: new Stub('/p0000000/') },
-        known: [],
-        tx: 't1',
-        waitsFor: ['/p0000000/'],
-      },
-    ];
-    expect(completeAwaited('inc1', changes, awaited)).toBe('waiting');
-    // Another commit's record of the same segment completes nothing.
-    keepImages('t0', '/p0000000/', { before: 0, after: 1 });
-    expect(completeAwaited('inc1', changes, awaited)).toBe('waiting');
-    keepImages('t1', '/p0000000/', { before: 1, after: 2 });
-    expect(completeAwaited('inc1', changes, awaited)).toEqual([{ path: ['a'], value: { p: 2 }, was: { p: 1 } }]);
-    // Every record came and a part still names a segment it has not: never (the entry stays as first logged).
-    const gone = [{ ...awaited[1]!, partial: { q: new Stub('/q0000000/') } }];
-    expect(completeAwaited('inc1', changes, gone)).toBe('never');
   });
 });

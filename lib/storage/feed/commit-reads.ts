@@ -1,13 +1,11 @@
 // Completing a commit's values from the table (docs/design/realtime.md, section 2): a value that still holds stubs
 // (segments the commit's stream records did not carry) is read, and what is read must be what the commit left, not
 // what a later commit wrote since (issue 27, data integrity 5: a whole-array message carried later values).
-import type { Json } from '../../content/json';
-import { assemble, fragmentsOf, stubsIn } from '../layout/stubs';
+import { MissingSegment, assemble, fragmentsOf, stubsIn } from '../layout/stubs';
 import { A } from '../../schema/attributes';
 import type { Segment } from '../segment';
 import { querySubtree } from '../io/read';
 import type { Change } from './changes';
-import { type AwaitedPart, imagesOf, sideOf } from './commit-images';
 
 /** What the consumer knows of one commit when it completes its values. */
 export interface CommitView {
@@ -17,11 +15,6 @@ export interface CommitView {
   versions: ReadonlyMap<string, number>;
   /** Whether a later record of this stream batch changes or removes the segment. */
   changedLater: (key: string) => boolean;
-  /**
-   * Whether the commit changed the segment in place beside its top segment (a partner, a chunk it rewrote): its own
-   * record carries the segment before and after it, and may reach the consumer in a later stream batch.
-   */
-  changedInPlace?: (key: string) => boolean;
 }
 
 /**
@@ -44,45 +37,21 @@ export function asOfCommit(segment: Pick<Segment, 'key' | 'raw'>, commit: Commit
 }
 
 /**
- * Completes values that still hold stubs: from the commit's own records of the segments it wrote (commit-images.ts),
- * else by reading them, kept when what is read is the commit's own state. Undefined (the client is told to fetch)
- * when a segment read changed since; a value that lacks only segments the commit changed in place, whose records
- * are still to come, is `awaited` (its change keeps its stubs).
+ * Completes values that still hold stubs by reading them; undefined (the client is told to fetch) when what it
+ * read is not the commit's own state.
  */
-export async function complete(
-  inc: string,
-  changes: Change[],
-  commit: CommitView,
-): Promise<{ changes: Change[]; awaited: AwaitedPart[] } | undefined> {
+export async function complete(inc: string, changes: Change[], commit: CommitView): Promise<Change[] | undefined> {
   const stubs = changes.flatMap((c) => ('value' in c ? stubsIn(c.value) : []));
-  if (stubs.length === 0) return { changes, awaited: [] };
-  const images = imagesOf(commit.tx);
-  const known: Array<{ key: string; fragment: Json }> = [];
-  const waitsFor: string[] = [];
-  for (const subtree of await Promise.all(stubs.map((stub) => querySubtree(inc, stub)))) {
-    for (const segment of subtree.values()) {
-      const own = images.get(segment.key)?.after;
-      if (own !== undefined) known.push({ key: segment.key, fragment: own });
-      else if (asOfCommit(segment, commit)) known.push(segment);
-      else if (commit.changedInPlace?.(segment.key)) waitsFor.push(segment.key);
-      else return undefined;
-    }
-  }
-  // The commit's segments gone since (a later commit removed them) are in its records too.
-  const lookup = fragmentsOf([...known, ...sideOf(commit.tx, 'after')]);
-  const out: Change[] = [];
-  const awaited: AwaitedPart[] = [];
-  for (const [index, c] of changes.entries()) {
-    if (!('value' in c)) {
-      out.push(c);
-      continue;
-    }
-    const value = assemble(c.value, lookup, 'keep');
-    out.push({ ...c, value });
-    if (stubsIn(value).length === 0) continue;
+  if (stubs.length === 0) return changes;
+  const read: Segment[] = [];
+  for (const subtree of await Promise.all(stubs.map((stub) => querySubtree(inc, stub)))) read.push(...subtree.values());
+  if (!read.every((segment) => asOfCommit(segment, commit))) return undefined;
+  const lookup = fragmentsOf(read);
+  try {
+    return changes.map((c) => ('value' in c ? { ...c, value: assemble(c.value, lookup) } : c));
+  } catch (error) {
     // Rewritten again since: the value is no longer there to read.
-    if (waitsFor.length === 0) return undefined;
-    awaited.push({ index, side: 'value', partial: value, known, tx: commit.tx, waitsFor });
+    if (error instanceof MissingSegment) return undefined;
+    throw error;
   }
-  return { changes: out, awaited };
 }

@@ -13,7 +13,6 @@ import { chunkStubOf } from '../layout/chunked';
 import {
   ROOT_KEY,
   byChunkStart,
-  chunkArrayKey,
   chunkCount,
   chunkStart,
   incarnationOfPk,
@@ -22,11 +21,10 @@ import {
   isSegmentKey,
   isShadowIncarnation,
 } from '../layout/keys';
-import { fragmentsOf, stubsIn } from '../layout/stubs';
+import { fragmentsOf } from '../layout/stubs';
 import { type Change, commitChanges, diffValues, stubPaths } from './changes';
 import { type CommitView, complete } from './commit-reads';
-import { type AwaitedPart, keepImages } from './commit-images';
-import { carryRemoved, exactOldValues, removedLookup } from './old-values';
+import { type AwaitedOld, carryRemoved, exactOldValues, removedLookup } from './old-values';
 import { forgetBelow, learnTree, pathOf } from './segment-paths';
 
 type Image = Record<string, AttributeValue>;
@@ -92,6 +90,8 @@ export interface StreamBatch {
   partners: Map<string, DynamoDBRecord>;
   /** Each segment key's records in this batch: their positions and the commit tokens they set. */
   positions: Map<string, Array<{ at: number; tx?: string }>>;
+  /** The old fragments of segments multi-item commits changed in place, by `<tx> <key>` (for the history). */
+  priorImages: Map<string, Json>;
 }
 
 /** A MODIFY record's commit token (`tx`), when the record is that commit's (its old image had another). */
@@ -202,27 +202,7 @@ function commitView(key: string, record: DynamoDBRecord, batch: StreamBatch, at:
     versions,
     changedLater: (segment) =>
       (batch.positions.get(`${pk} ${segment}`) ?? []).some((p) => p.at > at && (tx === undefined || p.tx !== tx)),
-    changedInPlace: changedInPlaceBy(record),
   };
-}
-
-/**
- * Which segments a commit's top record says the commit changed in place beside it, each with a record of its own:
- * its partners (its `pv`, when it set it), their chunks, and the chunks of its own array it rewrote (`pc`'s range of
- * starts, when `rt` is the commit's).
- */
-function changedInPlaceBy(record: DynamoDBRecord): (key: string) => boolean {
-  const tx = ownTransaction(record);
-  if (tx === undefined) return () => false;
-  const partners = new Set(partnersSetBy(record));
-  const newImage = imageOf(record.dynamodb?.NewImage);
-  const tail = newImage?.[A.tailCommit]?.S === tx ? newImage?.[A.tailChunks]?.M : undefined;
-  const [dir, from, to] = [tail?.d?.S, Number(tail?.f?.N), Number(tail?.t?.N)];
-  return (key) =>
-    partners.has(key) ||
-    (isChunkKey(key) &&
-      (partners.has(chunkArrayKey(key)) ||
-        (dir !== undefined && key.startsWith(dir) && chunkStart(key) >= from && chunkStart(key) <= to)));
 }
 
 /**
@@ -268,6 +248,7 @@ export function readStreamBatch(records: readonly DynamoDBRecord[]): StreamBatch
     removed: new Map(),
     partners: new Map(),
     positions: new Map(),
+    priorImages: new Map(),
   };
   const { written, removed } = batch;
   for (const [at, record] of records.entries()) {
@@ -279,11 +260,8 @@ export function readStreamBatch(records: readonly DynamoDBRecord[]): StreamBatch
     seen.push({ at, tx: record.dynamodb?.NewImage?.[A.transaction]?.S });
     batch.positions.set(`${pk} ${key}`, seen);
     const tx = record.eventName === 'MODIFY' ? ownTransaction(record) : undefined;
-    if (tx !== undefined) {
-      // What its commit's values and old values are made of, for a commit whose other records are elsewhere.
-      const before = fragmentOf(imageOf(record.dynamodb?.OldImage));
-      keepImages(tx, key, { before, after: fragmentOf(imageOf(record.dynamodb?.NewImage)) });
-    }
+    const prior = tx === undefined ? undefined : fragmentOf(imageOf(record.dynamodb?.OldImage));
+    if (tx !== undefined && prior !== undefined) batch.priorImages.set(`${tx} ${key}`, prior);
     if (tx !== undefined && record.dynamodb?.NewImage?.[A.partnerCommit]?.S === tx) {
       batch.partners.set(`${tx} ${key}`, record);
     } else if (record.eventName === 'INSERT') {
@@ -293,7 +271,6 @@ export function readStreamBatch(records: readonly DynamoDBRecord[]): StreamBatch
       if (tx !== undefined && fragment !== undefined) {
         written.set(`${tx} ${key}`, fragment);
         setBounded(carried, `${tx} ${key}`, fragment, CARRIED_MAX);
-        keepImages(tx, key, { after: fragment });
       }
     } else if (record.eventName === 'REMOVE') {
       const fragment = fragmentOf(imageOf(record.dynamodb?.OldImage));
@@ -326,17 +303,13 @@ export type DecodedCommit =
       stamp?: Stamp;
       /** The changes with their values read back (a `was` as the decoding found it); undefined: read again. */
       changes?: Change[];
-      /** For subscriptions: an old value naming segments (a whole chunked array's: its record's fragment, a chunk
-       * stub first) is one only the history completes, so a subscription below it gets the new value there. */
+      /** For subscriptions: a whole chunked array's old value is its record's fragment (a chunk stub first), which
+       * only the history completes, so a subscription below it gets the new value there. */
       live?: Change[];
-      /** For the history, logged now: the changes with exact old values (a `was` not made exact dropped). */
+      /** For the history: the changes with exact old values (a `was` that cannot be made exact dropped). */
       history?: Change[];
-      /**
-       * Parts of its changes naming segments whose records are still to come (removed by the commit, or changed in
-       * place beside its top segment): the changes as far as known, logged again whole once they come
-       * (completeAwaited).
-       */
-      later?: { changes: Change[]; awaited: AwaitedPart[] };
+      /** Old values naming segments this commit removed in records still to come (completeAwaited). */
+      awaited: AwaitedOld[];
       /** Where the commit changed things; undefined when not all known (the history rewinds no path past it). */
       touched?: Segments[];
     };
@@ -357,12 +330,8 @@ export async function decodeCommit(
 ): Promise<DecodedCommit | undefined> {
   const newImage = imageOf(record.dynamodb?.NewImage);
   const tx = ownTransaction(record);
-  const besideTop =
-    tx !== undefined &&
-    (newImage?.[A.partnerCommit]?.S === tx || (isChunkKey(key) && partnersSetBy(record).length > 0));
-  if (besideTop) {
-    // A partner, or a chunk rewritten in place: learn its stubs and paths all the same; the top segment's record
-    // reports the commit (and its stamp).
+  if (tx !== undefined && newImage?.[A.partnerCommit]?.S === tx) {
+    // Learn its stubs and paths all the same; the top segment's record reports its change.
     await recordChanges(inc, key, record, batch);
     return undefined;
   }
@@ -377,6 +346,7 @@ export async function decodeCommit(
       version: Number(newImage?.[A.version]?.N ?? 0),
       stamp,
       changes: undefined,
+      awaited: [],
       touched: [[]],
     };
   }
@@ -396,8 +366,7 @@ export async function decodeCommit(
       else derived.push(...(changes ?? []));
       continue;
     }
-    // Not in this batch of records (a stream need not keep a transaction's records together): its whole value,
-    // and for the history the whole value it replaced, from its record's images (commit-images.ts), or read. A
+    // Not in this batch of records (a stream need not keep a transaction's records together): read whole. A
     // bucket holds part of its object, and which members the commit changed is in its record alone.
     if (isBucketKey(partner)) {
       unread = true;
@@ -405,27 +374,23 @@ export async function decodeCommit(
       continue;
     }
     const path = await pathOf(inc, partner);
-    if (path !== undefined) derived.push({ path, value: new Stub(partner), was: new Stub(partner) });
+    if (path !== undefined) derived.push({ path, value: new Stub(partner) });
   }
   if (derived.length === 0 && !unread) return unchanged();
   const view = commitView(key, record, batch, at);
-  const completed = unread ? undefined : await complete(inc, derived, view);
+  const changes = unread ? undefined : await complete(inc, derived, view);
   // The history keeps the values the changes replaced, made exact (a stub in one is read as it was).
   const removed = removedLookup(inc, batch.removed);
-  const exact =
-    completed && (await exactOldValues(inc, completed.changes, { ...view, stampTime: stamp?.time, removed }));
-  // A value still to come (its segments' records are in a later batch): subscribers read it, and the history logs
-  // the commit whole once it comes.
-  const changes = completed?.awaited.length === 0 ? completed.changes : undefined;
-  const awaited = [...(completed?.awaited ?? []), ...(exact?.awaited ?? [])];
+  const prior = (segment: string) => (tx === undefined ? undefined : batch.priorImages.get(`${tx} ${segment}`));
+  const exact = changes && (await exactOldValues(inc, changes, { ...view, stampTime: stamp?.time, removed, prior }));
   return {
     kind: 'changed',
     version: Number(newImage?.[A.version]?.N ?? 0),
     stamp,
     changes,
-    live: changes?.map((c) => (c.was !== undefined && stubsIn(c.was).length > 0 ? withoutWas(c) : c)),
-    history: changes && exact?.changes,
-    ...(exact && awaited.length > 0 ? { later: { changes: exact.changes, awaited } } : {}),
+    live: changes?.map((c) => (chunkStubOf(c.was) ? withoutWas(c) : c)),
+    history: exact?.changes,
+    awaited: exact?.awaited ?? [],
     touched: placeless ? undefined : derived.map((c) => c.path),
   };
 }

@@ -10,7 +10,6 @@ import { assemble, fragmentsOf, stubsIn } from '../layout/stubs';
 import type { Segment } from '../segment';
 import type { Change } from './changes';
 import type { CommitView } from './commit-reads';
-import { type AwaitedPart, imagesOf, sideOf } from './commit-images';
 
 /** Old images of segments recent commits removed, by `<inc> <key>`: the old values a commit replaced hold them. */
 const REMOVED_MAX = 4096;
@@ -37,23 +36,33 @@ export function removedLookup(inc: string, removed: ReadonlyMap<string, Json>): 
   };
 }
 
+/** A change whose old value still names segments this commit removed, whose records have not come yet. */
+export interface AwaitedOld {
+  /** Its position in the commit's changes. */
+  index: number;
+  /** Its old value as far as known (stubs of the removed segments left in). */
+  was: Json;
+}
+
 /**
  * The commit's changes with exact old values: a `was` that holds stubs (segments the commit did not write) has them
- * resolved from `removed` (segments removed by recent commits, their old images), from the old images of segments
- * the commit changed in place (its own records, commit-images.ts), else read, and kept only when what was read is
- * what was there before the commit (not written by it, nor since). A stub whose segment is gone and not among
- * `removed` was removed by this commit in records still to come, and one the commit changed in place whose record
- * has not come is awaited (a commit's records may span stream batches): the change is `awaited`. A change whose old
- * value cannot be made exact loses its `was`.
+ * resolved from `removed` (segments removed by recent commits, their old images), else read, and kept only when what
+ * was read is what was there before the commit (not written by it, nor since). A stub whose segment is gone and not
+ * among `removed` was removed by this commit in records still to come (a commit's records may span stream batches):
+ * the change is `awaited`. A change whose old value cannot be made exact loses its `was`.
  */
 export async function exactOldValues(
   inc: string,
   changes: readonly Change[],
-  commit: CommitView & { stampTime?: number; removed: (key: string) => Json | undefined },
-): Promise<{ changes: Change[]; awaited: AwaitedPart[] }> {
+  commit: CommitView & {
+    stampTime?: number;
+    removed: (key: string) => Json | undefined;
+    /** A segment's fragment before this commit changed it in place (its record's old image), when known. */
+    prior: (key: string) => Json | undefined;
+  },
+): Promise<{ changes: Change[]; awaited: AwaitedOld[] }> {
   const out: Change[] = [];
-  const awaited: AwaitedPart[] = [];
-  const images = imagesOf(commit.tx);
+  const awaited: AwaitedOld[] = [];
   for (const [index, change] of changes.entries()) {
     const was = 'was' in change && change.was !== undefined ? assemble(change.was, commit.removed, 'keep') : undefined;
     const stubs = was === undefined ? [] : stubsIn(was);
@@ -62,17 +71,13 @@ export async function exactOldValues(
       continue;
     }
     const read: Array<{ key: string; fragment: Json }> = [];
-    const waitsFor: string[] = [];
     let changed = false;
     for (const subtree of await Promise.all(stubs.map((stub) => querySubtree(inc, stub)))) {
       for (const segment of subtree.values()) {
         // Changed in place by this commit (chunks rewritten by an insert): as its record's old image shows it.
-        const mine = images.get(segment.key);
-        if (mine?.before !== undefined) read.push({ key: segment.key, fragment: mine.before });
-        // Made by this commit (its INSERT): no part of what it replaced.
-        else if (mine !== undefined || madeBy(segment, commit)) continue;
+        const before = commit.prior(segment.key);
+        if (before !== undefined) read.push({ key: segment.key, fragment: before });
         else if (unchangedSince(segment, commit)) read.push(segment);
-        else if (commit.changedInPlace?.(segment.key)) waitsFor.push(segment.key);
         else changed = true;
       }
     }
@@ -82,50 +87,33 @@ export async function exactOldValues(
       continue;
     }
     const partial = assemble(was as Json, fragmentsOf(read), 'keep');
-    // Whole without a segment awaited: that one was no part of it (a later commit made it in the range rewritten).
     if (stubsIn(partial).length === 0) out.push({ ...rest, was: partial } as Change);
     else {
       out.push(rest as Change);
-      awaited.push({ index, side: 'was', partial, known: read, tx: commit.tx, waitsFor });
+      awaited.push({ index, was: partial });
     }
   }
   return { changes: out, awaited };
 }
 
 /**
- * The awaited parts of an incarnation's commit completed from the records seen since (segments removed, segments the
- * commit changed in place): its changes whole; `waiting` while a record is still to come; `never` when every record
- * awaited came and a part still cannot be completed (a segment changed since: the entry stays not rewindable).
+ * The awaited old values of an incarnation's commit completed from the removed segments' records seen since, when
+ * every stub in them is there now; else undefined (still waiting).
  */
 export function completeAwaited(
   inc: string,
   changes: readonly Change[],
-  awaited: readonly AwaitedPart[],
-): Change[] | 'waiting' | 'never' {
+  awaited: readonly AwaitedOld[],
+): Change[] | undefined {
   const removed = removedLookup(inc, new Map());
   const out = [...changes];
-  for (const { index, side, partial, known, tx, waitsFor } of awaited) {
-    // The commit's own images override what was read (a chunk stub's value takes every chunk of its directory).
-    const own = fragmentsOf([...known, ...sideOf(tx, side === 'was' ? 'before' : 'after')]);
-    const lookup = side === 'was' ? (key: string) => removed(key) ?? own(key) : own;
-    const whole = assemble(partial, lookup, 'keep');
-    if (stubsIn(whole).length > 0) {
-      // Whole only with what is verified, so complete without a segment awaited (a later commit's, in the range the
-      // commit rewrote); else waiting while one has no record yet (one the commit made has no old image).
-      const images = imagesOf(tx);
-      return waitsFor.length === 0 || waitsFor.some((key) => !images.has(key)) ? 'waiting' : 'never';
-    }
-    out[index] = { ...(out[index] as Change), [side]: whole } as Change;
+  for (const { index, was } of awaited) {
+    const complete = assemble(was, removed, 'keep');
+    if (stubsIn(complete).length > 0) return undefined;
+    out[index] = { ...(out[index] as Change), was: complete } as Change;
   }
   return out;
 }
-
-/** Whether the commit made the segment read now (its token, the first version): no part of what it replaced. */
-const madeBy = (segment: Segment, commit: CommitView) =>
-  commit.tx !== undefined &&
-  segment.raw[A.transaction]?.S === commit.tx &&
-  segment.version === 1 &&
-  !commit.changedLater(segment.key);
 
 /**
  * Whether a segment read now holds what it held before the commit: not written by the commit (its token, a version it
