@@ -54,7 +54,8 @@ async function main(): Promise<void> {
   // Realtime is its own entry (content-api-client/realtime): an app that never subscribes bundles none of it.
   // Each entry also as CommonJS (.cjs) for the `require` condition: a CommonJS app, or Jest without an ESM transform.
   // Offline writes too (content-api-client/offline), and their file store for Node (file-store, which imports node:fs).
-  for (const entry of ['index', 'realtime', 'offline', 'file-store']) {
+  // Backups too (content-api-client/backup): the pieces codec and exportJson/importJson.
+  for (const entry of ['index', 'realtime', 'offline', 'file-store', 'backup']) {
     const platform = entry === 'file-store' ? 'node' : 'neutral';
     await build({
       ...common,

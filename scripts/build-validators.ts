@@ -7,6 +7,7 @@ import {
   batchEnvelopeSchema,
   managementSchemas,
   historyQuerySchema,
+  importSchemas,
   readQuerySchema,
   requestSchemas,
   testOperationSchema,
@@ -19,6 +20,7 @@ const exports: Record<string, string> = {};
 for (const [name, schema] of Object.entries({
   ...requestSchemas,
   ...managementSchemas,
+  ...importSchemas,
   testOperation: testOperationSchema,
   batchEnvelope: batchEnvelopeSchema,
   readQuery: readQuerySchema,

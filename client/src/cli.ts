@@ -3,6 +3,10 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { type BatchOperation, ContentApiError, createClient, type WriteOptions } from './index';
+import { exportToFile, importFromFile } from './cli-backup';
+import { parseJson } from './json';
+
+export { parseJson } from './json';
 
 /** The command's name: the package's bin, named like the package so `npx` can only ever resolve to this package. */
 export const COMMAND = 'content-api-client';
@@ -15,6 +19,11 @@ Commands:
   history [path]                   who changed what at path, newest first, one JSON entry a line (--limit n:
                                    at most n entries)
   restore [path] --at <rev|time>   set path (or the whole content) back to what it was then, as one write
+  export [--out f]                 the whole content as one JSON document, at one revision, streamed (any
+                                   size): to f (written whole, then renamed), or to stdout once complete
+  import <f>                       replace the whole content with the JSON document in f ("-": stdin),
+                                   streamed, all at once or not at all (the owner, or a key with
+                                   content:write and no path limit; --if-match applies to the switch)
   set <path> <value>               write a value
   push <path> <value>              append to an array
   insert <path> <value> --index n  insert into an array at n (negative counts from the end)
@@ -39,6 +48,7 @@ Options:
   --start <n> --limit <n>    get: a slice of an array from n (negative from the end: --start=-10), at most --limit elements
   --shallow --limit <n> [--after <next>]
                              get: a page of an object's keys; the output's next is the next page's --after
+  --out <f>                  export: the file to write (default: stdout)
   --raw                      print the bare value (get) or the new ETag (writes) instead of JSON
   -h, --help                 this text
   -v, --version              the version of this command
@@ -93,16 +103,6 @@ export function exitCodeFor(status: number): number {
   return 5;
 }
 
-// Exact decimals survive the round trip where Node can (JSON.parse source text access, Node 22+): a number whose
-// double does not print as written is kept as its text (JSON.rawJSON, which JSON.stringify writes back verbatim).
-const raw = (JSON as { rawJSON?: (text: string) => unknown }).rawJSON;
-export const parseJson = (text: string): unknown =>
-  raw
-    ? JSON.parse(text, (_key, value, context?: { source?: string }) =>
-        typeof value === 'number' && context?.source && String(value) !== context.source ? raw(context.source) : value,
-      )
-    : JSON.parse(text);
-
 /** What the command says about itself: its package's version (read by bin.ts from client/package.json). */
 export interface CommandInfo {
   version: string;
@@ -129,7 +129,7 @@ export async function main(
       return 0;
     }
     const result = await run(args, env, readStdin);
-    process.stdout.write(`${result}\n`);
+    if (result !== undefined) process.stdout.write(`${result}\n`);
     return 0;
   } catch (error) {
     if (error instanceof ContentApiError) {
@@ -181,6 +181,7 @@ function parse(argv: string[]) {
       string: { type: 'boolean' },
       raw: { type: 'boolean' },
       file: { type: 'string', short: 'f' },
+      out: { type: 'string', short: 'o' },
       index: { type: 'string' },
       by: { type: 'string' },
       shallow: { type: 'boolean' },
@@ -194,7 +195,11 @@ function parse(argv: string[]) {
   });
 }
 
-async function run(args: ReturnType<typeof parse>, env: NodeJS.ProcessEnv, readStdin: () => string): Promise<string> {
+async function run(
+  args: ReturnType<typeof parse>,
+  env: NodeJS.ProcessEnv,
+  readStdin: () => string,
+): Promise<string | undefined> {
   const { values, positionals } = args;
   const [command, ...rest] = positionals;
   const need = (count: number, names: string) => {
@@ -323,6 +328,23 @@ async function run(args: ReturnType<typeof parse>, env: NodeJS.ProcessEnv, readS
     }
     case 'rules':
       return runRuleCases(site, need(1, 'test [--file f]')[0], file());
+    case 'export': {
+      need(0, '');
+      const note = (line: string) => process.stderr.write(`${COMMAND}: ${line}\n`);
+      return exportToFile(site, { out: values.out, stdout: process.stdout, note });
+    }
+    case 'import': {
+      const [name] = need(1, '<file> (or - for stdin)');
+      try {
+        result = await importFromFile(site, name!, { ifMatch: opts.ifMatch, stdin: process.stdin });
+      } catch (error) {
+        if (error instanceof SyntaxError) throw new UsageError(`${name} is not valid JSON (${error.message})`);
+        if ((error as { code?: string }).code === 'ENOENT' || (error as { code?: string }).code === 'EISDIR')
+          throw new UsageError(`cannot read ${name}: ${(error as Error).message}`);
+        throw error;
+      }
+      break;
+    }
     default:
       throw new UsageError(`unknown command '${command}'`);
   }

@@ -2,8 +2,10 @@
 // 409 WRITE_CONFLICT / IDEMPOTENCY_IN_PROGRESS and lost answers are applied once; every result carries the ETag.
 import { ContentApiError, type ErrorCode } from './errors';
 import type { Operations } from './generated/api';
+import { parseJson } from './json';
 
 export { ContentApiError, type ErrorCode } from './errors';
+export { parseJson } from './json';
 export { formatPath, parsePath } from './paths';
 export type { ErrorBody, Operations } from './generated/api';
 export type { ServerErrorCode } from './generated/error-codes';
@@ -61,6 +63,21 @@ export interface HistoryOptions extends RequestOptions {
   before?: string;
 }
 
+/**
+ * A piece of a whole-content export or import: `value` goes at `path` (a JSON Pointer, `""` the root); an empty
+ * object or array is a container sent open, its members following as pieces below it (docs/design/backup.md).
+ */
+export type Piece = Operations['exportContent']['response']['pieces'][number];
+
+export interface ImportOptions extends RequestOptions {
+  /** The largest page of pieces sent in one request, in bytes of JSON (default 448 KiB; the body limit is 512 KiB). */
+  pageBytes?: number;
+  /** The most pieces in one page (default 1000): each piece below a container an earlier page opened is one write. */
+  pagePieces?: number;
+  /** Switch to the imported content only if the content is still at this version (an `etag`); else a 412. */
+  ifMatch?: string;
+}
+
 /** One entry of the history: who changed what, by which route, when. */
 export type HistoryEntry = Operations['getHistory']['response']['entries'][number];
 
@@ -79,6 +96,17 @@ export type JsonPatchOperation =
   | { op: 'add' | 'replace' | 'test'; path: string; value: unknown }
   | { op: 'remove'; path: string }
   | { op: 'move' | 'copy'; from: string; path: string };
+
+/** `POST import/<session>`: 200 `{sequence, applied}`, or 202 `{sequence, partial}` when cut short (send it again). */
+interface PageProgress {
+  partial?: unknown;
+}
+
+/** `POST import/<session>/commit`: 202 `{copied}` while copying, 200 `{message}` once switched. */
+interface CommitProgress {
+  copied?: number;
+  message?: string;
+}
 
 /** read: retried, no key; write: retried with an Idempotency-Key; once: never retried (management writes). */
 type Mode = 'read' | 'write' | 'once';
@@ -108,7 +136,7 @@ export function createClient(options: ClientOptions) {
     method: string,
     path: string,
     body: unknown,
-    opts: WriteOptions & { ifNoneMatch?: string } = {},
+    opts: WriteOptions & { ifNoneMatch?: string; parse?: (text: string) => unknown } = {},
     mode: Mode = 'read',
     type = 'application/json',
   ): Promise<WithETag<T>> {
@@ -130,7 +158,7 @@ export function createClient(options: ClientOptions) {
         const text = await res.text();
         let data: unknown;
         try {
-          data = text ? parse(text) : {};
+          data = text ? (opts.parse ?? parse)(text) : {};
         } catch {
           data = undefined;
         }
@@ -229,6 +257,67 @@ export function createClient(options: ClientOptions) {
       /** Sets `path` (undefined: the whole content) back to its value at `at` (a revision or time), as one write. */
       restore: (path: string | undefined, at: string, opts?: WriteOptions) =>
         write('restore', path === undefined ? { at } : { path, at }, opts),
+      /**
+       * The whole content as pieces, page after page of `GET export`, all at one revision; a change that cannot be
+       * undone meanwhile ends it with 409 `EXPORT_STALE` (start again). Numbers keep every digit (JSON.rawJSON).
+       */
+      exportPieces: async function* (opts: RequestOptions = {}): AsyncGenerator<Piece> {
+        let cursor: string | null = null;
+        do {
+          const query: string = cursor === null ? '' : `?cursor=${encodeURIComponent(cursor)}`;
+          const page = await request<Operations['exportContent']['response']>(
+            'GET',
+            `${root}/export${query}`,
+            undefined,
+            {
+              ...opts,
+              parse: parseJson,
+            },
+          );
+          yield* page.pieces;
+          cursor = page.cursor;
+        } while (cursor !== null);
+      },
+      /**
+       * Replaces the whole content with `pieces` (document order), atomically: an import session, pages under
+       * `pageBytes` numbered from 1 (a page retried after a lost answer keeps its number), then the commit, repeated
+       * until done. Any failure abandons the session (DELETE), leaving the content as it was.
+       */
+      importPieces: async (pieces: AsyncIterable<Piece> | Iterable<Piece>, opts: ImportOptions = {}): Message => {
+        const { signal, ifMatch, pageBytes = 448 * 1024, pagePieces = 1000 } = opts;
+        const started = await request<{ session: string }>('POST', `${root}/import`, {}, { signal });
+        const session = `${root}/import/${encodeURIComponent(started.session)}`;
+        try {
+          let page: Piece[] = [];
+          let bytes = 0;
+          let sequence = 0;
+          const utf8 = new TextEncoder();
+          // Pages are retried as reads are (no Idempotency-Key): the sequence makes a page's retry a no-op. A page cut
+          // short by the server's time answers 202 {partial}: the same page again goes on where it stopped.
+          const send = async () => {
+            if (page.length === 0) return;
+            const body = { sequence: ++sequence, pieces: page };
+            while ((await request<PageProgress>('POST', session, body, { signal })).partial !== undefined);
+            page = [];
+            bytes = 0;
+          };
+          for await (const piece of pieces) {
+            const size = utf8.encode(JSON.stringify(piece)).length + 1;
+            if (bytes + size > pageBytes - 64 || page.length >= pagePieces) await send();
+            page.push(piece);
+            bytes += size;
+          }
+          await send();
+          // 202 {"copied"} while the server copies the document in; 200 once the content switched.
+          for (;;) {
+            const done = await request<CommitProgress>('POST', `${session}/commit`, {}, { signal, ifMatch });
+            if (done.copied === undefined) return done as WithETag<{ message: string }>;
+          }
+        } catch (error) {
+          await request('DELETE', session, undefined, {}, 'once').catch(() => undefined);
+          throw error;
+        }
+      },
       /** RFC 7396 JSON Merge Patch (PATCH content; needs a server with the PATCH route). */
       mergePatch: (doc: Record<string, unknown>, opts?: WriteOptions): Message =>
         request('PATCH', content, doc, opts, 'write', 'application/merge-patch+json'),

@@ -25,6 +25,12 @@ export const tableName = () => requireEnv('TABLE_NAME');
 export const fragmentBytes = (): number => Number(optionalEnv('SEGMENT_FRAGMENT_BYTES') ?? 2900);
 
 /**
+ * The most JSON text one page of an export carries in its pieces (docs/design/backup.md §2), default 1 MiB, under a
+ * response's 4 MiB with room to spare; `EXPORT_PAGE_BYTES` sets it lower for tests that want many pages.
+ */
+export const exportPageBytes = (): number => Number(optionalEnv('EXPORT_PAGE_BYTES') ?? 1024 * 1024);
+
+/**
  * How old a pending-commit marker must be before the sweeper settles it (docs/design/storage.md §7.4): longer than
  * any request lives (the Lambda timeout, 10 s, which every DynamoDB call's deadline honours), with a wide margin.
  * `SWEEP_AFTER_MS` sets it lower for tests.

@@ -70,6 +70,11 @@ export const ERROR_CODES = {
     status: 400,
     message: 'path must not contain empty segments',
   },
+  INVALID_PIECES: {
+    when: 'An import page whose pieces break the format: a bad JSON Pointer, out of depth-first order, not below an open container, an array element out of order, "__proto__", an empty key, a value too deep',
+    status: 400,
+    message: "pieces[3]: '/list/5' is not the next element of the open array '/list' (expected index 4)",
+  },
   PATH_TOO_DEEP: {
     when: 'path has more segments than content may nest',
     status: 400,
@@ -127,7 +132,7 @@ export const ERROR_CODES = {
     message: 'shallow=true cannot be combined with start',
   },
   INVALID_CURSOR: {
-    when: 'The after query parameter is not the next of an earlier page of shallow=true&limit=',
+    when: "The after query parameter is not the next of an earlier page of shallow=true&limit=, or an export's cursor is not one of this project's export",
     status: 400,
     message: 'after must be the next of an earlier page of shallow=true&limit=',
   },
@@ -243,6 +248,11 @@ export const ERROR_CODES = {
     message: 'no such webhook in this project',
   },
   USER_NOT_FOUND: { when: 'The user to add does not exist', status: 404, message: 'user @bob does not exist' },
+  IMPORT_NOT_FOUND: {
+    when: 'An import session that does not exist: never started, abandoned (DELETE, or untouched for 5 minutes), or done',
+    status: 404,
+    message: 'import session Zx3k9QpLmN0aBcDe does not exist (abandoned, finished, or never started)',
+  },
   PATH_NOT_FOUND: { when: 'Nothing is at the path read', status: 404, message: "nothing at 'data.missing'" },
   // 409 / 412 / 422: concurrency and retries
   TEST_FAILED: {
@@ -272,10 +282,21 @@ export const ERROR_CODES = {
     status: 409,
     message: 'a project may have at most 100 keys',
   },
+  IMPORT_OUT_OF_ORDER: {
+    when: 'An import page whose sequence is not the next one (nor a retry of the last), or a commit before any piece',
+    status: 409,
+    message: 'page 5 is out of order: the session expects page 3 next',
+  },
   HISTORY_INCOMPLETE: {
     when: 'A read or restore at a revision crosses a change at that path whose old values were not kept (too large)',
     status: 409,
     message: 'the change at revision 0000000000000000000000000000000000000042 was not kept in full',
+  },
+  EXPORT_STALE: {
+    when: 'An export page cannot read its revision any more: since it, a container being paged was rewritten or lost a member, a change was not kept in full, or more than 5000 changes were made',
+    status: 409,
+    message:
+      "the content changed since this export's revision in a way it cannot undo (a member was deleted at revision 0000000000000000000000000000000000000042); export again",
   },
   HISTORY_EXPIRED: {
     when: 'A read or restore at a revision or time before the history kept (HISTORY_DAYS), or a revision never made',

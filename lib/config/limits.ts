@@ -52,3 +52,9 @@ export const MAX_SLICE_LIMIT = 1000;
 export const IDEMPOTENCY_TTL_SECONDS = 24 * 3600;
 /** Longest `after` (a page of keys' cursor) accepted: it holds a key (1,024 characters, up to 3 bytes each) and a bucket path. */
 export const MAX_CURSOR_LENGTH = 8192;
+/**
+ * Reads of the content one export page makes at most (a member's walk from the root: a GetItem per segment on the
+ * way and a Query below, a page of keys, a slice): a page of many small members ends there, shorter than its bytes
+ * allow, well within a Lambda's 10 s (400 timed out on a loaded 2-core machine; see bench/results/export-*.md).
+ */
+export const EXPORT_PAGE_READS = 100;

@@ -86,16 +86,25 @@ export function keysObject(keys: readonly string[]): JsonObject {
   return value;
 }
 
-/** A page of the keys of an object held whole (one segment): after the cursor's key, in UTF-16 code unit order. */
-export function pageOfObject(keys: readonly string[], limit: number, after?: KeyCursor): KeyPage {
+/** A page's keys in the key order, each with the cursor that resumes just after it (an export stops mid-page). */
+export type KeyOrder = Array<[key: string, after: string]>;
+
+/** The keys of a page of an object held whole, in the key order, each with the cursor after it. */
+export function orderOfObject(keys: readonly string[], limit: number, after?: KeyCursor): KeyOrder {
   if (after && after.layout !== '') throw staleCursor();
   const from = after?.key;
   const rest = [...keys].sort(byCodeUnits).filter((k) => from === undefined || k > from);
-  const page = rest.slice(0, limit);
+  return rest.slice(0, limit).map((k) => [k, encodeCursor({ layout: '', key: k })]);
+}
+
+/** A page of the keys of an object held whole (one segment): after the cursor's key, in UTF-16 code unit order. */
+export function pageOfObject(keys: readonly string[], limit: number, after?: KeyCursor): KeyPage {
+  const order = orderOfObject(keys, limit + 1, after);
+  const page = order.slice(0, limit);
   const last = page[page.length - 1];
   return {
-    value: keysObject(page),
-    next: rest.length > limit && last !== undefined ? encodeCursor({ layout: '', key: last }) : null,
+    value: keysObject(page.map(([k]) => k)),
+    next: order.length > limit && last !== undefined ? last[1] : null,
   };
 }
 

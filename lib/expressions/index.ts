@@ -299,6 +299,16 @@ export function compileWrite(
 /** DynamoDB's limit on the length of each expression string. */
 export const MAX_EXPRESSION_LENGTH = 4096;
 
+/** DynamoDB's limit on the operators and functions in one expression (the embedded engine does not enforce it). */
+export const MAX_EXPRESSION_OPERATORS = 300;
+
+/**
+ * The operators and functions an expression holds, counted as DynamoDB counts them or more (a comparator, AND, OR,
+ * NOT, BETWEEN, IN, each function call), never fewer: past the limit a write takes its planned form.
+ */
+export const operatorCount = (expression: string): number =>
+  expression.match(/\b(?:AND|OR|NOT|BETWEEN|IN)\b|<>|<=|>=|=|<|>|[A-Za-z_]+\(/g)?.length ?? 0;
+
 /**
  * One UpdateItem for a whole batch, without reading: every operation's fast form in one state (SET, REMOVE and
  * conditions merged, placeholders numbered once), or undefined when that would not be the batch's meaning. Operations
@@ -352,7 +362,10 @@ export function compileBatchWrite(
   const growth = writes.reduce((sum, op) => sum + growthBound(op), 0);
   compileEnvelope(state, { ...envelope, size: { growth } });
   const request = state.buildUpdate();
-  const tooLong = [request.UpdateExpression, request.ConditionExpression].some((e) => e.length > MAX_EXPRESSION_LENGTH);
+  // Past what one expression may hold (a batch of 100 new members is some 300 operators): the planned form.
+  const tooLong = [request.UpdateExpression, request.ConditionExpression].some(
+    (e) => e.length > MAX_EXPRESSION_LENGTH || operatorCount(e) > MAX_EXPRESSION_OPERATORS,
+  );
   return tooLong ? undefined : request;
 }
 

@@ -90,7 +90,7 @@ export async function historyAt(
 }
 
 /** Every entry after `revision` (exclusive), newest first; past MAX_REWIND_ENTRIES, a 413. */
-async function entriesAfter(inc: string, revision: string): Promise<HistoryEntry[]> {
+export async function entriesAfter(inc: string, revision: string): Promise<HistoryEntry[]> {
   const found: HistoryEntry[] = [];
   let start: string | undefined;
   do {
@@ -136,7 +136,7 @@ async function locate(inc: string, point: HistoryPoint): Promise<{ revision: str
  * undone), or at or before it. A stamp older than the point by more than a commit can take is before it; the others
  * are looked up (one BatchGetItem of the stamps' small items). `retry`: a commit logged since `after` was read.
  */
-async function stampsLogged(
+export async function stampsLogged(
   inc: string,
   stamps: readonly Stamp[],
   point: { revision: string; time: number },
@@ -165,10 +165,47 @@ async function stampsLogged(
   return 'yes';
 }
 
+/** A point in the history and every entry after it, newest first: what rewinding a read to the point undoes. */
+export interface RevisionLog {
+  revision: string;
+  time: number;
+  entries: HistoryEntry[];
+}
+
+/**
+ * Waits until every write stamp a read saw is accounted for by `log` (section 3, stream lag): a commit logged since
+ * the entries were read has them read again; one the consumer has not logged yet is waited for (50 ms steps, until
+ * `deadline`, then a retry-safe 503). The read itself stays right: every commit it saw is then among the entries.
+ */
+export async function settleStamps(
+  inc: string,
+  log: RevisionLog,
+  stamps: readonly Stamp[],
+  deadline = Date.now() + LAG_WAIT_MS,
+): Promise<void> {
+  for (;;) {
+    const logged = await stampsLogged(inc, stamps, log, log.entries);
+    if (logged === 'yes') return;
+    if (Date.now() > deadline) throw new ServiceUnavailable('the history is catching up with the latest writes');
+    if (logged === 'pending') await sleep(50);
+    log.entries = await entriesAfter(inc, log.revision);
+  }
+}
+
 /** The path up to its first index counted from the end (resolved against the value as it was), and the rest. */
 function literalPrefix(path: Segments): [Segments, Segments] {
   const i = path.findIndex((s) => (asIndex(s) ?? 0) < 0);
   return i < 0 ? [path, []] : [path.slice(0, i), path.slice(i)];
+}
+
+/** `rewind`, with a change not kept in full answered as 409 HISTORY_INCOMPLETE. */
+function rewound(value: Json | undefined, path: Segments, entries: readonly HistoryEntry[]): Json | undefined {
+  try {
+    return rewind(value, path, entries);
+  } catch (error) {
+    if (!(error instanceof HistoryIncomplete)) throw error;
+    throw new Conflict('HISTORY_INCOMPLETE', error.message);
+  }
 }
 
 /**
@@ -179,30 +216,16 @@ function literalPrefix(path: Segments): [Segments, Segments] {
 export async function valueAtPoint(inc: string, path: Segments, point: HistoryPoint): Promise<Json> {
   const at = await locate(inc, point);
   const [prefix, rest] = literalPrefix(path);
-  const deadline = Date.now() + LAG_WAIT_MS;
-  for (;;) {
-    const snapshot = await readSnapshot(inc, prefix, MAX_RESPONSE_BYTES);
-    if (snapshot.tooLarge) {
-      throw new PayloadTooLarge(
-        'RESPONSE_TOO_LARGE',
-        `the value is larger than ${MAX_RESPONSE_BYTES} bytes; read the parts below it one by one`,
-      );
-    }
-    const after = await entriesAfter(inc, at.revision);
-    const logged = await stampsLogged(inc, snapshot.stamps ?? [], at, after);
-    if (logged !== 'yes') {
-      if (Date.now() > deadline) throw new ServiceUnavailable('the history is catching up with the latest writes');
-      if (logged === 'pending') await sleep(50);
-      continue;
-    }
-    let value: Json | undefined;
-    try {
-      value = rewind(snapshot.value, prefix, after);
-    } catch (error) {
-      if (!(error instanceof HistoryIncomplete)) throw error;
-      throw new Conflict('HISTORY_INCOMPLETE', error.message);
-    }
-    if (value === undefined) throw new NotFound('PATH_NOT_FOUND', `nothing at '${formatPath(path)}' then`);
-    return rest.length === 0 ? value : valueAt({ v: value } as JsonObject, ['v', ...rest], path);
+  const snapshot = await readSnapshot(inc, prefix, MAX_RESPONSE_BYTES);
+  if (snapshot.tooLarge) {
+    throw new PayloadTooLarge(
+      'RESPONSE_TOO_LARGE',
+      `the value is larger than ${MAX_RESPONSE_BYTES} bytes; read the parts below it one by one`,
+    );
   }
+  const log: RevisionLog = { ...at, entries: await entriesAfter(inc, at.revision) };
+  await settleStamps(inc, log, snapshot.stamps ?? []);
+  const value = rewound(snapshot.value, prefix, log.entries);
+  if (value === undefined) throw new NotFound('PATH_NOT_FOUND', `nothing at '${formatPath(path)}' then`);
+  return rest.length === 0 ? value : valueAt({ v: value } as JsonObject, ['v', ...rest], path);
 }

@@ -1,4 +1,5 @@
 // Request schemas: the one source for the ajv validators (compiled at build time) and the OpenAPI document.
+import { MAX_PIECES_PER_PAGE } from '../content/pieces';
 import {
   DEFAULT_SLICE_LIMIT,
   MAX_CURSOR_LENGTH,
@@ -168,6 +169,50 @@ export const historyQuerySchema = {
       examples: ['0000000000000000000000000000000001234567'],
     },
   },
+} as const;
+
+/** Import bodies (docs/design/backup.md §3). */
+export const importSchemas = {
+  /** POST import/{session}: one page of the document's pieces, in order. */
+  importPage: body(
+    {
+      sequence: {
+        type: 'integer',
+        minimum: 1,
+        maximum: 1_000_000_000,
+        description:
+          "The page's number, from 1 without gaps. Sending the last page applied again applies nothing (a retry); any other out of order is a 409.",
+        examples: [1],
+      },
+      pieces: {
+        type: 'array',
+        minItems: 1,
+        maxItems: MAX_PIECES_PER_PAGE,
+        description:
+          'Pieces in depth-first document order: the first of the import at `""` (the root, an object). A value goes at its path; a container too large for one piece is sent open, as `{}` or `[]`, then its members as pieces below it (an array\'s from index 0, none missing), and is closed by the first piece not below it.',
+        items: body(
+          {
+            path: {
+              type: 'string',
+              description:
+                'A JSON Pointer (RFC 6901): `""` the root, `/a/0` member `a`, element 0; `~1` is `/`, `~0` is `~`.',
+              examples: ['/items/0'],
+            },
+            value: anyValue,
+          },
+          ['path', 'value'],
+        ),
+        examples: [
+          [
+            { path: '', value: {} },
+            { path: '/items', value: [] },
+            { path: '/items/0', value: { n: 1 } },
+          ],
+        ],
+      },
+    },
+    ['sequence', 'pieces'],
+  ),
 } as const;
 
 /** Management bodies (projects, API keys, members). */

@@ -34,12 +34,21 @@ const FIELD_ERRORS: Record<string, [CodeWithStatus<400>, string]> = {
     "at is required and must be a revision (digits) or an ISO-8601 time such as '2026-11-27T08:00:00Z'",
   ],
   before: ['INVALID_QUERY', 'before must be the next of an earlier page of history (a revision)'],
+  pieces: ['INVALID_PIECES', 'pieces must be an array of 1 to 10000 pieces, each {"path": <JSON Pointer>, "value"}'],
+  sequence: ['INVALID_BODY', 'sequence is required and must be a whole number from 1'],
   url: ['INVALID_WEBHOOK_URL', 'url is required and must be a string of 1 to 2048 characters'],
 };
 
 /** The first schema error as the client's 400, with a stable code per field. */
 export function schemaError(errors: ErrorObject[] | null | undefined): BadRequest {
   const error = errors?.[0];
+  // Anything wrong inside a piece of an import's page is the page's own 400 (not the body's).
+  if (error?.instancePath.startsWith('/pieces/')) {
+    return new BadRequest(
+      'INVALID_PIECES',
+      `pieces${error.instancePath.slice('/pieces'.length).replace(/^\/(\d+)/, '[$1]')}: ${error.message ?? 'invalid'}`,
+    );
+  }
   if (error?.keyword === 'additionalProperties') {
     return new BadRequest('UNKNOWN_FIELD', `unknown field '${String(error.params.additionalProperty)}'`);
   }

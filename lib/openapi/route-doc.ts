@@ -69,6 +69,11 @@ export const PATH_PARAMETERS: Record<string, { description: string; schema: obje
     schema: { type: 'string' },
     example: '0123456789abcdef',
   },
+  session: {
+    description: 'The id of an import session, as POST import answered it.',
+    schema: { type: 'string', pattern: '^[A-Za-z0-9_-]{16}$' },
+    example: 'Zx3k9QpLmN0aBcDe',
+  },
   member: {
     description: 'Username of the member; starts with `@`. Case-insensitive: kept and shown in lower case.',
     schema: { type: 'string', pattern: USERNAME.source },

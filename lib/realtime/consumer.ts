@@ -155,7 +155,10 @@ async function deliver(inc: string, key: string, record: DynamoDBRecord, decoded
   const wire = changes?.map(toWire) ?? [];
   if (onCommittedChange.length > 0) {
     const project = await projectOfIncarnation(inc);
-    for (const hook of onCommittedChange) await hook({ inc, project, revision, changes: wire });
+    // A change of the whole content that was not read (an import's switch): every hook is told to read it again.
+    const unread = changes === undefined && decoded.touched?.some((path) => path.length === 0) === true;
+    for (const hook of onCommittedChange)
+      await hook({ inc, project, revision, changes: wire, ...(unread ? { unread: true as const } : {}) });
   }
   const now = Date.now() / 1000;
   // Matched to the change once per subscription path, and encoded once: its subscribers' frames differ by id only.

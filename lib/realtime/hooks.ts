@@ -8,6 +8,8 @@ export interface CommittedChange {
   project?: string;
   revision: string;
   changes: WireChange[];
+  /** The whole content changed and was not read (an import's switch): receivers read it again. */
+  unread?: true;
 }
 
 export type CommittedChangeHook = (change: CommittedChange) => Promise<void> | void;

@@ -195,7 +195,7 @@ export async function applyBatch(
   request: BatchWriteRequest,
   read?: { at: At; segment: Segment; tail?: readonly Segment[] },
 ): Promise<WriteResult> {
-  let grant = await grantFor(request.project, request.principal, 'write');
+  let grant = request.grant ?? (await grantFor(request.project, request.principal, 'write'));
   const { token, slot, mark, envelope } = writeEnvelope(request);
   const prefix = commonPrefix(request.ops);
   let at: At = read?.at ?? lookupLocation(grant.inc, prefix);

@@ -19,6 +19,14 @@ export {
 export { projectOfIncarnation } from './io/read';
 export { contentPk } from './layout/keys';
 export { sweep } from './sweep';
+export {
+  type ImportCaller,
+  type ImportCommit,
+  abandonImport,
+  applyImportPage,
+  commitImport,
+  startImport,
+} from './import';
 export { readSnapshot } from './snapshot';
 export { type Change, type WireChange, toWire, trimTo, valueBelow } from './feed/changes';
 export { type DecodedCommit, decodeCommit, feedRecordOf, readStreamBatch } from './feed/decode';

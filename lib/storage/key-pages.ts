@@ -4,7 +4,15 @@ import { setBounded } from '../config/bounded';
 import { PayloadTooLarge } from '../config/errors';
 import { MissingSegment } from './layout/stubs';
 import { isBucketStubKey, bucketFanout, bucketKey, bucketDepth } from './layout/keys';
-import { type KeyCursor, byCodeUnits, encodeCursor, keysObject, layoutOf, staleCursor } from '../content/key-pages';
+import {
+  type KeyCursor,
+  type KeyOrder,
+  byCodeUnits,
+  encodeCursor,
+  keysObject,
+  layoutOf,
+  staleCursor,
+} from '../content/key-pages';
 import { type JsonObject, Stub, isObject, storedSize } from '../content/json';
 import { batchGetConsistent } from '../dynamo/batch-get';
 import { A } from '../schema/attributes';
@@ -213,13 +221,15 @@ export interface BucketKeysRequest {
  */
 export async function readBucketKeys(
   request: BucketKeysRequest,
-): Promise<{ value: JsonObject; next: string | null; etag: string }> {
+): Promise<{ value: JsonObject; next: string | null; etag: string; order: KeyOrder; read: Segment[] }> {
   const { inc, segment, stub, after } = request;
   const limit = request.limit ?? Number.POSITIVE_INFINITY;
   const layout = layoutOf(stub);
   if (after && after.layout !== layout) throw staleCursor();
   const remembered = shapes.get(`${inc}\u0000${stub}`) ?? [];
   const taken: string[] = [];
+  /** Each key taken with the cursor that resumes after it: the position `give` would leave after that key. */
+  const order: KeyOrder = [];
   let keyBytes = 0;
   /** Where the page is: the bucket last given from, and its last key given (none: all of them). */
   let position: { bucket: string; key?: string } | undefined = after?.bucket ? { bucket: after.bucket } : undefined;
@@ -229,6 +239,7 @@ export async function readBucketKeys(
     for (const k of given) keyBytes += storedSize(k);
     if (keyBytes > MAX_KEYS_BYTES) throw keysTooLarge();
     taken.push(...given);
+    for (const k of given) order.push([k, encodeCursor({ layout, bucket, key: k })]);
     position = given.length < keys.length ? { bucket, key: given[given.length - 1] } : { bucket };
   };
   let walk: BucketWalk;
@@ -289,6 +300,8 @@ export async function readBucketKeys(
     value: keysObject(taken),
     next: more && at ? encodeCursor({ layout, ...at }) : null,
     etag: etagOf(read),
+    order,
+    read,
   };
 }
 

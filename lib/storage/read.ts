@@ -1,16 +1,18 @@
 // The read request loop: the value at a path (whole, or a view of it) and its ETag, from the segments that hold it.
 import { READ_ATTEMPTS } from './retry';
 import { MAX_RESPONSE_BYTES } from '../config/limits';
-import { pageOfValue } from '../content/key-pages';
+import { type KeyOrder, orderOfObject, pageOfValue } from '../content/key-pages';
 import { shallowView, sliceArray } from '../content/views';
 import { MissingSegment, assemble, reachableFrom, fragmentsOf, locate, stubsIn } from './layout/stubs';
 import { ROOT_KEY, chunkCount, chunkDir, chunkStart, isBucketStubKey } from './layout/keys';
 import { chunkStubOf, logicalLength } from './layout/chunked';
-import { type Json, type JsonObject, Stub, storedSize } from '../content/json';
+import { type Json, type JsonObject, Stub, isObject, storedSize } from '../content/json';
 import { valueAt } from '../content/model';
 import { type Segment, assertSnapshot, etagOf, olderThanPartners } from './segment';
 import { forgetLocations, lookupLocation } from './memory';
 import { getChunk, getChunks, getSegment, querySubtree, SubtreeTooLarge } from './io/read';
+import { stampsOf } from './snapshot';
+import type { Stamp } from '../schema/write-stamp';
 import { readBucketKeys } from './key-pages';
 import { PayloadTooLarge } from '../config/errors';
 
@@ -25,17 +27,22 @@ export const viewOf = (value: Json, view: ReadView): Json => {
   return view.page ? { ...pageOfValue(value, view.page) } : shallowView(value);
 };
 
+/** A view as read: the value, its ETag, the segments read (their write stamps), a page's keys in order. */
+export interface ViewRead {
+  value: Json;
+  etag: string;
+  /** Every segment the view read: their write stamps tell a read at a revision which commits it saw. */
+  read: readonly Segment[];
+  /** A page of keys: each key in the key order with the cursor that resumes after it. */
+  order?: KeyOrder;
+}
+
 /**
  * A view of the value a segment holds at the path: a chunked array's length is its stub's count plus its own
  * elements, and a slice of it reads the chunks of its range (one Query for the first, one for the rest); a bucketed
  * object's keys are its buckets' (read by key, as many as a page needs). Its ETag is that of the segments read.
  */
-async function readView(
-  inc: string,
-  segment: Segment,
-  held: Json,
-  view: ReadView,
-): Promise<{ value: Json; etag: string }> {
+async function readView(inc: string, segment: Segment, held: Json, view: ReadView): Promise<ViewRead> {
   const chunked = chunkStubOf(held);
   if (view.kind === 'shallow' && held instanceof Stub && isBucketStubKey(held.key)) {
     // Its buckets, read by key as far as the page needs (all of them without a page): lib/storage/key-pages.ts.
@@ -47,10 +54,10 @@ async function readView(
       after: view.page?.after,
     });
     const value = view.page ? { value: keys.value, next: keys.next } : keys.value;
-    return { value, etag: formatEtag(keys.etag) };
+    return { value, etag: formatEtag(keys.etag), read: keys.read, order: keys.order };
   }
   if (view.kind === 'shallow' && chunked && !view.page) {
-    return { value: { length: logicalLength(held as Json[]) }, etag: formatEtag(segment.etag) };
+    return { value: { length: logicalLength(held as Json[]) }, etag: formatEtag(segment.etag), read: [segment] };
   }
   if (view.kind === 'slice' && chunked) {
     const list = held as Json[];
@@ -69,9 +76,18 @@ async function readView(
     if (elements.length !== Math.max(0, Math.min(to, count) - from)) throw new MissingSegment(chunked.key);
     assertSnapshot([segment, ...chunks]);
     if (to > count) elements.push(...list.slice(1 + Math.max(from, count) - count, 1 + to - count));
-    return { value: { value: elements, start: from, length }, etag: formatEtag(etagOf([segment, ...chunks])) };
+    return {
+      value: { value: elements, start: from, length },
+      etag: formatEtag(etagOf([segment, ...chunks])),
+      read: [segment, ...chunks],
+    };
   }
-  return { value: viewOf(held, view), etag: formatEtag(segment.etag) };
+  const value = viewOf(held, view);
+  const order =
+    view.kind === 'shallow' && view.page && isObject(held)
+      ? orderOfObject(Object.keys(held), view.page.limit, view.page.after)
+      : undefined;
+  return { value, etag: formatEtag(segment.etag), read: [segment], ...(order ? { order } : {}) };
 }
 
 /** Largest value a GET returns (lib/config/limits.ts). */
@@ -98,7 +114,9 @@ async function readSubtree(inc: string, key: string): Promise<Map<string, Segmen
  * Query per segment below the value when it spans several; the whole of a segment (the whole content) is one Query. A value changed over several segments while it was
  * being read (a stub names a segment that is gone) is read again.
  */
-export async function readContent(request: ReadRequest): Promise<{ value: Json; etag: string }> {
+export async function readContent(
+  request: ReadRequest,
+): Promise<{ value: Json; etag: string; stamps?: readonly Stamp[]; order?: KeyOrder }> {
   const segments = request.segments ?? [];
   let grant = await grantFor(request.project, request.principal, 'read');
   let at: At = lookupLocation(grant.inc, segments);
@@ -151,7 +169,8 @@ export async function readContent(request: ReadRequest): Promise<{ value: Json; 
     const value = valueAt(segment.fragment as JsonObject, rel, segments);
     if (request.view) {
       try {
-        return await readView(grant.inc, segment, value, request.view);
+        const { read, ...viewed } = await readView(grant.inc, segment, value, request.view);
+        return { ...viewed, stamps: stampsOf(read) };
       } catch (error) {
         if (!(error instanceof MissingSegment) || attempt >= READ_ATTEMPTS) throw error;
         continue;

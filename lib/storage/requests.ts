@@ -5,6 +5,7 @@ import type { ContentOperation } from '../content/model';
 import type { Segments } from '../paths';
 import type { Principal } from '../auth/access';
 import type { ProjectRef } from '../schema/items';
+import type { Grant } from './grant';
 
 export interface WriteRequest {
   project: ProjectRef;
@@ -20,6 +21,11 @@ export interface WriteRequest {
   requestToken?: string;
   /** Who and how (lib/schema/write-stamp.ts): every segment the write changes carries it, for the history. */
   stamp?: string;
+  /**
+   * Writes into this grant's partition instead of verifying the caller for the project's: an import's shadow content
+   * (lib/storage/import.ts), whose caller was verified when the page arrived.
+   */
+  grant?: Grant;
 }
 
 export interface WriteResult {

@@ -10,7 +10,7 @@ import { valueBelow } from './feed/changes';
 import { type Stamp, stampOfItem } from '../schema/write-stamp';
 
 /** The write stamps the segments read carry (a segment without one, or with a malformed one, adds none). */
-const stampsOf = (read: readonly Segment[]): Stamp[] =>
+export const stampsOf = (read: readonly Segment[]): Stamp[] =>
   read.flatMap((s) => stampOfItem(s.raw as Record<string, { S?: string }>) ?? []);
 
 export interface Snapshot {

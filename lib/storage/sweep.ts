@@ -12,6 +12,8 @@ import { subtreePrefix, incarnationOfPk } from './layout/keys';
 import { batchWriteAll } from '../dynamo/batch-write';
 import { dynamo } from '../dynamo/client';
 import { MARKER, SWEEP_PARTITION, sweepIndexKeys } from './io/markers';
+import { IMPORT_PREFIX } from './io/import-session';
+import { sweepImportSession } from './import-sweep';
 import { getSegment, querySubtree } from './io/read';
 import { segmentItemKey } from './segment';
 
@@ -31,7 +33,15 @@ export interface SweepResult {
 export async function sweep(olderThanMs: number, now = Date.now()): Promise<SweepResult> {
   const result: SweepResult = { markers: 0, abandoned: 0, deleted: 0 };
   for await (const item of sweepIndexKeys(SWEEP_PARTITION, now - olderThanMs)) {
-    const outcome = await settle(item.pk as AttributeValue, item.sk as AttributeValue, now - olderThanMs);
+    const sk = item.sk?.S ?? '';
+    // An import session (docs/design/backup.md §3): untouched that long, it is abandoned, or its switch unfinished.
+    const outcome = sk.startsWith(IMPORT_PREFIX)
+      ? await sweepImportSession(
+          incarnationOfPk(item.pk?.S) as string,
+          sk.slice(IMPORT_PREFIX.length),
+          now - olderThanMs,
+        )
+      : await settle(item.pk as AttributeValue, item.sk as AttributeValue, now - olderThanMs);
     if (!outcome) continue;
     result.markers++;
     if (outcome.abandoned) result.abandoned++;

@@ -12,6 +12,8 @@ export interface CommittedChange {
   project: string;
   revision: string;
   changes: ChangedPath[];
+  /** The whole content changed and was not read (an import's switch): every webhook is told to read it again. */
+  unread?: true;
 }
 
 /**

@@ -38,10 +38,11 @@ export async function enqueueWebhookDeliveries(change: CommittedChange): Promise
   const messages: QueuedMessage[] = [];
   const queuedAt = Date.now();
   for (const webhook of webhooks) {
-    const changes = changesFor(webhook.path, change.changes);
-    if (changes.length === 0) continue;
+    const changes = change.unread ? [] : changesFor(webhook.path, change.changes);
+    if (changes.length === 0 && !change.unread) continue;
     let body = jsonText({ project: change.project, revision: change.revision, changes });
-    if (Buffer.byteLength(body) > MAX_DELIVERY_BODY_BYTES)
+    // Too large to send, or not read at all (the whole content replaced): the receiver reads the content.
+    if (change.unread || Buffer.byteLength(body) > MAX_DELIVERY_BODY_BYTES)
       body = JSON.stringify({ project: change.project, revision: change.revision, truncated: true });
     const id = deliveryId(webhook.id, change.revision);
     const message: DeliveryMessage = {

@@ -250,6 +250,31 @@ describe('webhook deliveries', () => {
 
   const name = (p: Project) => `${p.username}/${p.slug}`;
 
+  it('tells every webhook, whatever its path, to read the content when the whole content changed unread (an import)', async () => {
+    const target = await receiver();
+    try {
+      const project = await newProject();
+      const inc = await incOf(project);
+      await createHook(project, { url: target.url('/deep'), path: 'a.b' });
+      await createHook(project, { url: target.url('/all') });
+      const queued = await enqueueWebhookDeliveries({
+        inc,
+        project: name(project),
+        revision: 'r9',
+        changes: [],
+        unread: true,
+      });
+      expect(queued).toBe(2);
+      await queue.idle();
+      for (const path of ['/deep', '/all'])
+        expect(target.received.filter((r) => r.path === path).map((r) => JSON.parse(r.body))).toEqual([
+          { project: name(project), revision: 'r9', truncated: true },
+        ]);
+    } finally {
+      await target.close();
+    }
+  });
+
   it('POSTs each change under the path, signed the Standard Webhooks way; a tampered body fails verification', async () => {
     const target = await receiver();
     try {

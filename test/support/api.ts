@@ -76,11 +76,11 @@ export async function newProject(): Promise<Project> {
   return { username, slug, content: `/api/${username}/${slug}/content`, owner: token, key, keyId: id };
 }
 
-export async function newKey(project: Project, permissions: Permission[], expiresInSeconds?: number) {
+export async function newKey(project: Project, permissions: Permission[], expiresInSeconds?: number, paths?: string[]) {
   const accounts = await import('../../lib/store/accounts');
   return accounts.createApiKey(
     { username: project.username, slug: project.slug },
-    { name: 'test', permissions, expiresInSeconds },
+    { name: 'test', permissions, expiresInSeconds, ...(paths === undefined ? {} : { paths }) },
   );
 }
 

@@ -6,6 +6,7 @@ import {
   decodeCursor,
   encodeCursor,
   layoutOf,
+  orderOfObject,
   pageOfObject,
   pageOfValue,
 } from '../../lib/content/key-pages';
@@ -79,6 +80,19 @@ describe('pageOfObject', () => {
           expect(pages).toBeLessThan(keys.length);
         }
         expect(given).toEqual([...keys].sort());
+      }),
+    );
+  });
+
+  it("orders a page's keys, each with the cursor that resumes just after it (an export stopping mid-page)", () => {
+    fc.assert(
+      fc.property(fc.uniqueArray(key, { minLength: 1, maxLength: 40 }), fc.nat(), (keys, pick) => {
+        const order = orderOfObject(keys, keys.length, undefined);
+        expect(order.map(([k]) => k)).toEqual([...keys].sort());
+        const at = pick % order.length;
+        const [, after] = order[at] as [string, string];
+        const rest = orderOfObject(keys, keys.length, decodeCursor(after)).map(([k]) => k);
+        expect(rest).toEqual(order.slice(at + 1).map(([k]) => k));
       }),
     );
   });

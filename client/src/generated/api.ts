@@ -173,6 +173,58 @@ export interface Operations {
       message: string;
     };
   };
+  exportContent: {
+    method: 'GET';
+    path: '/api/{username}/{projectSlug}/export';
+    body: undefined;
+    response: {
+      revision: string;
+      pieces: Array<{
+        path: string;
+        value: unknown;
+      }>;
+      cursor: string | null;
+    };
+  };
+  startImport: {
+    method: 'POST';
+    path: '/api/{username}/{projectSlug}/import';
+    body: undefined;
+    response: {
+      session: string;
+    };
+  };
+  importPage: {
+    method: 'POST';
+    path: '/api/{username}/{projectSlug}/import/{session}';
+    body: {
+      sequence: number;
+      pieces: Array<{
+        path: string;
+        value: unknown;
+      }>;
+    };
+    response: {
+      sequence: number;
+      applied: boolean;
+    };
+  };
+  abandonImport: {
+    method: 'DELETE';
+    path: '/api/{username}/{projectSlug}/import/{session}';
+    body: undefined;
+    response: {
+      message: string;
+    };
+  };
+  commitImport: {
+    method: 'POST';
+    path: '/api/{username}/{projectSlug}/import/{session}/commit';
+    body: undefined;
+    response: {
+      message: string;
+    };
+  };
   createProject: {
     method: 'POST';
     path: '/api/{username}/{projectSlug}';

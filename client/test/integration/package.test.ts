@@ -52,6 +52,10 @@ describe('content-api-client as installed from its tarball', () => {
         'dist/file-store.cjs',
         'dist/file-store.d.ts',
         'dist/file-store.d.cts',
+        'dist/backup.js',
+        'dist/backup.cjs',
+        'dist/backup.d.ts',
+        'dist/backup.d.cts',
       ]),
     );
     expect(files.filter((f) => !/^(package\.json|README\.md|LICENSE|dist\/.+\.(c?js|d\.c?ts))$/.test(f))).toEqual([]);

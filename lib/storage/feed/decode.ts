@@ -19,6 +19,7 @@ import {
   isBucketKey,
   isChunkKey,
   isSegmentKey,
+  isShadowIncarnation,
 } from '../layout/keys';
 import { fragmentsOf } from '../layout/stubs';
 import { type Change, commitChanges, diffValues, stubPaths } from './changes';
@@ -227,7 +228,8 @@ export type FeedRecord =
 export function feedRecordOf(record: DynamoDBRecord): FeedRecord | undefined {
   const inc = incarnationOfPk(record.dynamodb?.Keys?.pk?.S);
   const key = record.dynamodb?.Keys?.sk?.S;
-  if (inc === undefined || key === undefined) return undefined;
+  // An import's shadow content is no project's: nothing of it is a change anyone sees (docs/design/backup.md §3).
+  if (inc === undefined || key === undefined || isShadowIncarnation(inc)) return undefined;
   const event = record.eventName;
   if (!isSegmentKey(key)) return { kind: 'item', inc, key, event, newImage: imageOf(record.dynamodb?.NewImage) };
   if (event === 'REMOVE' && key === ROOT_KEY) return { kind: 'content-removed', inc };
@@ -255,6 +257,7 @@ export function readStreamBatch(records: readonly DynamoDBRecord[]): StreamBatch
     const key = record.dynamodb?.Keys?.sk?.S;
     if (!isSegmentKey(key)) continue;
     const pk = record.dynamodb?.Keys?.pk?.S ?? '';
+    if (isShadowIncarnation(incarnationOfPk(pk) ?? '')) continue;
     const seen = batch.positions.get(`${pk} ${key}`) ?? [];
     seen.push({ at, tx: record.dynamodb?.NewImage?.[A.transaction]?.S });
     batch.positions.set(`${pk} ${key}`, seen);
@@ -338,6 +341,19 @@ export async function decodeCommit(
   }
   const own = await recordChanges(inc, key, record, batch);
   const stamp = stampOfRecord(record);
+  if (key === ROOT_KEY && tx !== undefined && stamp?.operation === 'import') {
+    // An import's switch (lib/storage/import.ts): the whole content replaced, too large to send or keep. One
+    // message at the root (`changed`: read it), one history entry without old values; its copies' INSERTs and the
+    // old content's REMOVEs say nothing of their own.
+    return {
+      kind: 'changed',
+      version: Number(newImage?.[A.version]?.N ?? 0),
+      stamp,
+      changes: undefined,
+      awaited: [],
+      touched: [[]],
+    };
+  }
   const unchanged = (): DecodedCommit | undefined => (stamp ? { kind: 'unchanged', stamp } : undefined);
   if (own === undefined) return unchanged();
   const derived = own === UNLOCATED ? [] : [...own];

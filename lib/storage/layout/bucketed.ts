@@ -2,7 +2,7 @@
 // stub and the member, so every writer and reader computes the same bucket with no directory. Pure: the hash is
 // MurmurHash3 (x86, 32 bits) over UTF-16 code units, written here so the layout needs nothing of Node; a bucket cut
 // into buckets of its own gets a fresh random id in its stub, which reseeds the hash below it.
-import { bucketFanout, bucketKey } from './keys';
+import { bucketFanout, bucketKey, withoutCopyId } from './keys';
 
 const C1 = 0xcc9e2d51;
 const C2 = 0x1b873593;
@@ -32,7 +32,10 @@ export function hash32(text: string): number {
   return h >>> 0;
 }
 
-/** The bucket of a bucketed object (bucket stub `stub`) that holds member `member`. */
+/**
+ * The bucket of a bucketed object (bucket stub `stub`) that holds member `member`. An imported object's stub has a
+ * copy id its members were not hashed with (they were put in the shadow content, before the copy): hashed without it.
+ */
 export function bucketOf(stub: string, member: string): string {
-  return bucketKey(stub, hash32(`${stub}\u0000${member}`) % bucketFanout(stub));
+  return bucketKey(stub, hash32(`${withoutCopyId(stub)}\u0000${member}`) % bucketFanout(stub));
 }

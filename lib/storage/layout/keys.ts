@@ -8,6 +8,41 @@ export const contentPk = (inc: string) => `C#${inc}`;
 /** The incarnation a partition key names, when it is a content partition (`C#<inc>`). */
 export const incarnationOfPk = (pk: string | undefined) => (pk?.startsWith('C#') ? pk.slice(2) : undefined);
 
+/**
+ * The partition an import session builds its document in (docs/design/backup.md §3): the project's incarnation, `~`
+ * and the session's id. No project's incarnation holds `~`, so nothing that reads a project's content meets it.
+ */
+export const shadowIncarnation = (inc: string, session: string) => `${inc}~${session}`;
+
+/** Whether an incarnation is an import's shadow content, which the change feed leaves alone. */
+export const isShadowIncarnation = (inc: string) => inc.includes('~');
+
+/**
+ * A shadow segment's key (or a stub's) as copied into the project's partition under the copy id `id`: `/<rest>`
+ * becomes `/<id><rest>`. The id is longer than a birth id, so no key of the content before the copy prefixes a copied
+ * one, and one `begins_with` finds every copy of an import.
+ */
+export const copiedKey = (id: string, key: string) => `${ROOT_KEY}${id}${key.slice(1)}`;
+
+/** The length of an import's copy id (copiedKey): 8 random bytes in base64url, longer than a birth id (8). */
+export const COPY_ID_LENGTH = 11;
+
+/** A birth id's length (newSegmentId): what the first component of every key the engine makes starts with. */
+const BIRTH_ID_LENGTH = 8;
+
+/**
+ * A key as the engine made it, before an import copied it: without the copy id. The first component of a key the
+ * engine makes is one birth id (up to its `/`, `#` or `~`); a copied key's is the copy id and that birth id. What
+ * hashes a key (the bucket of a member) hashes this, so a bucketed object finds its members where they were put.
+ */
+export function withoutCopyId(key: string): string {
+  const first = /^\/[A-Za-z0-9_-]*/.exec(key)?.[0].length ?? 0;
+  return first - 1 === COPY_ID_LENGTH + BIRTH_ID_LENGTH ? `${ROOT_KEY}${key.slice(1 + COPY_ID_LENGTH)}` : key;
+}
+
+/** The prefix every key an import copied under `id` starts with. */
+export const copyPrefix = (id: string) => `${ROOT_KEY}${id}`;
+
 /** The root segment's key; a child's key is its parent's plus a random birth id and `/`, so a key prefixes its subtree. */
 export const ROOT_KEY = '/';
 

@@ -145,6 +145,16 @@ export function reachableFrom(roots: readonly string[], read: ReadonlyMap<string
   return reached;
 }
 
+/** A fragment with every stub's key rewritten (an import's copy: its segments under new keys). */
+export function rekeyStubs(fragment: Json, rekey: (key: string) => string): Json {
+  if (fragment instanceof Stub) return new Stub(rekey(fragment.key));
+  if (Array.isArray(fragment)) return fragment.map((v) => rekeyStubs(v, rekey));
+  if (!isObject(fragment)) return fragment;
+  const copy: JsonObject = {};
+  for (const k of Object.keys(fragment)) setOwn(copy, k, rekeyStubs(fragment[k] as Json, rekey));
+  return copy;
+}
+
 /**
  * Where a fragment's stubs are, by the first key of their path (key → count; what a segment's A.stubsUnder holds):
  * every segment records it when written whole, so a set or delete that does not read first can be conditioned on

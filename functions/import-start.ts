@@ -1,0 +1,4 @@
+// POST /api/{username}/{projectSlug}/import
+import { importStart } from '../lib/http/import-handlers';
+
+export const handler = importStart();
