@@ -313,6 +313,8 @@ export async function exportPage(request: ExportRequest): Promise<ExportPage> {
     const point = cursor ?? (await newestPoint(inc));
     const log: RevisionLog = { revision: point.revision, time: point.time, entries: [] };
     log.entries = await entriesAfter(inc, log.revision);
+    // Entries the consumer is still completing are waited for before the open containers are judged by them.
+    await settleStamps(inc, log, []);
     const frames: OpenFrame[] = cursor
       ? cursor.frames.map((frame, i) => ({ ...frame, path: framePaths(cursor.frames)[i] as Segments }))
       : [];

@@ -33,6 +33,8 @@ const windowStart = () => Date.now() - historyDays() * 86_400_000;
 
 /** A commit is at most this much later than its request's stamp (the 10 s timeout, and clock skew between hosts). */
 const COMMIT_MARGIN_MS = 15_000;
+/** How long after its commit an entry the consumer is still completing is waited for. */
+const COMPLETING_MAX_MS = 60_000;
 /** How long a read at a revision waits for commits the stream consumer has not logged yet. */
 const LAG_WAIT_MS = 3_000;
 
@@ -174,8 +176,9 @@ export interface RevisionLog {
 
 /**
  * Waits until every write stamp a read saw is accounted for by `log` (section 3, stream lag): a commit logged since
- * the entries were read has them read again; one the consumer has not logged yet is waited for (50 ms steps, until
- * `deadline`, then a retry-safe 503). The read itself stays right: every commit it saw is then among the entries.
+ * the entries were read has them read again; one the consumer has not logged yet, or an entry it is still
+ * completing, is waited for (50 ms steps, until `deadline`, then a retry-safe 503). The read itself stays right:
+ * every commit it saw is then among the entries.
  */
 export async function settleStamps(
   inc: string,
@@ -184,7 +187,11 @@ export async function settleStamps(
   deadline = Date.now() + LAG_WAIT_MS,
 ): Promise<void> {
   for (;;) {
-    const logged = await stampsLogged(inc, stamps, log, log.entries);
+    const stamped = await stampsLogged(inc, stamps, log, log.entries);
+    // An entry logged before the rest of its commit's stream records came is logged again whole when they do; one
+    // completing for longer is taken as it is (its consumer restarted meanwhile: not rewindable there).
+    const completing = log.entries.some((e) => e.completing && Date.now() - e.time < COMPLETING_MAX_MS);
+    const logged = stamped === 'yes' && completing ? 'pending' : stamped;
     if (logged === 'yes') return;
     if (Date.now() > deadline) throw new ServiceUnavailable('the history is catching up with the latest writes');
     if (logged === 'pending') await sleep(50);

@@ -36,6 +36,8 @@ export interface HistoryEntry extends LoggedChange {
   rewindable: boolean;
   /** When not rewindable: the paths it touched, where known (unknown: any path). */
   touched?: Segments[];
+  /** Not rewindable yet: the consumer logs it again, whole, once the stream records it waits for come. */
+  completing?: boolean;
 }
 
 /** What the history keeps of a commit beside its changes. */
@@ -43,6 +45,8 @@ export interface CommitRecord {
   stamp?: Stamp;
   /** The paths the commit touched (for an entry whose changes or old values cannot be kept). */
   touched?: Segments[];
+  /** Logged as far as known, to be logged again whole when the records it waits for come (reads wait for it). */
+  completing?: boolean;
 }
 
 const jsonAttribute = (value: Json): AttributeValue => ({ S: stringify(value) as string });
@@ -118,6 +122,7 @@ export async function logChange(
           ? {}
           : {
               x: { BOOL: true },
+              ...(commit.completing ? { xw: { BOOL: true } } : {}),
               ...(touchedText !== undefined && touchedText.length <= MAX_LOG_BYTES / 4
                 ? { xp: { S: touchedText } }
                 : {}),
@@ -151,6 +156,7 @@ function readEntry(item: Record<string, AttributeValue>): HistoryEntry {
     stamp: parseStamp(item[STAMP_ATTRIBUTE]?.S),
     rewindable: item.x?.BOOL !== true,
     touched: item.xp?.S === undefined ? undefined : (JSON.parse(item.xp.S) as Segments[]),
+    ...(item.xw?.BOOL === true ? { completing: true } : {}),
   };
 }
 

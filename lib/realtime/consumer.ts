@@ -145,9 +145,11 @@ async function deliver(inc: string, key: string, record: DynamoDBRecord, decoded
   if (decoded.kind === 'unchanged') return logChange(inc, revision, [], { stamp: decoded.stamp });
   const { changes, live, version } = decoded;
   const kept: CommitRecord = { stamp: decoded.stamp, touched: decoded.touched };
-  await logChange(inc, revision, decoded.history, kept);
-  // Old values naming segments this commit removed in records still to come: logged again once they are here.
-  if (decoded.history && decoded.awaited.length > 0) {
+  // Old values naming segments this commit removed in records still to come: logged again once they are here, and
+  // reads at a revision before it wait for that meanwhile.
+  const completing = decoded.history !== undefined && decoded.awaited.length > 0;
+  await logChange(inc, revision, decoded.history, completing ? { ...kept, completing } : kept);
+  if (completing) {
     const entry = { inc, revision, changes: decoded.history, awaited: decoded.awaited, record: kept };
     setBounded(awaiting, `${inc} ${revision}`, entry, AWAITING_MAX);
   }

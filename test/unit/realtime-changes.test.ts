@@ -128,6 +128,18 @@ describe('commitChanges over segments (256-byte segments: every content is multi
   /** A lookup as the consumer's: chunk and bucket stubs by all their segments, the root left out. */
   const lookup = (ps: { key: string; fragment: Json }[]) => fragmentsOf(ps.filter((p) => p.key !== ROOT_KEY));
 
+  test('a segment the new fragment still names is unchanged, though a later commit of the batch removed it', () => {
+    const later = (key: string) => (key === '/n0000000/' ? ({ inner: 1 } as Json) : undefined);
+    const changes = commitChanges({
+      base: [],
+      before: { nested: new Stub('/n0000000/') },
+      after: { nested: new Stub('/n0000000/'), fresh: 1 },
+      removed: later,
+      written: () => undefined,
+    });
+    expect(bare(changes)).toEqual([{ path: ['fresh'], value: 1 }]);
+  });
+
   test('property: a rewrite from the root (the old segments removed, new ones written) diffs to the new content', () => {
     fc.assert(
       fc.property(content, content, (before, after) => {

@@ -72,7 +72,11 @@ export function commitChanges(commit: {
   removed: (key: string) => Json | undefined;
   written: (key: string) => Json | undefined;
 }): Change[] {
-  const before = commit.before === undefined ? undefined : assemble(commit.before, commit.removed, 'keep');
+  // A segment the new fragment still names was not removed by this commit: a REMOVE of it in the same stream batch
+  // is a later commit's (a consumer behind the writes gets many in one batch), and it is unchanged here.
+  const named = commit.after === undefined ? new Set<string>() : new Set(stubPaths(commit.after).keys());
+  const removed = (key: string) => (named.has(key) ? undefined : commit.removed(key));
+  const before = commit.before === undefined ? undefined : assemble(commit.before, removed, 'keep');
   const after = commit.after === undefined ? undefined : assemble(commit.after, commit.written, 'keep');
   return diffValues(before, after, commit.base);
 }
