@@ -1,6 +1,6 @@
 // The table's DynamoDB stream: every committed change to its subscribers (and the change log, and the hooks: each
 // change's webhook deliveries are queued before its subscribers are sent it).
-import type { DynamoDBStreamEvent } from 'aws-lambda';
+import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import { consume } from '../lib/realtime/consumer';
 import { onCommittedChange } from '../lib/realtime/hooks';
 import { enqueueWebhookDeliveries } from '../lib/webhooks/deliveries';
@@ -10,6 +10,8 @@ onCommittedChange.push(async (change) => {
   if (change.project !== undefined) await enqueueWebhookDeliveries({ ...change, project: change.project });
 });
 
-export const handler = async (event: DynamoDBStreamEvent): Promise<void> => {
-  await consume(event.Records);
+/** A partial batch response (ReportBatchItemFailures) when a commit at the batch's end is left for the next one. */
+export const handler = async (event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> => {
+  const { deferred } = await consume(event.Records);
+  return { batchItemFailures: deferred === undefined ? [] : [{ itemIdentifier: deferred }] };
 };

@@ -37,6 +37,13 @@ export const exportPageBytes = (): number => Number(optionalEnv('EXPORT_PAGE_BYT
  */
 export const sweepAfterMs = (): number => Number(optionalEnv('SWEEP_AFTER_MS') ?? 5 * 60 * 1000);
 
+/** The stream consumer's batch size (stage parameter `streamBatchSize`, the event source's): a batch this full may
+ * end inside a commit. */
+export const streamBatchSize = (): number => {
+  const n = Number(optionalEnv('STREAM_BATCH_SIZE') ?? 100);
+  return Number.isSafeInteger(n) && n >= 1 ? n : 100;
+};
+
 /**
  * How many PostToConnection requests the realtime consumer has in flight at once (stage parameter
  * `realtimeSendConcurrency`): each counts against the account's API Gateway throttle (10,000 requests/s shared with

@@ -5,6 +5,7 @@ import type {
   APIGatewayProxyResultV2,
   APIGatewayProxyWebsocketEventV2,
   Context,
+  DynamoDBBatchResponse,
   DynamoDBStreamEvent,
 } from 'aws-lambda';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -14,6 +15,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { WebSocket, WebSocketServer } from 'ws';
 import { lambdaContext, loadHandler } from './lambda';
 import { local } from './env';
+import { streamBatchSize } from '../config/env';
 import { type ChangeRecord, listenDynamoDbLocal, listenEmbedded } from './stream';
 
 type SocketHandler = (event: APIGatewayProxyWebsocketEventV2, context: Context) => Promise<APIGatewayProxyResultV2>;
@@ -37,8 +39,6 @@ const MAX_PAYLOAD_BYTES = 1024 * 1024;
  * such buffer; it drops a connection it cannot deliver to, which is what the client sees here too.
  */
 export const MAX_BUFFERED_BYTES = 1024 * 1024;
-/** Records handed to the stream handler at once (the Lambda event source's batch size). */
-const STREAM_BATCH = 100;
 
 const findFunction = (functions: Record<string, FunctionConfig>, kind: 'websocket' | 'stream') =>
   Object.entries(functions).find(([, fn]) => fn.events?.some((e) => e[kind] !== undefined));
@@ -190,11 +190,18 @@ export async function startStreamConsumer(
     if (running) return;
     running = true;
     while (pending.length > 0) {
-      const Records = pending.splice(0, STREAM_BATCH);
+      const Records = pending.splice(0, streamBatchSize());
       const lag = local.streamLagMs();
       if (lag > 0) await sleep(lag);
       try {
-        await handler({ Records }, lambdaContext(functionName, 10));
+        const answer = (await handler({ Records }, lambdaContext(functionName, 10))) as
+          | DynamoDBBatchResponse
+          | undefined;
+        // A partial batch response: as the event source does, the records from the first failed one come again,
+        // ahead of the rest (a commit cut at the batch's end, handed over whole next time).
+        const failed = answer?.batchItemFailures?.[0]?.itemIdentifier;
+        const from = Records.findIndex((r) => r.dynamodb?.SequenceNumber === failed);
+        if (failed !== undefined && from >= 0) pending.unshift(...Records.slice(from));
       } catch (error) {
         console.error(JSON.stringify({ level: 'ERROR', message: 'stream handler failed', error: String(error) }));
       }

@@ -5,7 +5,7 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { AccessProof } from '../auth/access';
 import { setBounded } from '../config/bounded';
-import { realtimeSendConcurrency } from '../config/env';
+import { realtimeSendConcurrency, streamBatchSize } from '../config/env';
 import { HttpError } from '../config/errors';
 import { logger } from '../config/logger';
 import { type Segments, formatPath } from '../paths';
@@ -16,6 +16,7 @@ import {
   completeAwaited,
   decodeCommit,
   feedRecordOf,
+  openCommitStart,
   projectOfIncarnation,
   readSnapshot,
   readStreamBatch,
@@ -213,8 +214,16 @@ async function endProject(inc: string): Promise<void> {
   await eachLimited(await querySubscriptions(inc), revoke);
 }
 
-/** Handles one batch of stream records, in order. */
-export async function consume(records: readonly DynamoDBRecord[]): Promise<void> {
+/**
+ * Handles one batch of stream records, in order. A full batch whose last commit may go on in the next is handled up
+ * to that commit: `deferred` names its first record, from which the event source hands the records over again.
+ */
+export async function consume(
+  all: readonly DynamoDBRecord[],
+  options: { batchSize: number } = { batchSize: streamBatchSize() },
+): Promise<{ deferred?: string }> {
+  const cut = openCommitStart(all, options);
+  const records = cut === undefined ? all : all.slice(0, cut);
   // What this batch wrote and removed, for the commits that name them (lib/storage's feed).
   const batch = readStreamBatch(records);
   for (const [at, record] of records.entries()) {
@@ -243,4 +252,6 @@ export async function consume(records: readonly DynamoDBRecord[]): Promise<void>
     if (decoded) await deliver(inc, item.key, record, decoded);
   }
   if (awaiting.size > 0) await completeAwaiting();
+  const deferred = cut === undefined ? undefined : all[cut]?.dynamodb?.SequenceNumber;
+  return deferred === undefined ? {} : { deferred };
 }

@@ -31,3 +31,4 @@ export { readSnapshot } from './snapshot';
 export { type Change, type WireChange, toWire, trimTo, valueBelow } from './feed/changes';
 export { type DecodedCommit, decodeCommit, feedRecordOf, readStreamBatch } from './feed/decode';
 export { type AwaitedOld, completeAwaited } from './feed/old-values';
+export { openCommitStart } from './feed/batch-cut';

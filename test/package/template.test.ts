@@ -149,10 +149,14 @@ describe('routes', () => {
       EventSourceArn: { 'Fn::GetAtt': ['ContentTable', 'StreamArn'] },
       FunctionName: getAtt('RealtimeStreamLambdaFunction'),
       StartingPosition: 'LATEST',
-      BatchSize: 100,
+      BatchSize: config.params.default.streamBatchSize,
+      // A commit cut at a full batch's end is answered as failed from its first record (batch-cut.ts).
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
     });
     const fn = resources.RealtimeStreamLambdaFunction as Resource;
     expect(JSON.stringify(fn.Properties.Environment.Variables.REALTIME_ENDPOINT)).toContain('WebsocketsApi');
+    // The consumer knows the batch size the event source uses: a batch that full may end inside a commit.
+    expect(fn.Properties.Environment.Variables.STREAM_BATCH_SIZE).toBe(String(config.params.default.streamBatchSize));
   });
 });
 
