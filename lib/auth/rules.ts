@@ -3,7 +3,7 @@
 import { type AttributeValue, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { tableName } from '../config/env';
 import { dynamo } from '../dynamo/client';
-import { type Segments, formatPath, parsePath } from '../paths';
+import { type Path, formatPath, parsePath } from '../paths';
 import type { ContentNeed } from '../policy';
 import { type Standing, explainAccess } from '../rules/access';
 import { compiledRules } from '../rules/cache';
@@ -24,7 +24,7 @@ import {
 /** What one request touches: each path with the operation it needs there (a batch's test reads, its changes write). */
 export interface RequestScope {
   /** A write's touches carry `data` and `newData` when its rules read them (lib/http/schema-guard.ts computes them). */
-  touches: ReadonlyArray<{ operation: ContentNeed; path: Segments; data?: unknown; newData?: unknown }>;
+  touches: ReadonlyArray<{ operation: ContentNeed; path: Path; data?: unknown; newData?: unknown }>;
   /** A write: the schemas its changes were checked against (null: none); a renewal finding others ends the attempt. */
   checkedSchemas?: RuleSet | null;
   /** With checkedSchemas: the rules its access was judged on (null: none). */

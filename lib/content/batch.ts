@@ -1,6 +1,6 @@
 // Batches: plans operations in order on an in-memory copy, each seeing the ones before it; the storage layout is not its concern.
 import { Conflict, HttpError } from '../config/errors';
-import { type Segments, asIndex } from '../paths';
+import { type Path, asIndex } from '../paths';
 import type { PathTree } from '../paths/tree';
 import {
   type Json,
@@ -20,9 +20,9 @@ import { type MergeOperation, type PatchOperation, applyMerge, applyPatch } from
 /** A precondition: the value at the path equals `value` (as JSON, numbers as decimals), or nothing is there. */
 export interface TestOperation {
   kind: 'test';
-  segments: Segments;
+  segments: Path;
   /** The client's path, when `segments` is relative to a segment (see ContentOperation). */
-  shown?: Segments;
+  shown?: Path;
   value?: Json;
   exists?: boolean;
 }
@@ -180,14 +180,14 @@ export function planBatch(
  * The paths an operation reads or changes: its own (and a JSON Patch's `from`), every leaf of a merge patch. The
  * segments along them, and below their values, are what the batch is planned on.
  */
-export function touchedPaths(op: BatchOperation): Segments[] {
+export function touchedPaths(op: BatchOperation): Path[] {
   if ('segments' in op) return [op.segments];
   if (op.kind === 'patch') return op.from === undefined ? [op.path] : [op.path, op.from];
   if (op.kind !== 'merge') return [];
   // A merge patch's leaves are asked for once per array or object it meets: listed once.
   const known = mergeLeaves.get(op);
   if (known) return known;
-  const paths: Segments[] = [];
+  const paths: Path[] = [];
   const leaves = (value: Json, prefix: string[]) => {
     if (!isObject(value)) paths.push(prefix);
     // `{}` changes nothing in an object there (else it sets one): what is there is read, not the whole of it.
@@ -199,7 +199,7 @@ export function touchedPaths(op: BatchOperation): Segments[] {
   return paths;
 }
 
-const mergeLeaves = new WeakMap<MergeOperation, Segments[]>();
+const mergeLeaves = new WeakMap<MergeOperation, Path[]>();
 
 /**
  * The member a merge patch's `{}` is touched at, below its own path: the value there is reached (its type decides
@@ -208,7 +208,7 @@ const mergeLeaves = new WeakMap<MergeOperation, Segments[]>();
 const EMPTY_MERGE_PROBE = '\u0000';
 
 /** Whether `path` runs through `at` (is `at` or below it). */
-const through = (path: Segments, at: Segments) => path.length >= at.length && at.every((s, i) => path[i] === s);
+const through = (path: Path, at: Path) => path.length >= at.length && at.every((s, i) => path[i] === s);
 
 /**
  * Whether a batch can be planned on a chunked array's segment alone, `[chunk stub, newest…]`, its chunks unread
@@ -217,12 +217,11 @@ const through = (path: Segments, at: Segments) => path.length >= at.length && at
  * to such an element, or to one counted from the end no further than the segment's `own` elements less those the
  * operations before it may have removed; none reads or replaces the array whole.
  */
-export function plansOnNewest(ops: readonly BatchOperation[], at: Segments, count: number, own: number): boolean {
+export function plansOnNewest(ops: readonly BatchOperation[], at: Path, count: number, own: number): boolean {
   let room = own;
   const newest = (i: number | undefined) => i !== undefined && (i >= count || (i < 0 && -i <= room));
   /** An element of the array: the path's step into it. */
-  const element = (path: Segments | undefined) =>
-    path !== undefined && path.length === at.length + 1 && through(path, at);
+  const element = (path: Path | undefined) => path !== undefined && path.length === at.length + 1 && through(path, at);
   for (const op of ops) {
     for (const path of touchedPaths(op)) {
       if (!through(path, at)) {
@@ -253,7 +252,7 @@ export function plansOnNewest(ops: readonly BatchOperation[], at: Segments, coun
  * (docs/design/storage.md, section 13, step 4): it meets the object, and every path that does goes to a member or
  * below one; none reads, tests, replaces or deletes the object whole. `touched`: the batch's paths (`touchedPaths`).
  */
-export function plansOnMembers(touched: PathTree, at: Segments): boolean {
+export function plansOnMembers(touched: PathTree, at: Path): boolean {
   // In the length of `at`, whatever the number of paths: a merge patch may name tens of thousands of members.
   const { over, under } = touched.meets(at);
   return under && !over;
@@ -265,7 +264,7 @@ export function plansOnMembers(touched: PathTree, at: Segments): boolean {
  * reaches, so `plansOnNewest` checks those again with its room); undefined when it reaches none. What the batch does
  * to elements at or after it is planned on the chunks from the one that holds it (docs/design/storage.md, step 4).
  */
-export function lowestReach(ops: readonly BatchOperation[], at: Segments, length: number): number | undefined {
+export function lowestReach(ops: readonly BatchOperation[], at: Path, length: number): number | undefined {
   let lowest: number | undefined;
   const reach = (i: number | undefined) => {
     if (i === undefined) return;
@@ -286,12 +285,12 @@ export function lowestReach(ops: readonly BatchOperation[], at: Segments, length
 }
 
 /** The operations with their indexes into the array at `at` moved to positions in `[chunk stub, newest…]`. */
-export function intoNewest(ops: readonly BatchOperation[], at: Segments, count: number): BatchOperation[] {
+export function intoNewest(ops: readonly BatchOperation[], at: Path, count: number): BatchOperation[] {
   const position = (step: string) => {
     const i = asIndex(step);
     return i === undefined || i < count ? step : String(i - count + 1);
   };
-  const moved = (path: Segments): Segments =>
+  const moved = (path: Path): Path =>
     through(path, at) && path.length > at.length
       ? [...path.slice(0, at.length), position(path[at.length] as string), ...path.slice(at.length + 1)]
       : path;

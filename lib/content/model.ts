@@ -1,6 +1,6 @@
 // Content semantics: what each operation does to a content tree, decided in memory as one concrete action.
 import { BadRequest, NotFound } from '../config/errors';
-import { asIndex, formatPath, type Segments } from '../paths';
+import { asIndex, formatPath, type Path } from '../paths';
 import {
   type Json,
   type JsonNumber,
@@ -21,17 +21,17 @@ export type Step = string | number;
  * plans on one segment's fragment): what every message names.
  */
 export type ContentOperation =
-  | { kind: 'set'; segments: Segments; shown?: Segments; value: Json }
-  | { kind: 'insert'; segments: Segments; shown?: Segments; value: Json; index: number }
-  | { kind: 'push'; segments: Segments; shown?: Segments; value: Json }
+  | { kind: 'set'; segments: Path; shown?: Path; value: Json }
+  | { kind: 'insert'; segments: Path; shown?: Path; value: Json; index: number }
+  | { kind: 'push'; segments: Path; shown?: Path; value: Json }
   /** increment (amount > 0) and decrement (amount < 0) */
-  | { kind: 'add'; segments: Segments; shown?: Segments; amount: JsonNumber }
-  | { kind: 'delete'; segments: Segments; shown?: Segments }
+  | { kind: 'add'; segments: Path; shown?: Path; amount: JsonNumber }
+  | { kind: 'delete'; segments: Path; shown?: Path }
   /** update: the whole content */
   | { kind: 'replace'; content: JsonObject };
 
 /** The client's path for a message, up to `steps` steps into `segments` (all of it by default). */
-export function shownPath(op: { segments: Segments; shown?: Segments }, steps = op.segments.length): string {
+export function shownPath(op: { segments: Path; shown?: Path }, steps = op.segments.length): string {
   const shown = op.shown ?? op.segments;
   return formatPath(shown.slice(0, shown.length - op.segments.length + steps));
 }
@@ -73,7 +73,7 @@ interface Walk {
   stop?: Stop;
 }
 
-export function walk(root: JsonObject, segments: Segments): Walk {
+export function walk(root: JsonObject, segments: Path): Walk {
   const steps: Step[] = [];
   let node: Json = root;
   for (const segment of segments) {
@@ -95,7 +95,7 @@ export function walk(root: JsonObject, segments: Segments): Walk {
   return { steps, node };
 }
 
-function nest(segments: Segments, value: Json): Json {
+function nest(segments: Path, value: Json): Json {
   let nested = value;
   for (let i = segments.length - 1; i >= 0; i--) {
     const parent: JsonObject = {};
@@ -116,7 +116,7 @@ const planned = (action: Action, ...assumed: Guard[]) => ({ action, assumed });
 type Chosen = ReturnType<typeof planned>;
 
 /** Throws the 400 for a path that cannot be followed, or returns the action that creates it (parents as objects). */
-function createAt(op: { segments: Segments; shown?: Segments }, w: Walk, value: Json): Chosen {
+function createAt(op: { segments: Path; shown?: Path }, w: Walk, value: Json): Chosen {
   const segments = op.segments;
   const at = w.steps.length;
   const segment = segments[at] as string;
@@ -202,7 +202,7 @@ function choose(op: Exclude<ContentOperation, { kind: 'replace' }>, w: Walk): Ch
 }
 
 /** What following the path assumed: every list a step indexes into stays a list; one indexed from the end keeps its length. */
-function walkGuards(root: JsonObject, segments: Segments, steps: readonly Step[]): Guard[] {
+function walkGuards(root: JsonObject, segments: Path, steps: readonly Step[]): Guard[] {
   const guards: Guard[] = [];
   let node: Json = root;
   steps.forEach((step, i) => {
@@ -238,7 +238,7 @@ export function plan(root: JsonObject, op: ContentOperation): Plan | undefined {
 }
 
 /** The value at a path (GET), or a 404 when the path does not exist. */
-export function valueAt(root: JsonObject, segments: Segments, shown = segments): Json {
+export function valueAt(root: JsonObject, segments: Path, shown = segments): Json {
   const w = walk(root, segments);
   if (w.stop !== undefined) throw new NotFound('PATH_NOT_FOUND', `nothing at '${formatPath(shown)}'`);
   return w.node;

@@ -1,7 +1,7 @@
 // Patches: RFC 6902 JSON Patch and RFC 7396 merge patch semantics on the content, as actions of our own model.
 import { BadRequest, Conflict, NotFound } from '../config/errors';
 import { MAX_CONTAINER_DEPTH } from '../config/limits';
-import { asIndex, formatPointer, type Segments } from '../paths';
+import { asIndex, formatPointer, type Path } from '../paths';
 import { type Json, type JsonObject, cloneJson, depthOf, hasOwn, isObject, jsonEquals, setOwn } from './json';
 import type { Action, ContentOperation, Step } from './model';
 
@@ -12,8 +12,8 @@ export type PatchOpName = (typeof PATCH_OPS)[number];
 export interface PatchOperation {
   kind: 'patch';
   op: PatchOpName;
-  path: Segments;
-  from?: Segments;
+  path: Path;
+  from?: Path;
   value?: Json;
 }
 
@@ -33,7 +33,7 @@ export interface PatchContext {
 const ARRAY_INDEX = /^(?:0|[1-9][0-9]*)$/;
 
 /** RFC 6901 evaluation: own members of objects, indexes inside arrays; undefined when the pointer names nothing. */
-function resolve(root: JsonObject, tokens: Segments): { steps: Step[]; node: Json } | undefined {
+function resolve(root: JsonObject, tokens: Path): { steps: Step[]; node: Json } | undefined {
   const steps: Step[] = [];
   let node: Json = root;
   for (const token of tokens) {
@@ -52,9 +52,9 @@ function resolve(root: JsonObject, tokens: Segments): { steps: Step[]; node: Jso
   return { steps, node };
 }
 
-const nothingAt = (tokens: Segments) => new NotFound('PATH_NOT_FOUND', `nothing at '${formatPointer(tokens)}'`);
+const nothingAt = (tokens: Path) => new NotFound('PATH_NOT_FOUND', `nothing at '${formatPointer(tokens)}'`);
 
-function existing(root: JsonObject, tokens: Segments): { steps: Step[]; node: Json } {
+function existing(root: JsonObject, tokens: Path): { steps: Step[]; node: Json } {
   const found = resolve(root, tokens);
   if (found === undefined) throw nothingAt(tokens);
   return found;
@@ -66,7 +66,7 @@ function replaceRoot(ctx: PatchContext, value: Json): void {
 }
 
 /** add: a member is created or replaced; in an array the value is inserted at the index (`-`: at the end). */
-function add(ctx: PatchContext, path: Segments, value: Json): void {
+function add(ctx: PatchContext, path: Path, value: Json): void {
   if (path.length === 0) {
     replaceRoot(ctx, value);
     return;
@@ -105,13 +105,13 @@ function add(ctx: PatchContext, path: Segments, value: Json): void {
   }
 }
 
-function remove(ctx: PatchContext, path: Segments): void {
+function remove(ctx: PatchContext, path: Path): void {
   if (path.length === 0) throw new BadRequest('INVALID_CONTENT', 'the content itself cannot be removed');
   ctx.change({ kind: 'remove', steps: existing(ctx.content(), path).steps });
 }
 
 /** A value copied or moved lands below `path`: it may nest only the levels the path leaves. */
-function assertFits(value: Json, path: Segments): void {
+function assertFits(value: Json, path: Path): void {
   if (depthOf(value) > MAX_CONTAINER_DEPTH - path.length) {
     throw new BadRequest(
       'VALUE_TOO_DEEP',
@@ -135,7 +135,7 @@ export function applyPatch(ctx: PatchContext, op: PatchOperation): void {
       else ctx.change({ kind: 'set', steps: existing(ctx.content(), op.path).steps, value });
       return;
     case 'move': {
-      const from = op.from as Segments;
+      const from = op.from as Path;
       const moved = existing(ctx.content(), from).node;
       if (from.length === op.path.length && from.every((t, i) => t === op.path[i])) return;
       assertFits(moved, op.path);
@@ -144,7 +144,7 @@ export function applyPatch(ctx: PatchContext, op: PatchOperation): void {
       return;
     }
     case 'copy': {
-      const copied = existing(ctx.content(), op.from as Segments).node;
+      const copied = existing(ctx.content(), op.from as Path).node;
       assertFits(copied, op.path);
       // A copy of its own: the planner changes containers it owns in place, which must not show in two places.
       add(ctx, op.path, cloneJson(copied));
@@ -198,7 +198,7 @@ export function applyMerge(ctx: PatchContext, op: MergeOperation): void {
 }
 
 /** Keys our one-request forms read as keys: not empty, not `-`, and nothing a dot path would take as an index. */
-const plainKeys = (tokens: Segments) =>
+const plainKeys = (tokens: Path) =>
   tokens.length > 0 && tokens.every((t) => t !== '' && t !== '-' && asIndex(t) === undefined);
 
 /** One of our operations that does what a patch does wherever its one-request condition holds; `present`: also require the target. */
@@ -207,7 +207,7 @@ export interface FastForm {
   present?: boolean;
 }
 
-function mergeForms(prefix: Segments, patch: JsonObject, forms: FastForm[]): boolean {
+function mergeForms(prefix: Path, patch: JsonObject, forms: FastForm[]): boolean {
   for (const key of Object.keys(patch)) {
     const value = patch[key] as Json;
     const segments = [...prefix, key];

@@ -3,7 +3,7 @@
 // an import against what the pages before it left open, and turns it into the writes that build the document. Pure.
 import { BadRequest, HttpError } from '../config/errors';
 import { MAX_CONTAINER_DEPTH } from '../config/limits';
-import { type Segments, formatPointer, parsePointer } from '../paths';
+import { type Path, formatPointer, parsePointer } from '../paths';
 import { type Json, type JsonObject, assertStorable, isObject, setOwn, storedSize } from './json';
 
 /** One piece as a client sends it: a JSON Pointer (`""` the root) and the value that goes there. */
@@ -33,7 +33,7 @@ export const NO_PIECES: PiecesState = { started: false, open: [] };
 
 /** A write that builds the document: `value` set at `segments` (`[]`: the whole content, an object). */
 export interface PieceWrite {
-  segments: Segments;
+  segments: Path;
   value: Json;
 }
 
@@ -122,13 +122,13 @@ export function planPieces(
 }
 
 /** Whether the open containers are exactly the ancestors of `tokens` (the root, then one per token but the last). */
-function isOpenAt(open: readonly Open[], tokens: Segments): boolean {
+function isOpenAt(open: readonly Open[], tokens: Path): boolean {
   for (let i = 1; i < open.length; i++) if (open[i]?.key !== tokens[i - 1]) return false;
   return true;
 }
 
 /** A piece's pointer and value, checked as any write's path and value are (a 400 INVALID_PIECES naming it). */
-function readPiece(index: number, raw: unknown): { tokens: Segments; value: Json } {
+function readPiece(index: number, raw: unknown): { tokens: Path; value: Json } {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
     throw invalid(index, 'a piece is an object {"path", "value"}');
   const piece = raw as Record<string, unknown>;

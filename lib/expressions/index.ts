@@ -6,7 +6,7 @@ import type { Action, ContentOperation, Guard, Step } from '../content/model';
 import { fastForms } from '../content/patch';
 import { type JsonNumber, approximate, storedSize } from '../content/json';
 import { toAttribute } from '../dynamo/attributes';
-import { asIndex, type Segments } from '../paths';
+import { asIndex, type Path } from '../paths';
 import { PathTree } from '../paths/tree';
 import { A } from '../schema/attributes';
 import { type WriteEnvelope, compileEnvelope } from './envelope';
@@ -27,7 +27,7 @@ export { ExpressionState, type ReadRequest, type UpdateRequest } from './state';
  * non-negative integer is taken as a list index, which the condition then verifies. Negative indexes need the
  * list's length, so they return undefined (read first).
  */
-export function assumeSteps(segments: Segments, firstIsIndex = false): Step[] | undefined {
+export function assumeSteps(segments: Path, firstIsIndex = false): Step[] | undefined {
   const steps: Step[] = [];
   for (const [i, segment] of segments.entries()) {
     const index = i === 0 && !firstIsIndex ? undefined : asIndex(segment);
@@ -249,7 +249,7 @@ export function compileAction(state: ExpressionState, action: Action): void {
 }
 
 const NUMBER_BYTES = 21;
-const keyBytes = (segments: Segments) => 1 + Buffer.byteLength(segments[segments.length - 1] ?? '', 'utf8');
+const keyBytes = (segments: Path) => 1 + Buffer.byteLength(segments[segments.length - 1] ?? '', 'utf8');
 
 /** How much an operation can grow the content at most, as DynamoDB counts bytes (a bound, not the exact change). */
 export function growthBound(op: ContentOperation): number {
@@ -322,7 +322,7 @@ export function compileBatchWrite(
 ): UpdateRequest | undefined {
   const writes: ContentOperation[] = [];
   // Targets a patch's replace requires to be there (its fast form is a set, which would create them).
-  const present: Segments[] = [];
+  const present: Path[] = [];
   for (const op of ops) {
     if (op.kind === 'test' || op.kind === 'invalid') return undefined;
     if (op.kind === 'patch' || op.kind === 'merge') {
@@ -373,7 +373,7 @@ export function compileBatchWrite(
  * GetItem projection for a read: the content down to the first index (the rest is resolved in memory), or none
  * at all when `segments` is null, plus the grant epoch and incarnation the caller's grant is compared with.
  */
-export function compileRead(segments: Segments | undefined | null): ReadRequest {
+export function compileRead(segments: Path | undefined | null): ReadRequest {
   const state = new ExpressionState();
   const projection = [
     'pk',

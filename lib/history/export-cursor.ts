@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import { BadRequest } from '../config/errors';
 import { parseJsonText } from '../content/json';
 import { MAX_CONTAINER_DEPTH, MAX_CURSOR_LENGTH, MAX_KEY_LENGTH } from '../config/limits';
-import type { Segments } from '../paths';
+import type { Path } from '../paths';
 
 /**
  * An open container of the walk: the step from its parent's path to its own (none for the root), and how far it is.
@@ -24,9 +24,9 @@ export interface ExportCursor {
 }
 
 /** The absolute path of each frame: its parent's and its own step. */
-export function framePaths(frames: readonly ExportFrame[]): Segments[] {
-  const paths: Segments[] = [];
-  let at: Segments = [];
+export function framePaths(frames: readonly ExportFrame[]): Path[] {
+  const paths: Path[] = [];
+  let at: Path = [];
   for (const frame of frames) {
     at = frame.step === undefined ? at : [...at, frame.step];
     paths.push(at);

@@ -2,7 +2,7 @@
 // the pieces of a value in hand, the budgets of a page, whether a member's value at the revision comes from the log,
 // and whether a container being paged can still be read at the revision member by member. Pure.
 import { type Json, isObject, jsonText } from '../content/json';
-import type { Segments } from '../paths';
+import type { Path } from '../paths';
 import { valueBelow } from '../storage';
 import { HistoryIncomplete, type RewindEntry, rewind } from './rewind';
 
@@ -28,7 +28,7 @@ export const exportBudgets = (pageBytes: number): ExportBudgets => ({
 });
 
 /** A path as a JSON Pointer (RFC 6901): `""` the root, each step after a `/`, `~` and `/` escaped. */
-export const toPointer = (path: Segments): string =>
+export const toPointer = (path: Path): string =>
   path.map((step) => `/${step.replaceAll('~', '~0').replaceAll('/', '~1')}`).join('');
 
 /** The bytes a piece takes in a page: its JSON text. */
@@ -38,7 +38,7 @@ export const pieceBytes = (piece: Piece): number => Buffer.byteLength(jsonText(p
  * A value in hand as pieces of at most `budget` bytes, depth-first: whole when it fits, else open (`{}`/`[]`) with
  * its members after it; a scalar larger than the budget is one piece all the same.
  */
-export function* piecesOf(path: Segments, value: Json, budget: number): Generator<Piece> {
+export function* piecesOf(path: Path, value: Json, budget: number): Generator<Piece> {
   const whole = { path: toPointer(path), value };
   if (pieceBytes(whole) <= budget || !(Array.isArray(value) || isObject(value))) {
     yield whole;
@@ -53,19 +53,17 @@ export function* piecesOf(path: Segments, value: Json, budget: number): Generato
   for (const key of Object.keys(value)) yield* piecesOf([...path, key], value[key] as Json, budget);
 }
 
-const isPrefix = (prefix: Segments, path: Segments) =>
-  prefix.length <= path.length && prefix.every((s, i) => path[i] === s);
+const isPrefix = (prefix: Path, path: Path) => prefix.length <= path.length && prefix.every((s, i) => path[i] === s);
 
 /** The paths an entry changed; undefined: unknown (any path). */
-const pathsOf = (entry: RewindEntry): readonly Segments[] | undefined =>
-  entry.changes?.map((c) => c.path) ?? entry.touched;
+const pathsOf = (entry: RewindEntry): readonly Path[] | undefined => entry.changes?.map((c) => c.path) ?? entry.touched;
 
 /**
  * The value at `path` at the revision when something since changed it at or above `path`: the value the oldest such
  * change replaced, with the older changes below it undone; undefined when nothing since changed it at or above (the
  * value there now is the one to rewind). Throws HistoryIncomplete where the log did not keep what is needed.
  */
-export function valueFromLog(path: Segments, entries: readonly RewindEntry[]): { value: Json | undefined } | undefined {
+export function valueFromLog(path: Path, entries: readonly RewindEntry[]): { value: Json | undefined } | undefined {
   for (const [i, entry] of entries.entries()) {
     if (!entry.rewindable || entry.changes === undefined) {
       const paths = pathsOf(entry);
@@ -89,8 +87,8 @@ export function valueFromLog(path: Segments, entries: readonly RewindEntry[]): {
  * it can: it was changed at or above its path since (rewritten: its members now are not its members then), one of
  * its members there was deleted since (the pages read now cannot list it), or a change to it was not kept in full.
  */
-export function staleContainer(path: Segments, entries: readonly RewindEntry[]): string | undefined {
-  const member = (p: Segments) => p.length === path.length + 1 && isPrefix(path, p);
+export function staleContainer(path: Path, entries: readonly RewindEntry[]): string | undefined {
+  const member = (p: Path) => p.length === path.length + 1 && isPrefix(path, p);
   for (const entry of entries) {
     const paths = pathsOf(entry);
     if (paths === undefined) return `the change at revision ${entry.revision} was not kept in full`;

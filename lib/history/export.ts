@@ -7,7 +7,7 @@ import { MAX_RESPONSE_BYTES } from '../config/limits';
 import type { Json } from '../content/json';
 import type { Stamp } from '../schema/write-stamp';
 import { decodeCursor } from '../content/key-pages';
-import type { Segments } from '../paths';
+import type { Path } from '../paths';
 import { historyPage } from '../realtime/change-log';
 import { formatRevision } from '../realtime/revisions';
 import type { ProjectRef } from '../schema/items';
@@ -64,7 +64,7 @@ const isCode = (error: unknown, code: string) => error instanceof HttpError && e
 
 /** A frame with what this page holds in hand: the rest of its last key page or slice, or its value cut in hand. */
 type OpenFrame = ExportFrame & {
-  path: Segments;
+  path: Path;
   keys?: Array<[key: string, after: string]>;
   lastKeys?: boolean;
   elements?: Json[];
@@ -115,12 +115,12 @@ class ExportWalk {
     }
   }
 
-  private rewound(value: Json | undefined, path: Segments): Json | undefined {
+  private rewound(value: Json | undefined, path: Path): Json | undefined {
     return rewind(value, path, this.log.entries);
   }
 
   /** The value at `path` at the revision, read whole when it is at most `bytes` now; 'large' when it is not. */
-  private async valueAt(path: Segments, bytes: number): Promise<{ value: Json | undefined } | 'large'> {
+  private async valueAt(path: Path, bytes: number): Promise<{ value: Json | undefined } | 'large'> {
     this.reads++;
     const snapshot = await readSnapshot(this.request.inc, path, bytes);
     if (!snapshot.tooLarge) {
@@ -131,7 +131,7 @@ class ExportWalk {
   }
 
   /** A value at the revision sent: left out when absent, one piece when it fits one, else cut in hand. */
-  private sendValue(path: Segments, value: Json | undefined, step: string | undefined): Step {
+  private sendValue(path: Path, value: Json | undefined, step: string | undefined): Step {
     if (value === undefined) return 'done';
     const piece = { path: toPointer(path), value };
     if (pieceBytes(piece) <= this.request.budgets.piece) return this.add(piece) ? 'done' : 'full';
@@ -146,7 +146,7 @@ class ExportWalk {
   }
 
   /** One member (or the root): sent whole, left out, or opened as a container whose members follow. */
-  async member(path: Segments, step: string | undefined): Promise<Step> {
+  async member(path: Path, step: string | undefined): Promise<Step> {
     // A page with less room than a piece ends before reading a member it might not hold (read again next page).
     if (this.pieces.length > 0 && this.request.budgets.page - this.bytes < this.request.budgets.piece) return 'full';
     const found = await this.valueAt(path, this.request.budgets.piece);
@@ -173,7 +173,7 @@ class ExportWalk {
    * A container's first read: a page of its keys, else (not an object) a slice; undefined when it is neither (a
    * long string) or gone since it was found larger than a piece.
    */
-  private async open(path: Segments, step: string | undefined): Promise<OpenFrame | undefined> {
+  private async open(path: Path, step: string | undefined): Promise<OpenFrame | undefined> {
     const object: OpenFrame = { kind: 'object', step, path };
     try {
       await this.readKeys(object);
@@ -316,7 +316,7 @@ export async function exportPage(request: ExportRequest): Promise<ExportPage> {
     // Entries the consumer is still completing are waited for before the open containers are judged by them.
     await settleStamps(inc, log, []);
     const frames: OpenFrame[] = cursor
-      ? cursor.frames.map((frame, i) => ({ ...frame, path: framePaths(cursor.frames)[i] as Segments }))
+      ? cursor.frames.map((frame, i) => ({ ...frame, path: framePaths(cursor.frames)[i] as Path }))
       : [];
     // What was sent of each container still open was read at the revision; the rest can be only if none was rewritten.
     for (const frame of frames) {

@@ -5,7 +5,7 @@ import { BadRequest, Conflict, Gone, NotFound, PayloadTooLarge, ServiceUnavailab
 import { MAX_RESPONSE_BYTES, MAX_REWIND_ENTRIES } from '../config/limits';
 import type { Json, JsonObject } from '../content/json';
 import { valueAt } from '../content/model';
-import { type Segments, asIndex, formatPath } from '../paths';
+import { type Path, asIndex, formatPath } from '../paths';
 import type { Actor, Stamp } from '../schema/write-stamp';
 import { historyDays } from '../realtime/history';
 import { type HistoryEntry, historyEntry, historyPage, loggedStamps } from '../realtime/change-log';
@@ -48,7 +48,7 @@ export interface HistoryItem {
   changes: WireChange[] | 'changed';
 }
 
-const entryTouches = (entry: HistoryEntry, path: Segments) =>
+const entryTouches = (entry: HistoryEntry, path: Path) =>
   entry.changes === undefined
     ? (entry.touched ?? [path]).some(
         (p) => p.every((s, i) => i >= path.length || path[i] === s) || path.every((s, i) => p[i] === s),
@@ -56,7 +56,7 @@ const entryTouches = (entry: HistoryEntry, path: Segments) =>
     : undefined;
 
 /** An entry as the route shows it: its changes at `path` (trimmed as realtime trims), or null when none. */
-export function historyItem(entry: HistoryEntry, path: Segments): HistoryItem | undefined {
+export function historyItem(entry: HistoryEntry, path: Path): HistoryItem | undefined {
   let changes: HistoryItem['changes'];
   if (entry.changes === undefined) {
     if (!entryTouches(entry, path)) return undefined;
@@ -82,7 +82,7 @@ export function historyItem(entry: HistoryEntry, path: Segments): HistoryItem | 
  */
 export async function historyAt(
   inc: string,
-  path: Segments,
+  path: Path,
   options: { limit: number; before?: string },
 ): Promise<{ entries: HistoryItem[]; next: string | null }> {
   const before = options.before === undefined ? undefined : formatRevision(BigInt(options.before));
@@ -200,13 +200,13 @@ export async function settleStamps(
 }
 
 /** The path up to its first index counted from the end (resolved against the value as it was), and the rest. */
-function literalPrefix(path: Segments): [Segments, Segments] {
+function literalPrefix(path: Path): [Path, Path] {
   const i = path.findIndex((s) => (asIndex(s) ?? 0) < 0);
   return i < 0 ? [path, []] : [path.slice(0, i), path.slice(i)];
 }
 
 /** `rewind`, with a change not kept in full answered as 409 HISTORY_INCOMPLETE. */
-function rewound(value: Json | undefined, path: Segments, entries: readonly HistoryEntry[]): Json | undefined {
+function rewound(value: Json | undefined, path: Path, entries: readonly HistoryEntry[]): Json | undefined {
   try {
     return rewind(value, path, entries);
   } catch (error) {
@@ -220,7 +220,7 @@ function rewound(value: Json | undefined, path: Segments, entries: readonly Hist
  * later entry undone. Waits for the stream consumer to log the commits the read saw (at most LAG_WAIT_MS, then a
  * retry-safe 503). 404 when nothing was there, 410 before the history kept, 409 across a change not kept in full.
  */
-export async function valueAtPoint(inc: string, path: Segments, point: HistoryPoint): Promise<Json> {
+export async function valueAtPoint(inc: string, path: Path, point: HistoryPoint): Promise<Json> {
   const at = await locate(inc, point);
   const [prefix, rest] = literalPrefix(path);
   const snapshot = await readSnapshot(inc, prefix, MAX_RESPONSE_BYTES);

@@ -1,7 +1,7 @@
 // Rewinding: the value at a path as it was before some commits, from the value now and the old values the history
 // kept for each change (docs/design/history.md, section 3). Pure.
 import { type Json, cloneJson, hasOwn, isObject, setOwn } from '../content/json';
-import { type Segments, asIndex } from '../paths';
+import { type Path, asIndex } from '../paths';
 import { type Change, valueBelow } from '../storage';
 
 /** What a rewind needs of one history entry. */
@@ -11,7 +11,7 @@ export interface RewindEntry {
   changes?: readonly Change[];
   rewindable: boolean;
   /** When not rewindable: the paths it touched, if known (else: every path). */
-  touched?: readonly Segments[];
+  touched?: readonly Path[];
 }
 
 /** A commit between the revision asked for and now cannot be undone at the path (its old values were not kept). */
@@ -21,13 +21,12 @@ export class HistoryIncomplete extends Error {
   }
 }
 
-const isPrefix = (prefix: Segments, path: Segments) =>
-  prefix.length <= path.length && prefix.every((s, i) => path[i] === s);
+const isPrefix = (prefix: Path, path: Path) => prefix.length <= path.length && prefix.every((s, i) => path[i] === s);
 
-const overlaps = (a: Segments, b: Segments) => isPrefix(a, b) || isPrefix(b, a);
+const overlaps = (a: Path, b: Path) => isPrefix(a, b) || isPrefix(b, a);
 
 /** The value with `was` put back at `rel` below it (undefined `was`: what is there removed). */
-function putBack(value: Json, rel: Segments, was: Json | undefined, revision: string): Json {
+function putBack(value: Json, rel: Path, was: Json | undefined, revision: string): Json {
   const [step, ...rest] = rel as [string, ...string[]];
   if (Array.isArray(value)) {
     const index = asIndex(step);
@@ -60,7 +59,7 @@ function putBack(value: Json, rel: Segments, was: Json | undefined, revision: st
  * is there). Each change is undone in reverse order: one at or above `path` gives the old value below it, one below
  * puts its old value back. Throws HistoryIncomplete when an entry that cannot be undone touched `path`.
  */
-export function rewind(value: Json | undefined, path: Segments, entries: readonly RewindEntry[]): Json | undefined {
+export function rewind(value: Json | undefined, path: Path, entries: readonly RewindEntry[]): Json | undefined {
   let now = value === undefined ? undefined : cloneJson(value);
   for (const entry of entries) {
     if (!entry.rewindable || entry.changes === undefined) {

@@ -1,5 +1,5 @@
 // Content read: GET content[?path=][&shallow=true[&limit=&after=] | &start=&limit=].
-import { parsePath, type Segments } from '../paths';
+import { parsePath, type Path } from '../paths';
 import { type ReadView, assertProjectAccess, readContent, viewOf } from '../storage';
 import type { Json } from '../content/json';
 import { readAtPoint } from './history-handlers';
@@ -12,7 +12,7 @@ import { type Validator, schemaError, validated } from './validation';
 import { decodeCursor } from '../content/key-pages';
 
 interface ReadQuery {
-  segments?: Segments;
+  segments?: Path;
   /** What the store reads of the value (shallow, a page of keys, a slice); none: the whole value. */
   view?: ReadView;
   /** A slice (`{value, start, length}`) and a page of keys (`{value, next}`) are the body themselves; else `{value}`. */

@@ -2,7 +2,7 @@
 import { BadRequest } from '../config/errors';
 import type { ContentOperation } from '../content/model';
 import { type HistoryPoint, historyAt, parseHistoryPoint, valueAtPoint } from '../history/read';
-import { type Segments, parsePath } from '../paths';
+import { type Path, parsePath } from '../paths';
 import { NotFound } from '../config/errors';
 import { assertProjectAccess } from '../storage';
 import { httpHandler } from './edge';
@@ -37,12 +37,12 @@ export function historyRead(validate: Validator) {
 }
 
 /** The value at a path at a point in the history, for GET content?at= (the caller's read access verified). */
-export async function readAtPoint(inc: string, segments: Segments, at: string): Promise<unknown> {
+export async function readAtPoint(inc: string, segments: Path, at: string): Promise<unknown> {
   return valueAtPoint(inc, segments, parseHistoryPoint(at));
 }
 
 /** A restore's operation: the path set to what it was (the whole content replaced), or deleted if it was not there. */
-export async function restoreOperation(inc: string, path: Segments, point: HistoryPoint): Promise<ContentOperation> {
+export async function restoreOperation(inc: string, path: Path, point: HistoryPoint): Promise<ContentOperation> {
   try {
     const value = await valueAtPoint(inc, path, point);
     if (path.length === 0) return { kind: 'replace', content: value as never };

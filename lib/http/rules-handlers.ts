@@ -1,6 +1,6 @@
 // The rules routes' shared steps: the If-Match of a rules version, the tester's question read from its body.
 import { readProjectMeta } from '../store/accounts';
-import { parsePath, type Segments } from '../paths';
+import { parsePath, type Path } from '../paths';
 import type { Permission } from '../schema/attributes';
 import { type ProjectRef, USERNAME, canonicalName } from '../schema/items';
 import type { AccessQuestion, Standing } from '../rules/access';
@@ -23,7 +23,7 @@ export function rulesIfMatch(event: Event): number | undefined {
 const text = (value: unknown) => (typeof value === 'string' ? value : null);
 
 /** The tester's path: '' is the root. */
-export const testedPath = (path: string): Segments => (path === '' ? [] : parsePath(path));
+export const testedPath = (path: string): Path => (path === '' ? [] : parsePath(path));
 
 /**
  * The tester's caller as conditions see it and its standing: a user named by `username` has the role it holds in

@@ -7,7 +7,7 @@ import { type BatchOperation, planBatch } from '../content/batch';
 import type { Json, JsonObject } from '../content/json';
 import type { ContentOperation } from '../content/model';
 import { BadRequest, HttpError, NotFound } from '../config/errors';
-import { type Segments, formatPath } from '../paths';
+import { type Path, formatPath } from '../paths';
 import { schemaViolation, validationAnchor, writeUsesData } from '../rules/decision';
 import type { RuleSet } from '../rules/document';
 import { requestTouches } from '../rules/touches';
@@ -21,7 +21,7 @@ interface GuardedWrite {
   requestToken?: string;
 }
 
-const commonPrefix = (paths: readonly Segments[]): Segments => {
+const commonPrefix = (paths: readonly Path[]): Path => {
   const [first = [], ...rest] = paths;
   let n = first.length;
   for (const path of rest) {
@@ -32,7 +32,7 @@ const commonPrefix = (paths: readonly Segments[]): Segments => {
 };
 
 /** `value` at `path` in an otherwise empty tree (objects on the way): what the operations are planned on. */
-function rooted(path: Segments, value: Json | undefined): JsonObject {
+function rooted(path: Path, value: Json | undefined): JsonObject {
   if (path.length === 0) return (value ?? {}) as JsonObject;
   let node: Json | undefined = value;
   // From the deepest step up: an absent value leaves its parent empty.
@@ -41,7 +41,7 @@ function rooted(path: Segments, value: Json | undefined): JsonObject {
 }
 
 /** The value at `path` below `root`, undefined when absent. */
-function at(root: Json, path: Segments): Json | undefined {
+function at(root: Json, path: Path): Json | undefined {
   let node: Json | undefined = root;
   for (const step of path) {
     if (node === null || typeof node !== 'object') return undefined;
@@ -55,7 +55,7 @@ function at(root: Json, path: Segments): Json | undefined {
 }
 
 /** The value at `path` as it is now (read as the project's owner: it is checked, never answered), undefined if none. */
-export async function currentValue(project: ProjectRef, path: Segments): Promise<Json | undefined> {
+export async function currentValue(project: ProjectRef, path: Path): Promise<Json | undefined> {
   const owner: Principal = { kind: 'user', username: project.username };
   try {
     return (await readContent({ project, principal: owner, segments: path.length ? path : undefined })).value;
@@ -70,7 +70,7 @@ const pathOf = (op: BatchOperation): string | undefined =>
   'segments' in op ? formatPath(op.segments) : op.kind === 'patch' ? formatPath(op.path) : undefined;
 
 /** What a write leaves: the content planned on `before` at `base` (the operation's own error thrown). */
-function planned(ops: readonly BatchOperation[], base: Segments, before: Json | undefined): JsonObject {
+function planned(ops: readonly BatchOperation[], base: Path, before: Json | undefined): JsonObject {
   return planBatch(rooted(base, before), ops, {
     maxBytes: Number.MAX_SAFE_INTEGER,
     tooLarge: () => new BadRequest('VALIDATION_FAILED', 'the value planned is too large to check'),
@@ -78,7 +78,7 @@ function planned(ops: readonly BatchOperation[], base: Segments, before: Json | 
 }
 
 /** The first schema the writes break, given the content they leave (`after`, rooted as planned). */
-function violation(rules: RuleSet, writes: readonly Segments[], base: Segments, after: JsonObject) {
+function violation(rules: RuleSet, writes: readonly Path[], base: Path, after: JsonObject) {
   for (const path of writes) {
     const broken = schemaViolation(rules, path, base, at(after, base));
     if (broken !== undefined) return broken;
@@ -171,7 +171,7 @@ export async function judgeWrite(
     after = planned(ops, base, before);
   } catch (failure) {
     // The write fails as it would alone, once its access is judged: by the value it carries, `data` unknown.
-    const carried = (path: Segments) =>
+    const carried = (path: Path) =>
       ops.find((o): o is BatchOperation & { value: Json } => 'value' in o && pathOf(o) === formatPath(path))?.value;
     return {
       kind: 'failed',

@@ -3,7 +3,7 @@ import { BadRequest } from '../config/errors';
 import { MAX_CONTAINER_DEPTH, MAX_KEY_LENGTH, MAX_PATH_LENGTH, RESERVED_KEY } from '../config/limits';
 
 /** A parsed path: the raw segment strings, unescaped. */
-export type Segments = readonly string[];
+export type Path = readonly string[];
 
 // An integer segment: no leading zeros, no "-0", and small enough to be an exact array index.
 const INTEGER_SEGMENT = /^(?:0|-?[1-9][0-9]{0,14})$/;
@@ -17,7 +17,7 @@ export function asIndex(segment: string): number | undefined {
  * Parses `a.b\.c.0` into ['a', 'b.c', '0']. Rejects what decisions.md rejects: a non-string or empty path,
  * empty segments, unknown escapes, and paths deeper than the content may nest.
  */
-export function parsePath(path: unknown): Segments {
+export function parsePath(path: unknown): Path {
   if (typeof path !== 'string') throw new BadRequest('INVALID_PATH', 'path must be a string');
   if (path.length === 0) throw new BadRequest('INVALID_PATH', 'path must not be empty');
   if (path.length > MAX_PATH_LENGTH) {
@@ -61,7 +61,7 @@ export function escapeSegment(segment: string): string {
   return segment.replace(/\\/g, '\\\\').replace(/\./g, '\\.');
 }
 
-export function formatPath(segments: Segments): string {
+export function formatPath(segments: Path): string {
   return segments.map(escapeSegment).join('.');
 }
 
@@ -71,7 +71,7 @@ export function formatPath(segments: Segments): string {
  * path spells with escapes (`a.b` is `/a.b`); the same limits and `__proto__` rule as dot paths hold. Whether a
  * token is an array index is decided by the container it meets (see lib/content/patch.ts).
  */
-export function parsePointer(pointer: string): Segments {
+export function parsePointer(pointer: string): Path {
   if (pointer === '') return [];
   if (!pointer.startsWith('/')) {
     throw new BadRequest('INVALID_PATH', `'${pointer}' is not a JSON Pointer: it must be empty or start with '/'`);
@@ -97,6 +97,6 @@ export function parsePointer(pointer: string): Segments {
 }
 
 /** The JSON Pointer of a list of tokens (parsePointer's inverse). */
-export function formatPointer(tokens: Segments): string {
+export function formatPointer(tokens: Path): string {
   return tokens.map((t) => `/${t.replaceAll('~', '~0').replaceAll('/', '~1')}`).join('');
 }

@@ -1,6 +1,6 @@
 // Sets of paths as trees of their steps: whether one path lies above, at or below another, in time proportional to
 // the path asked about, not to the number of paths (a merge patch may name tens of thousands of leaves).
-import type { Segments } from './index';
+import type { Path } from './index';
 
 interface Node {
   /** A path of the set ends here. */
@@ -16,11 +16,11 @@ export class PathTree {
   /** Whether no path added is a prefix of another (an equal one included). */
   prefixFree = true;
 
-  constructor(paths: Iterable<Segments> = []) {
+  constructor(paths: Iterable<Path> = []) {
     for (const path of paths) this.add(path);
   }
 
-  add(path: Segments): void {
+  add(path: Path): void {
     let at = this.root;
     for (const step of path) {
       if (at.end) this.prefixFree = false;
@@ -36,7 +36,7 @@ export class PathTree {
   }
 
   /** How the paths meet `at`: one is `at` or above it (`over`), one lies strictly below it (`under`). */
-  meets(at: Segments): { over: boolean; under: boolean } {
+  meets(at: Path): { over: boolean; under: boolean } {
     let here = this.root;
     let over = false;
     for (const step of at) {

@@ -6,7 +6,7 @@ import { batchGetConsistent } from '../dynamo/batch-get';
 import { dynamo } from '../dynamo/client';
 import { type Json, storedSize } from '../content/json';
 import { parse, stringify } from 'lossless-json';
-import type { Segments } from '../paths';
+import type { Path } from '../paths';
 import type { Change } from '../storage';
 import { STAMP_ATTRIBUTE, type Stamp, parseStamp } from '../schema/write-stamp';
 import { historyDays } from './history';
@@ -35,7 +35,7 @@ export interface HistoryEntry extends LoggedChange {
   /** Every change keeps its old value: the entry can be rewound. */
   rewindable: boolean;
   /** When not rewindable: the paths it touched, where known (unknown: any path). */
-  touched?: Segments[];
+  touched?: Path[];
   /** Not rewindable yet: the consumer logs it again, whole, once the stream records it waits for come. */
   completing?: boolean;
 }
@@ -44,7 +44,7 @@ export interface HistoryEntry extends LoggedChange {
 export interface CommitRecord {
   stamp?: Stamp;
   /** The paths the commit touched (for an entry whose changes or old values cannot be kept). */
-  touched?: Segments[];
+  touched?: Path[];
   /** Logged as far as known, to be logged again whole when the records it waits for come (reads wait for it). */
   completing?: boolean;
 }
@@ -155,7 +155,7 @@ function readEntry(item: Record<string, AttributeValue>): HistoryEntry {
     time: Number(item.t?.N ?? 0),
     stamp: parseStamp(item[STAMP_ATTRIBUTE]?.S),
     rewindable: item.x?.BOOL !== true,
-    touched: item.xp?.S === undefined ? undefined : (JSON.parse(item.xp.S) as Segments[]),
+    touched: item.xp?.S === undefined ? undefined : (JSON.parse(item.xp.S) as Path[]),
     ...(item.xw?.BOOL === true ? { completing: true } : {}),
   };
 }

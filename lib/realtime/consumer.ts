@@ -8,7 +8,7 @@ import { setBounded } from '../config/bounded';
 import { realtimeSendConcurrency, streamBatchSize } from '../config/env';
 import { HttpError } from '../config/errors';
 import { logger } from '../config/logger';
-import { type Segments, formatPath } from '../paths';
+import { type Path, formatPath } from '../paths';
 import {
   type AwaitedOld,
   type Change,
@@ -166,7 +166,7 @@ async function deliver(inc: string, key: string, record: DynamoDBRecord, decoded
   const now = Date.now() / 1000;
   // Matched to the change once per subscription path, and encoded once: its subscribers' frames differ by id only.
   const frames = new Map<string, ((id: string) => string) | undefined>();
-  const frameFor = (path: Segments) => {
+  const frameFor = (path: Path) => {
     const at = formatPath(path);
     if (!frames.has(at)) {
       const inside = live && trimTo(live, path);

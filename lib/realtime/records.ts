@@ -15,7 +15,7 @@ import { tableName } from '../config/env';
 import { Conflict } from '../config/errors';
 import { batchWriteAll } from '../dynamo/batch-write';
 import { dynamo } from '../dynamo/client';
-import type { Segments } from '../paths';
+import type { Path } from '../paths';
 import { refusedItems } from '../store/accounts';
 import { contentPk } from '../storage';
 import { parseJsonText } from '../content/json';
@@ -36,7 +36,7 @@ export interface Subscription {
   inc: string;
   connectionId: string;
   id: string;
-  path: Segments;
+  path: Path;
   project: string;
   principal: Principal;
   /** When the credential stops being valid, epoch seconds. */

@@ -3,20 +3,20 @@
 import type { ProjectRole } from '../policy';
 import { type ContentNeed, keyAllows, roleAllows } from '../policy';
 import type { Permission } from '../schema/attributes';
-import { type Segments, formatPath } from '../paths';
+import { type Path, formatPath } from '../paths';
 import { type RuleAuth, type Verdict, decideByRules } from './decision';
 import type { RuleSet } from './document';
 
 /** What the caller is in the project besides the rules: a role, or a key's permissions and paths. */
 export interface Standing {
   role?: ProjectRole;
-  key?: { permissions: readonly Permission[]; paths?: readonly Segments[] };
+  key?: { permissions: readonly Permission[]; paths?: readonly Path[] };
 }
 
 /** One request's access question: an operation at each path it touches, by a caller. */
 export interface AccessQuestion {
   operation: ContentNeed;
-  paths: readonly Segments[];
+  paths: readonly Path[];
   auth: RuleAuth | null;
   standing: Standing;
   now: number;
@@ -25,10 +25,10 @@ export interface AccessQuestion {
 }
 
 /** Whether `path` is at or below one of a scoped key's paths. */
-export const withinPaths = (scopes: readonly Segments[], path: Segments) =>
+export const withinPaths = (scopes: readonly Path[], path: Path) =>
   scopes.some((scope) => scope.length <= path.length && scope.every((step, i) => step === path[i]));
 
-const shown = (path: Segments) => (path.length === 0 ? 'the root' : `'${formatPath(path)}'`);
+const shown = (path: Path) => (path.length === 0 ? 'the root' : `'${formatPath(path)}'`);
 
 /**
  * The decision for a whole request: allowed when the caller's standing allows the operation (a scoped key only within

@@ -1,6 +1,6 @@
 // Decisions: whether the rules grant an operation at a path to a caller (which rule, or why not), and which schemas a
 // write must satisfy on the value it leaves. Pure: the requests, the tester and realtime all ask these.
-import { type Segments, asIndex, formatPath } from '../paths';
+import { type Path, asIndex, formatPath } from '../paths';
 import type { RuleOperation, RuleSet } from './document';
 import { coveringMatch, relationTo } from './patterns';
 import { schemaFailure } from './schemas';
@@ -18,7 +18,7 @@ export interface RuleAuth {
 /** One question to the rules. */
 export interface RulesQuestion {
   operation: RuleOperation;
-  path: Segments;
+  path: Path;
   auth: RuleAuth | null;
   /** Epoch milliseconds. */
   now: number;
@@ -33,7 +33,7 @@ export interface Verdict {
   reason: string;
 }
 
-const shown = (path: Segments) => (path.length === 0 ? 'the root' : `'${formatPath(path)}'`);
+const shown = (path: Path) => (path.length === 0 ? 'the root' : `'${formatPath(path)}'`);
 
 /** The first rule (in document order) covering the path whose condition for the operation is true. */
 export function decideByRules(set: RuleSet, question: RulesQuestion): Verdict {
@@ -70,7 +70,7 @@ export function decideByRules(set: RuleSet, question: RulesQuestion): Verdict {
 }
 
 /** Whether any condition for writes at this path reads `data` or `newData` (the write must compute them). */
-export const writeUsesData = (set: RuleSet, path: Segments): boolean =>
+export const writeUsesData = (set: RuleSet, path: Path): boolean =>
   set.rules.some((rule) => rule.write?.usesData && coveringMatch(rule.pattern, path) !== undefined);
 
 /**
@@ -78,8 +78,8 @@ export const writeUsesData = (set: RuleSet, path: Segments): boolean =>
  * schema rule names at or above the path (or the path itself when a schema names something below it); undefined
  * when no schema concerns the write.
  */
-export function validationAnchor(set: RuleSet, path: Segments): Segments | undefined {
-  let anchor: Segments | undefined;
+export function validationAnchor(set: RuleSet, path: Path): Path | undefined {
+  let anchor: Path | undefined;
   for (const rule of set.rules) {
     if (rule.validate === undefined) continue;
     const relation = relationTo(rule.pattern, path);
@@ -91,7 +91,7 @@ export function validationAnchor(set: RuleSet, path: Segments): Segments | undef
 }
 
 /** The value at `steps` below `value` (own keys of objects, indices of arrays), or undefined when absent. */
-function valueAt(value: unknown, steps: Segments): unknown {
+function valueAt(value: unknown, steps: Path): unknown {
   let current = value;
   for (const step of steps) {
     if (Array.isArray(current)) {
@@ -133,7 +133,7 @@ function* nodesMatching(
  * The first schema a write at `path` breaks, given the value it leaves at `anchor` (validationAnchor's node); a node
  * the write leaves absent is checked by its parent's schema (`required`), not its own. Undefined when all hold.
  */
-export function schemaViolation(set: RuleSet, path: Segments, anchor: Segments, after: unknown): string | undefined {
+export function schemaViolation(set: RuleSet, path: Path, anchor: Path, after: unknown): string | undefined {
   for (const rule of set.rules) {
     const validate = rule.validate;
     if (validate === undefined || relationTo(rule.pattern, path) === undefined) continue;

@@ -1,6 +1,6 @@
 // Rule patterns: a dot path in the content's path syntax where a `{name}` segment captures one segment and a last
 // `**` matches the path itself and everything below it. Pure; parsing refuses what could never match sensibly.
-import { type Segments, parsePath } from '../paths';
+import { type Path, parsePath } from '../paths';
 
 /** One segment of a pattern: a literal key, or a capture of any one segment under a name. */
 export type PatternSegment = { literal: string } | { capture: string };
@@ -47,7 +47,7 @@ export class PatternError extends Error {}
 export function parsePattern(source: unknown): Pattern {
   if (typeof source !== 'string') throw new PatternError('match must be a string');
   if (source === '**') return { source, segments: [], deep: true };
-  let raw: Segments;
+  let raw: Path;
   try {
     raw = parsePath(source);
   } catch (error) {
@@ -76,7 +76,7 @@ export const capturesOf = (pattern: Pattern): string[] =>
   pattern.segments.flatMap((s) => ('capture' in s ? [s.capture] : []));
 
 /** Matches the first `segments.length` steps of `path` against the pattern's segments; the captures, or undefined. */
-function matchPrefix(segments: readonly PatternSegment[], path: Segments): Record<string, string> | undefined {
+function matchPrefix(segments: readonly PatternSegment[], path: Path): Record<string, string> | undefined {
   const captures: Record<string, string> = Object.create(null);
   for (const [i, segment] of segments.entries()) {
     const step = path[i];
@@ -91,7 +91,7 @@ function matchPrefix(segments: readonly PatternSegment[], path: Segments): Recor
  * Whether the pattern covers `path` (matches it exactly, or an ancestor of it through a trailing `**`), with the
  * captures; undefined when it does not.
  */
-export function coveringMatch(pattern: Pattern, path: Segments): Record<string, string> | undefined {
+export function coveringMatch(pattern: Pattern, path: Path): Record<string, string> | undefined {
   const n = pattern.segments.length;
   if (pattern.deep ? path.length < n : path.length !== n) return undefined;
   return matchPrefix(pattern.segments, path);
@@ -101,7 +101,7 @@ export function coveringMatch(pattern: Pattern, path: Segments): Record<string, 
 export type Relation = 'self' | 'ancestor' | 'descendant';
 
 /** The relation of an exact pattern's nodes to `path` (for `validate`), or undefined when they are apart. */
-export function relationTo(pattern: Pattern, path: Segments): Relation | undefined {
+export function relationTo(pattern: Pattern, path: Path): Relation | undefined {
   const n = pattern.segments.length;
   const common = Math.min(n, path.length);
   if (matchPrefix(pattern.segments.slice(0, common), path.slice(0, common)) === undefined) return undefined;

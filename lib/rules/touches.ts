@@ -1,16 +1,16 @@
 // What a content request touches: each path with the operation it needs there, for rules and scoped keys. Pure.
 import type { BatchOperation } from '../content/batch';
 import type { ContentOperation } from '../content/model';
-import type { Segments } from '../paths';
+import type { Path } from '../paths';
 import type { ContentNeed } from '../policy';
 
 /** One path a request touches and what it does there. */
 export interface Touch {
   operation: ContentNeed;
-  path: Segments;
+  path: Path;
 }
 
-const ROOT: Segments = [];
+const ROOT: Path = [];
 
 /** The paths one operation touches: a change writes at its path, a test reads there, a copy reads its source. */
 function touchesOf(op: ContentOperation | BatchOperation): Touch[] {

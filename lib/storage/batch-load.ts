@@ -11,7 +11,7 @@ import { walk } from '../content/model';
 import { type Segment, assertSnapshot } from './segment';
 import { getSegment, getTail, querySubtree } from './io/read';
 import { knownBucket, learnBucket } from './memory';
-import type { Segments } from '../paths';
+import type { Path } from '../paths';
 import { PathTree } from '../paths/tree';
 
 import { TAIL_CHUNKS_MAX, WHOLE_ARRAY_CHUNKS_MAX, perChunkOf, tailIn } from './chunked';
@@ -24,7 +24,7 @@ import { type Rewritten, applyToFragment, atSteps, piecesOf } from './decide';
  */
 export interface Newest {
   segment: Segment;
-  path: Segments;
+  path: Path;
   stub: Stub;
   tail?: { chunks: Segment[]; count: number };
 }
@@ -35,7 +35,7 @@ export interface Newest {
  */
 export interface Members {
   segment: Segment;
-  path: Segments;
+  path: Path;
   stub: string;
   /** Its buckets read, by key (nested ones too, when one was cut into buckets of its own): never another object's. */
   buckets: Map<string, Segment>;
@@ -48,7 +48,7 @@ export interface Members {
  */
 async function tailFor(
   inc: string,
-  array: { segment: Segment; stub: Stub; path: Segments; prefetched?: readonly Segment[] },
+  array: { segment: Segment; stub: Stub; path: Path; prefetched?: readonly Segment[] },
   ops: readonly BatchOperation[],
 ): Promise<Newest | undefined> {
   const { segment, stub, path, prefetched } = array;
@@ -116,7 +116,7 @@ export async function loadForBatch(
    */
   const members = new Map<string, Members>();
   /** Where each segment reached through a member's stub from `top` (not a bucket) is in the tree. */
-  const pathOf = new Map<string, Segments>([[top.key, []]]);
+  const pathOf = new Map<string, Path>([[top.key, []]]);
   /** The segments named by a stub in `top`: a chunked array is planned on its newest elements only there. */
   const named = new Set<string>([top.key]);
   /** Chunk and bucket stubs read whole: each must assemble, or the content changed while it was read. */

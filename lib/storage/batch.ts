@@ -12,7 +12,7 @@ import { getSegment } from './io/read';
 import { lookupLocation } from './memory';
 import { changeTooLarge, MAX_CHANGE_BYTES } from './refusals';
 import { HttpError, PreconditionFailed } from '../config/errors';
-import type { Segments } from '../paths';
+import type { Path } from '../paths';
 
 import { type Members, type Newest, loadForBatch, splitMembers, splitNewest } from './batch-load';
 import { carryOut, firstTry, hasLanded, writeEnvelope } from './commit';
@@ -26,8 +26,8 @@ import { recognisingRetry, retrySegment } from './retry';
 import { type At, entersTarget, rebase, settle } from './walk';
 
 /** The longest path prefix every operation's segment lies under (set and delete: their parent's). */
-function commonPrefix(ops: readonly BatchOperation[]): Segments {
-  let prefix: Segments | undefined;
+function commonPrefix(ops: readonly BatchOperation[]): Path {
+  let prefix: Path | undefined;
   for (const op of ops) {
     if (!('segments' in op)) return [];
     const path = entersTarget(op) && op.kind !== 'test' ? op.segments : op.segments.slice(0, -1);

@@ -25,7 +25,7 @@ import { A } from '../schema/attributes';
 import { type Segment, etagOf, tokenIn } from './segment';
 import { querySubtree } from './io/read';
 import { PreconditionFailed } from '../config/errors';
-import type { Segments } from '../paths';
+import type { Path } from '../paths';
 
 import type { Grant } from './grant';
 import { contentTooLarge } from './refusals';
@@ -86,7 +86,7 @@ export interface Rewritten {
 async function assertIfMatch(
   inc: string,
   segment: Segment,
-  steps: Segments,
+  steps: Path,
   ifMatch: readonly string[] | undefined,
 ): Promise<void> {
   if (!ifMatch) return;

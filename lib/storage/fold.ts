@@ -10,7 +10,7 @@ import { Stub, storedSize } from '../content/json';
 import { type Segment, readSegment } from './segment';
 import { forgetLocation, lookupLocation, foldRecentlyRefused, noteFoldRefused } from './memory';
 import { getSegment } from './io/read';
-import type { Segments } from '../paths';
+import type { Path } from '../paths';
 
 import { type Envelope, commitPieces, guardedBase } from './commit';
 import type { Grant } from './grant';
@@ -24,7 +24,7 @@ import type { Grant } from './grant';
 export async function foldIfSmall(
   grant: Grant,
   envelope: Envelope,
-  path: Segments,
+  path: Path,
   item: Record<string, AttributeValue> | undefined,
 ): Promise<void> {
   if (!item) return;
@@ -66,7 +66,7 @@ export async function foldIfSmall(
  * The segment that names segment `key` as the value at `path` (walked from the deepest segment this Lambda knows
  * above it, following stubs as a write does), or undefined when the path leads anywhere else.
  */
-async function parentOf(inc: string, path: Segments, key: string): Promise<Segment | undefined> {
+async function parentOf(inc: string, path: Path, key: string): Promise<Segment | undefined> {
   let at = lookupLocation(inc, path, path.length - 1);
   for (let hops = 0; hops < PARENT_HOPS_MAX; hops++) {
     const segment = await getSegment(inc, at.key);

@@ -3,7 +3,7 @@
 import { setBounded } from '../config/bounded';
 import { ROOT_KEY, chunkDir, chunkKey, chunkStart, isBucketKey } from './layout/keys';
 import { bucketOf } from './layout/bucketed';
-import type { Segments } from '../paths';
+import type { Path } from '../paths';
 import type { Segment } from './segment';
 
 /**
@@ -53,7 +53,7 @@ export const projectNames = new Map<string, string>();
 const LOCATIONS_MAX = 10_000;
 type Location = { key: string } | { bucket: string };
 const locations = new Map<string, Location>();
-const locationKey = (inc: string, prefix: Segments) => `${inc}\u0000${prefix.join('\u0000')}`;
+const locationKey = (inc: string, prefix: Path) => `${inc}\u0000${prefix.join('\u0000')}`;
 const splitKey = (inc: string, bucket: string) => `${inc}\u0001${bucket}`;
 
 /**
@@ -62,7 +62,7 @@ const splitKey = (inc: string, bucket: string) => `${inc}\u0001${bucket}`;
  */
 export function lookupLocation(
   inc: string,
-  segments: Segments,
+  segments: Path,
   maxDepth = segments.length,
 ): { key: string; depth: number } {
   for (let depth = Math.min(segments.length, maxDepth + 1); depth > 0; depth--) {
@@ -83,7 +83,7 @@ function remember(key: string, location: Location): void {
   setBounded(locations, key, location, LOCATIONS_MAX);
 }
 
-export function learnLocation(inc: string, prefix: Segments, key: string): void {
+export function learnLocation(inc: string, prefix: Path, key: string): void {
   remember(locationKey(inc, prefix), { key });
 }
 
@@ -91,7 +91,7 @@ export function learnLocation(inc: string, prefix: Segments, key: string): void 
  * A bucketed object met at `prefix` (its bucket stub `bucket`), or, when the segment `from` met is a bucket itself,
  * that bucket's own buckets.
  */
-export function learnBucket(inc: string, prefix: Segments, from: string, bucket: string): void {
+export function learnBucket(inc: string, prefix: Path, from: string, bucket: string): void {
   remember(isBucketKey(from) ? splitKey(inc, from) : locationKey(inc, prefix), { bucket });
 }
 

@@ -2,7 +2,7 @@
 import type { BatchOperation } from '../content/batch';
 import type { KeyPageView } from '../content/key-pages';
 import type { ContentOperation } from '../content/model';
-import type { Segments } from '../paths';
+import type { Path } from '../paths';
 import type { Principal } from '../auth/access';
 import type { ProjectRef } from '../schema/items';
 import type { Grant } from './grant';
@@ -42,7 +42,7 @@ export interface BatchWriteRequest extends Omit<WriteRequest, 'op'> {
 export interface ReadRequest {
   project: ProjectRef;
   principal: Principal;
-  segments?: Segments;
+  segments?: Path;
   /**
    * A partial read (shallow, an array slice), of the value as its segment holds it: only that segment is read, and of
    * a chunked array the chunks the slice needs, of a bucketed object (shallow) its buckets.

@@ -3,7 +3,7 @@ import { SNAPSHOT_ATTEMPTS } from './retry';
 import { MissingSegment, assemble, fragmentsOf, locate, stubsIn } from './layout/stubs';
 import { ROOT_KEY, chunkStart } from './layout/keys';
 import { type Json, storedSize } from '../content/json';
-import type { Segments } from '../paths';
+import type { Path } from '../paths';
 import { type Segment, assertSnapshot } from './segment';
 import { SubtreeTooLarge, getChunk, getSegment, querySubtree } from './io/read';
 import { valueBelow } from './feed/changes';
@@ -30,7 +30,7 @@ export interface Snapshot {
  * `changed`, so reading it whole would be wasted); a value changed over several segments while it was read is read
  * again.
  */
-export async function readSnapshot(inc: string, path: Segments, maxBytes: number): Promise<Snapshot> {
+export async function readSnapshot(inc: string, path: Path, maxBytes: number): Promise<Snapshot> {
   for (let attempt = 1; ; attempt++) {
     const versions: Record<string, number> = {};
     /** The segments on the way, then those below the value: one state of the content, or read again. */

@@ -6,7 +6,7 @@ import type { ContentOperation } from '../content/model';
 import type { Segment } from './segment';
 import { createRoot } from './io/commit';
 import { forgetLocations, learnBucket, learnLocation } from './memory';
-import type { Segments } from '../paths';
+import type { Path } from '../paths';
 
 import { type Grant, renewed, reverified } from './grant';
 
@@ -14,7 +14,7 @@ import { type Grant, renewed, reverified } from './grant';
 export const entersTarget = (op: { kind: string }) => op.kind !== 'set' && op.kind !== 'delete';
 
 /** Remembers where a path continues: a stub's segment, or a bucketed object's stub (met in segment `from`). */
-export function learn(inc: string, prefix: Segments, from: string, located: { key: string; bucket?: string }): void {
+export function learn(inc: string, prefix: Path, from: string, located: { key: string; bucket?: string }): void {
   if (located.bucket !== undefined) learnBucket(inc, prefix, from, located.bucket);
   else learnLocation(inc, prefix, located.key);
 }

@@ -1,6 +1,6 @@
 // Webhooks: which part of a committed change a webhook receives: what lies at, under or above its path, trimmed to it.
 import { BadRequest } from '../config/errors';
-import { type Segments, asIndex, formatPath, parsePath } from '../paths';
+import { type Path, asIndex, formatPath, parsePath } from '../paths';
 
 /** One path's new value, or its removal: what the Streams consumer hands over per committed write. */
 export type ChangedPath = { path: string; value: unknown } | { path: string; deleted: true };
@@ -28,12 +28,12 @@ export function webhookPath(path: unknown): string {
 }
 
 /** A change's path as segments; '' is the whole content. */
-const segmentsOf = (path: string): Segments => (path === '' ? [] : parsePath(path));
+const segmentsOf = (path: string): Path => (path === '' ? [] : parsePath(path));
 
-const startsWith = (path: Segments, prefix: Segments) => prefix.every((segment, i) => path[i] === segment);
+const startsWith = (path: Path, prefix: Path) => prefix.every((segment, i) => path[i] === segment);
 
 /** The value below `value` at `rest` (arrays by integer segment, objects by own key), or undefined when none is. */
-function valueAt(value: unknown, rest: Segments): unknown {
+function valueAt(value: unknown, rest: Path): unknown {
   let at = value;
   for (const segment of rest) {
     if (Array.isArray(at)) {

@@ -2,14 +2,14 @@
 // inside a subscription (docs/design/realtime.md, section 2). Pure: the consumer reads what is missing.
 import { assemble } from '../layout/stubs';
 import { type Json, Stub, hasOwn, isObject, jsonEquals } from '../../content/json';
-import { type Segments, asIndex, formatPath } from '../../paths';
+import { type Path, asIndex, formatPath } from '../../paths';
 
 /**
  * A change at an absolute path: the new value there, or that nothing is there any more. `was`: the value it
  * replaced, kept where the change is not itself a diff of what it replaced, so a subscription below the path gets
  * only what changed there (never sent).
  */
-export type Change = ({ path: Segments; value: Json } | { path: Segments; deleted: true }) & { was?: Json };
+export type Change = ({ path: Path; value: Json } | { path: Path; deleted: true }) & { was?: Json };
 
 /** A change as a message carries it: the path formatted as the API's paths are. */
 export type WireChange = { path: string; value: unknown } | { path: string; deleted: true };
@@ -20,12 +20,7 @@ export type WireChange = { path: string; value: unknown } | { path: string; dele
  * deleted from its end), else the whole array (an insert or delete shifted the elements); anything else that differs
  * is the new value at its path.
  */
-export function diffValues(
-  before: Json | undefined,
-  after: Json | undefined,
-  at: Segments,
-  out: Change[] = [],
-): Change[] {
+export function diffValues(before: Json | undefined, after: Json | undefined, at: Path, out: Change[] = []): Change[] {
   if (after === undefined) {
     if (before !== undefined) out.push({ path: at, deleted: true, was: before });
     return out;
@@ -66,7 +61,7 @@ export function diffValues(
  * still hold stubs (segments not in the commit's records), which the caller reads and assembles.
  */
 export function commitChanges(commit: {
-  base: Segments;
+  base: Path;
   before: Json | undefined;
   after: Json | undefined;
   removed: (key: string) => Json | undefined;
@@ -82,7 +77,7 @@ export function commitChanges(commit: {
 }
 
 /** The value at `rest` below `value`: object keys, and array indexes from 0 (a subscription's path is literal). */
-export function valueBelow(value: Json, rest: Segments): Json | undefined {
+export function valueBelow(value: Json, rest: Path): Json | undefined {
   let node: Json = value;
   for (const step of rest) {
     if (Array.isArray(node)) {
@@ -98,15 +93,14 @@ export function valueBelow(value: Json, rest: Segments): Json | undefined {
   return node;
 }
 
-const isPrefix = (prefix: Segments, path: Segments) =>
-  prefix.length <= path.length && prefix.every((s, i) => path[i] === s);
+const isPrefix = (prefix: Path, path: Path) => prefix.length <= path.length && prefix.every((s, i) => path[i] === s);
 
 /**
  * What of `changes` lies inside a subscription to `path`: changes at or below it as they are; a change above it as
  * what changed at and below the path itself (the value it replaced against the new one, when known; else the new
  * value at the path, or `deleted`); the rest is dropped.
  */
-export function trimTo(changes: readonly Change[], path: Segments): Change[] {
+export function trimTo(changes: readonly Change[], path: Path): Change[] {
   const inside: Change[] = [];
   for (const change of changes) {
     if (isPrefix(path, change.path)) inside.push(change);
@@ -129,11 +123,7 @@ export const toWire = (change: Change): WireChange =>
     : { path: formatPath(change.path), deleted: true };
 
 /** Where each stub sits in a fragment (its key → path relative to the fragment's root). */
-export function stubPaths(
-  fragment: Json,
-  at: Segments = [],
-  found = new Map<string, Segments>(),
-): Map<string, Segments> {
+export function stubPaths(fragment: Json, at: Path = [], found = new Map<string, Path>()): Map<string, Path> {
   if (fragment instanceof Stub) found.set(fragment.key, at);
   else if (Array.isArray(fragment)) for (const [i, v] of fragment.entries()) stubPaths(v, [...at, String(i)], found);
   else if (isObject(fragment)) for (const k of Object.keys(fragment)) stubPaths(fragment[k] as Json, [...at, k], found);

@@ -7,7 +7,7 @@ import { setBounded } from '../../config/bounded';
 import { type Json, Stub } from '../../content/json';
 import { fromAttribute } from '../../dynamo/attributes';
 import { type Stamp, stampOfRecord } from '../../schema/write-stamp';
-import { type Segments, formatPath } from '../../paths';
+import { type Path, formatPath } from '../../paths';
 import { A } from '../../schema/attributes';
 import { chunkStubOf } from '../layout/chunked';
 import {
@@ -43,7 +43,7 @@ const fragmentOf = (image: Image | undefined): Json | undefined =>
   image?.[A.content] === undefined ? undefined : fromAttribute(image[A.content] as AttributeValue);
 
 /** Changes at positions of an array renumbered from `offset` (the index of its first element). */
-function offsetBy(changes: Change[], base: Segments, offset: (position: number) => number): Change[] {
+function offsetBy(changes: Change[], base: Path, offset: (position: number) => number): Change[] {
   return changes.map((c) => {
     if (c.path.length <= base.length) return c;
     const path = [...c.path];
@@ -59,7 +59,7 @@ function offsetBy(changes: Change[], base: Segments, offset: (position: number) 
  * lined up (the array was cut afresh): the whole array changed.
  */
 function chunkedChanges(
-  base: Segments,
+  base: Path,
   before: Json[],
   after: Json[],
   written: (key: string) => Json | undefined,
@@ -315,7 +315,7 @@ export type DecodedCommit =
       /** Old values naming segments this commit removed in records still to come (completeAwaited). */
       awaited: AwaitedOld[];
       /** Where the commit changed things; undefined when not all known (the history rewinds no path past it). */
-      touched?: Segments[];
+      touched?: Path[];
     };
 
 /**

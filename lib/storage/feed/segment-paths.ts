@@ -14,17 +14,17 @@ import {
 } from '../layout/keys';
 import type { Json } from '../../content/json';
 import { setBounded } from '../../config/bounded';
-import type { Segments } from '../../paths';
+import type { Path } from '../../paths';
 import { getSegment, querySubtree } from '../io/read';
 import { stubPaths } from './changes';
 
 /** Paths of segments (by incarnation and key), learnt from the stubs of their holders. */
 const PATHS_MAX = 100_000;
-const paths = new Map<string, Segments>();
+const paths = new Map<string, Path>();
 const pathKey = (inc: string, key: string) => `${inc} ${key}`;
 
 /** Learns the path of every stub a fragment at `base` holds. */
-export function learnStubs(inc: string, base: Segments, fragment: Json): void {
+export function learnStubs(inc: string, base: Path, fragment: Json): void {
   for (const [child, rel] of stubPaths(fragment)) {
     setBounded(paths, pathKey(inc, child), [...base, ...rel], PATHS_MAX);
   }
@@ -34,7 +34,7 @@ export function learnStubs(inc: string, base: Segments, fragment: Json): void {
  * Learns the paths of every stub in a fragment at `base` and, through the segments `segments` holds (a commit's new
  * children, a subtree read), of every stub inside them, however deep.
  */
-export function learnTree(inc: string, base: Segments, fragment: Json, segments: ReadonlyMap<string, Json>): void {
+export function learnTree(inc: string, base: Path, fragment: Json, segments: ReadonlyMap<string, Json>): void {
   // The segments that hold each stub's value: the stub's own segment, or a bucketed object's buckets.
   const byStub = new Map<string, Json[]>();
   for (const [key, held] of segments) {
@@ -42,7 +42,7 @@ export function learnTree(inc: string, base: Segments, fragment: Json, segments:
     if (!('stub' in named)) continue;
     byStub.set(named.stub, [...(byStub.get(named.stub) ?? []), held]);
   }
-  const queue: Array<[Segments, Json]> = [[base, fragment]];
+  const queue: Array<[Path, Json]> = [[base, fragment]];
   const seen = new Set<string>();
   for (let next = queue.pop(); next !== undefined; next = queue.pop()) {
     const [at, held] = next;
@@ -77,7 +77,7 @@ export function namedBy(key: string): { stub: string } | { array: string } {
  * descends from (read consistently): its fragment, and when the stub is not there, that segment's subtree. Undefined
  * when no segment there holds it (removed by a later commit).
  */
-export async function pathOf(inc: string, key: string): Promise<Segments | undefined> {
+export async function pathOf(inc: string, key: string): Promise<Path | undefined> {
   if (key === ROOT_KEY) return [];
   const named = namedBy(key);
   if ('array' in named) return pathOf(inc, named.array);

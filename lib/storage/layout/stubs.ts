@@ -1,6 +1,6 @@
 // Stubs: where a path leads in a fragment, which segments a value's stubs reach, and the value assembled from its
 // segments (docs/design/storage.md §4). Pure.
-import { asIndex, type Segments } from '../../paths';
+import { asIndex, type Path } from '../../paths';
 import { type Json, type JsonObject, Stub, hasOwn, isObject, setOwn } from '../../content/json';
 import { bucketOf } from './bucketed';
 import { chunkStubOf, chunkedIndex } from './chunked';
@@ -64,7 +64,7 @@ export type Located =
   | { at: 'stub'; key: string; consumed: number; bucket?: string }
   | { at: 'chunk'; dir: string; index: number };
 
-export function locate(fragment: Json, segments: Segments, enterLast: boolean): Located {
+export function locate(fragment: Json, segments: Path, enterLast: boolean): Located {
   const stub = chunkStubOf(fragment);
   if (stub && segments.length > 0) {
     const index = asIndex(segments[0] as string);
@@ -77,7 +77,7 @@ export function locate(fragment: Json, segments: Segments, enterLast: boolean): 
   return locateIn(fragment, segments, enterLast);
 }
 
-function locateIn(fragment: Json, segments: Segments, enterLast: boolean): Located {
+function locateIn(fragment: Json, segments: Path, enterLast: boolean): Located {
   let node: Json = fragment;
   for (const [i, segment] of segments.entries()) {
     if (node instanceof Stub) {
