@@ -28,7 +28,7 @@ import {
   toPointer,
   valueFromLog,
 } from './export-plan';
-import { type RevisionLog, entriesAfter, settleStamps } from './read';
+import { type RevisionLog, entriesAfter, awaitLogged } from './read';
 import { HistoryIncomplete, rewind } from './rewind';
 
 /** What one page of an export answers. */
@@ -103,9 +103,9 @@ class ExportWalk {
   }
 
   /** The entries after the revision read again, with every commit a read saw among them (or before the revision). */
-  private async settle(stamps: readonly Stamp[] | undefined): Promise<void> {
+  private async awaitLogged(stamps: readonly Stamp[] | undefined): Promise<void> {
     const before = this.log.entries.length;
-    await settleStamps(this.request.inc, this.log, stamps ?? []);
+    await awaitLogged(this.request.inc, this.log, stamps ?? []);
     if (this.movable && this.log.entries.length > before && this.log.entries.length > 0) {
       // Nothing sent yet: the export is at the newest commit logged instead, so it holds the writes just made.
       const newest = this.log.entries[0] as RevisionLog['entries'][number];
@@ -124,7 +124,7 @@ class ExportWalk {
     this.reads++;
     const snapshot = await readSnapshot(this.request.inc, path, bytes);
     if (!snapshot.tooLarge) {
-      await this.settle(snapshot.stamps);
+      await this.awaitLogged(snapshot.stamps);
       return { value: this.rewound(snapshot.value, path) };
     }
     return valueFromLog(path, this.log.entries) ?? 'large';
@@ -219,7 +219,7 @@ class ExportWalk {
         page: { limit: KEYS_PER_READ, where, ...(frame.after ? { after: decodeCursor(frame.after) } : {}) },
       },
     });
-    await this.settle(page.stamps);
+    await this.awaitLogged(page.stamps);
     frame.keys = page.order ?? [];
     frame.lastKeys = (page.value as { next: string | null }).next === null;
   }
@@ -233,7 +233,7 @@ class ExportWalk {
       segments: frame.path,
       view: { kind: 'slice', start: frame.next, limit: ELEMENTS_PER_READ, where },
     });
-    await this.settle(slice.stamps);
+    await this.awaitLogged(slice.stamps);
     frame.elements = (slice.value as { value: Json[] }).value;
   }
 
@@ -314,7 +314,7 @@ export async function exportPage(request: ExportRequest): Promise<ExportPage> {
     const log: RevisionLog = { revision: point.revision, time: point.time, entries: [] };
     log.entries = await entriesAfter(inc, log.revision);
     // Entries the consumer is still completing are waited for before the open containers are judged by them.
-    await settleStamps(inc, log, []);
+    await awaitLogged(inc, log, []);
     const frames: OpenFrame[] = cursor
       ? cursor.frames.map((frame, i) => ({ ...frame, path: framePaths(cursor.frames)[i] as Path }))
       : [];

@@ -180,7 +180,7 @@ export interface RevisionLog {
  * completing, is waited for (50 ms steps, until `deadline`, then a retry-safe 503). The read itself stays right:
  * every commit it saw is then among the entries.
  */
-export async function settleStamps(
+export async function awaitLogged(
   inc: string,
   log: RevisionLog,
   stamps: readonly Stamp[],
@@ -231,7 +231,7 @@ export async function valueAtPoint(inc: string, path: Path, point: HistoryPoint)
     );
   }
   const log: RevisionLog = { ...at, entries: await entriesAfter(inc, at.revision) };
-  await settleStamps(inc, log, snapshot.stamps ?? []);
+  await awaitLogged(inc, log, snapshot.stamps ?? []);
   const value = rewound(snapshot.value, prefix, log.entries);
   if (value === undefined) throw new NotFound('PATH_NOT_FOUND', `nothing at '${formatPath(path)}' then`);
   return rest.length === 0 ? value : valueAt({ v: value } as JsonObject, ['v', ...rest], path);

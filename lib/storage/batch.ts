@@ -15,7 +15,7 @@ import { HttpError, PreconditionFailed } from '../config/errors';
 import type { Path } from '../paths';
 
 import { type Members, type Newest, loadForBatch, splitMembers, splitNewest } from './batch-load';
-import { carryOut, firstTry, hasLanded, writeEnvelope } from './commit';
+import { sendDecision, firstTry, hasLanded, writeEnvelope } from './commit';
 import { type Decision, piecesFit, piecesOf } from './decide';
 import { foldIfSmall } from './fold';
 import { epochAccess, grantFor } from './grant';
@@ -23,7 +23,7 @@ import type { Sent } from './io/write';
 import { contentTooLarge } from './refusals';
 import { type BatchWriteRequest, type WriteResult, formatEtag } from './requests';
 import { recognisingRetry, retrySegment } from './retry';
-import { type At, entersTarget, rebase, settle } from './walk';
+import { type At, entersTarget, rebase, reroute } from './walk';
 
 /** The longest path prefix every operation's segment lies under (set and delete: their parent's). */
 function commonPrefix(ops: readonly BatchOperation[]): Path {
@@ -236,7 +236,7 @@ export async function applyBatch(
       // No one-request try (the operations lie in different segments): the segment they all lie under, read.
       segment = await getSegment(grant.inc, at.key);
     }
-    const moved = await settle({ grant, at }, segment);
+    const moved = await reroute({ grant, at }, segment);
     if (moved) {
       ({ grant, at } = moved);
       fast = true;
@@ -249,7 +249,7 @@ export async function applyBatch(
       const decision = await decideBatch(grant.inc, current, rel, { ifMatch: request.ifMatch, tail });
       tail = undefined;
       if (decision.kind === 'unchanged') return { etag: formatEtag(decision.etag) };
-      sent = await carryOut(grant, { envelope, segment: current, decision, returnNew: shrinks(at) });
+      sent = await sendDecision(grant, { envelope, segment: current, decision, returnNew: shrinks(at) });
     } catch (error) {
       if (!(error instanceof MissingSegment)) throw error;
       sent = { ok: false };

@@ -79,7 +79,7 @@ export const guardedBase = (envelope: Envelope, grant: Grant) => ({
 });
 
 /** Sends a decision: one guarded UpdateItem, or a commit over several segments. */
-export async function carryOut(
+export async function sendDecision(
   grant: Grant,
   decided: {
     envelope: Envelope;

@@ -48,7 +48,7 @@ export const ROOT_AT: At = { key: ROOT_KEY, depth: 0 };
  * that is gone (walk again from the root), or an epoch that is not the grant's (a revocation: verify the credential
  * again; an older segment is stamped).
  */
-export async function settle({ grant, at }: Place, segment: Segment | undefined): Promise<Place | undefined> {
+export async function reroute({ grant, at }: Place, segment: Segment | undefined): Promise<Place | undefined> {
   if (segment === undefined) {
     if (at.key !== ROOT_KEY) {
       forgetLocations(grant.inc);

@@ -16,7 +16,7 @@ import { HttpError, PreconditionFailed } from '../config/errors';
 
 import { applyBatch } from './batch';
 import { afterChunkStub, chunkedWrite, holdsIndex, noteChunked, tailToRead } from './chunked';
-import { carryOut, commitPieces, firstTry, guardedBase, hasLanded, writeEnvelope } from './commit';
+import { sendDecision, commitPieces, firstTry, guardedBase, hasLanded, writeEnvelope } from './commit';
 import { decide, piecesOf } from './decide';
 import { foldIfSmall } from './fold';
 import { epochAccess, grantFor, renewed } from './grant';
@@ -24,7 +24,7 @@ import { sendUpdate } from './io/write';
 import { contentTooLarge } from './refusals';
 import { type WriteRequest, type WriteResult, formatEtag } from './requests';
 import { backoff, recognisingRetry, rereadAfter, retrySegment, assertAttemptsLeft } from './retry';
-import { type At, entersTarget, learn, rebase, settle } from './walk';
+import { type At, entersTarget, learn, rebase, reroute } from './walk';
 
 /**
  * Applies one content operation. It goes to the segment that holds its path (the deepest one this Lambda knows of,
@@ -93,7 +93,7 @@ async function applyContent(request: WriteRequest): Promise<WriteResult> {
       }
       segment = tried;
     }
-    const moved = await settle({ grant, at }, segment);
+    const moved = await reroute({ grant, at }, segment);
     if (moved) {
       ({ grant, at } = moved);
       fast = true;
@@ -148,7 +148,7 @@ async function applyContent(request: WriteRequest): Promise<WriteResult> {
     const decision = await decide(grant, current, { request, op: rel, mark, slot });
     if (decision.kind === 'applied') return { etag: formatEtag(token) };
     if (decision.kind === 'unchanged') return { etag: formatEtag(decision.etag) };
-    const sent = await carryOut(grant, { envelope, segment: current, decision, returnNew: shrinks });
+    const sent = await sendDecision(grant, { envelope, segment: current, decision, returnNew: shrinks });
     if (sent.ok) {
       if (shrinks) await foldIfSmall(grant, envelope, op.segments.slice(0, at.depth), sent.item);
       return { etag: formatEtag(token) };
