@@ -140,10 +140,12 @@ async function recordChanges(
   const base = await pathOf(inc, key);
   const beforeStubs = before === undefined ? new Map() : stubPaths(before);
   const afterStubs = after === undefined ? new Map() : stubPaths(after);
-  const moved =
-    beforeStubs.size !== afterStubs.size ||
-    [...afterStubs].some(([k, p]) => formatPath(beforeStubs.get(k) ?? ['\u0000']) !== formatPath(p));
-  if (moved) forgetBelow(inc, key);
+  // What is known below a stub that left this fragment or moved in it is forgotten; below one where it was, its
+  // paths hold still (a consumer behind the writes may need them after the segments there are gone).
+  for (const [k, p] of beforeStubs) {
+    const now = afterStubs.get(k);
+    if (now === undefined || formatPath(now) !== formatPath(p)) forgetBelow(inc, k, { including: true });
+  }
   // A segment no longer reachable (removed by a later commit). That commit's own change does not always tell its
   // subscribers: a fold or re-cut carries this record's value into new segments, and its diff finds it unchanged.
   // Unless the record changed no content (a revocation's stamp), clients are told to read it.

@@ -56,10 +56,10 @@ export function learnTree(inc: string, base: Path, fragment: Json, segments: Rea
   }
 }
 
-/** Forgets every path learnt below `key` (its stubs moved, came or went). */
-export function forgetBelow(inc: string, key: string): void {
+/** Forgets every path learnt below `key` (its stubs moved, came or went), and with `including`, its own. */
+export function forgetBelow(inc: string, key: string, options: { including?: boolean } = {}): void {
   const prefix = pathKey(inc, key);
-  for (const k of [...paths.keys()]) if (k.startsWith(prefix) && k !== prefix) paths.delete(k);
+  for (const k of [...paths.keys()]) if (k.startsWith(prefix) && (options.including || k !== prefix)) paths.delete(k);
 }
 
 /**
