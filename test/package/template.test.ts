@@ -763,7 +763,7 @@ describe('bundles', () => {
     for (const name of httpFunctions) expect(statuses[`${name} jwt`]).toBe(401);
   });
 
-  it('the realtime bundles load in a fresh Node process: a frame gets its answer, an empty stream batch nothing', () => {
+  it('the realtime bundles load in a fresh Node process: a frame gets its answer, an empty stream batch no failures', () => {
     const script = `
       const [socket, stream] = process.argv.slice(1);
       const { handler } = await import(socket);
@@ -804,7 +804,8 @@ describe('bundles', () => {
       ping: { statusCode: 200, body: '{"type":"pong"}' },
       bad: { statusCode: 200, body: expect.stringContaining('"code":"INVALID_MESSAGE"') },
       jwt: { statusCode: 200, body: expect.stringContaining('"code":"UNAUTHORIZED"') },
-      stream: null,
+      // A partial batch response naming no record: the event source moves on past the whole batch.
+      stream: { batchItemFailures: [] },
     });
   });
 
