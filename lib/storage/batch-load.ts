@@ -243,19 +243,20 @@ const objectsOf = (members: Map<string, Members>) =>
  * A batch planned on a bucketed object's members: each member of the result laid back into its bucket (computed as a
  * writer does, through nested bucket stubs), every bucket read written back on its version (changed or not: the plan
  * read it) and the object's segment unchanged on its version (a replacement of the object in between fails the
- * commit); the content with the object behind its segment's stub again. Undefined when the result is no object there.
+ * commit); the content with the object behind its segment's stub again. Declined (and why) when the result is no
+ * object there, or holds a member whose bucket was not read.
  */
 export function splitMembers(
   inc: string,
   content: Json,
   members: readonly Members[],
   top: Segment,
-): { content: Json; rewritten: Rewritten[] } | undefined {
+): { content: Json; rewritten: Rewritten[] } | { declined: string } {
   const rewritten: Rewritten[] = [];
   // Innermost first: an object held in another's bucket goes back behind its stub before that bucket is laid.
   for (const { segment, path, stub, buckets } of [...members].reverse()) {
     const value = atSteps(content, path);
-    if (!isObject(value)) return undefined;
+    if (!isObject(value)) return { declined: 'no object where it was' };
     const laid = new Map<string, JsonObject>();
     for (const b of buckets.values()) if (!(b.fragment instanceof Stub)) laid.set(b.key, {});
     for (const m of Object.keys(value)) {
@@ -264,7 +265,7 @@ export function splitMembers(
       for (let b = buckets.get(key); b?.fragment instanceof Stub; b = buckets.get(key))
         key = knownBucket(inc, bucketOf(b.fragment.key, m), m);
       const into = laid.get(key);
-      if (!into) return undefined;
+      if (!into) return { declined: `no bucket read for a member (${key})` };
       setOwn(into, m, value[m] as Json);
     }
     for (const [key, fragment] of laid)

@@ -10,7 +10,8 @@ import { compileBatchWrite } from '../expressions';
 import { type Segment, etagOf, tokenIn } from './segment';
 import { getSegment } from './io/read';
 import { lookupLocation } from './memory';
-import { changeTooLarge, MAX_CHANGE_BYTES } from './refusals';
+import { changeTooLarge, MAX_CHANGE_BYTES, MAX_TRANSACTION_ITEMS } from './refusals';
+import { logger } from '../config/logger';
 import { HttpError, PreconditionFailed } from '../config/errors';
 import type { Path } from '../paths';
 
@@ -95,9 +96,22 @@ async function decideBatch(
   const dropped = stubsIn(tree).filter((k) => !below.some((s) => s.key === k) && !open.some((n) => n.stub.key === k));
   if (open.length > 0 || members.length > 0) {
     const decided = decideOnNewest(inc, top, ops, { ...loaded, tree: tree as JsonObject, dropped });
-    return (
-      decided ?? decideBatch(inc, top, ops, { ifMatch, newest: false, members: open.length > 0 && members.length > 0 })
-    );
+    if (!('declined' in decided)) return decided;
+    const whole = await decideBatch(inc, top, ops, {
+      ifMatch,
+      newest: false,
+      members: open.length > 0 && members.length > 0,
+    });
+    // Planned on more than its members: past one transaction it will be refused (413), so say why it was.
+    if (whole.kind === 'rewrite' && whole.pieces.length + (whole.carried?.length ?? 0) >= MAX_TRANSACTION_ITEMS) {
+      logger.warn('batch planned on the whole past one transaction', {
+        declined: decided.declined,
+        top: top.key,
+        pieces: whole.pieces.length,
+        carried: whole.carried?.length ?? 0,
+      });
+    }
+    return whole;
   }
   if (ifMatch) {
     const etag = etagOf([top, ...below]);
@@ -118,9 +132,10 @@ async function decideBatch(
 }
 
 /**
- * A batch planned on chunked arrays' newest elements (their indexes moved to positions in their segments), or
- * undefined for one to plan on the whole: any 4xx (its message must be the whole array's), no change (its ETag is
- * that of everything), an array reached past its newest elements after all, a piece too large.
+ * A batch planned on chunked arrays' newest elements (their indexes moved to positions in their segments), or why it
+ * is to be planned on the whole instead: any 4xx (its message must be the whole array's), no change (its ETag is that
+ * of everything), an array reached past its newest elements after all, an object's member with no bucket read, a
+ * piece too large.
  */
 function decideOnNewest(
   inc: string,
@@ -133,7 +148,7 @@ function decideOnNewest(
     members: readonly Members[];
     dropped: readonly string[];
   },
-): BatchDecision | undefined {
+): BatchDecision | { declined: string } {
   const { tree, below, newest: open, members, dropped } = loaded;
   const moved = open.reduce((o, n) => intoNewest(o, n.path, chunkCount(n.stub.key)), ops);
   let planned: ReturnType<typeof planBatch>;
@@ -144,15 +159,15 @@ function decideOnNewest(
     // array's newest elements or tail, the whole array's message is planned for. A change too large on a part is
     // too large on the whole.
     if (error instanceof HttpError && error.statusCode < 500 && open.length > 0 && !isChangeTooLarge(error))
-      return undefined;
+      return { declined: `a ${error.statusCode} on an array's newest elements` };
     throw error;
   }
-  if (!planned.changed) return undefined;
+  if (!planned.changed) return { declined: 'no change' };
   try {
     const split = splitNewest(planned.content, open, top);
-    if (!split) return undefined;
+    if (!split) return { declined: 'an array reached past its newest elements' };
     const objects = splitMembers(inc, split.content, members, top);
-    if (!objects) return undefined;
+    if ('declined' in objects) return objects;
     const arrays = split.arrays.map((a) => ({ segment: a.segment, pieces: piecesOf(a.segment.key, a.value) }));
     const buckets = objects.rewritten;
     const kept = new Set([
@@ -176,7 +191,8 @@ function decideOnNewest(
     };
   } catch (error) {
     // A piece too large: planned on the whole, which names the operation.
-    if (error instanceof HttpError && error.statusCode < 500 && !isChangeTooLarge(error)) return undefined;
+    if (error instanceof HttpError && error.statusCode < 500 && !isChangeTooLarge(error))
+      return { declined: `a ${error.statusCode} laying the result out` };
     throw error;
   }
 }
