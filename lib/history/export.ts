@@ -315,6 +315,14 @@ export async function exportPage(request: ExportRequest): Promise<ExportPage> {
     log.entries = await entriesAfter(inc, log.revision);
     // Entries the consumer is still completing are waited for before the open containers are judged by them.
     await awaitLogged(inc, log, []);
+    if (cursor === undefined && log.entries.length > 0) {
+      // Logged between finding the newest revision and reading what came after it: nothing is sent yet, so the
+      // export is at the newest of those instead (none of them need be undone; one too large to keep could not be).
+      const newest = log.entries[0] as RevisionLog['entries'][number];
+      log.revision = newest.revision;
+      log.time = newest.time;
+      log.entries = [];
+    }
     const frames: OpenFrame[] = cursor
       ? cursor.frames.map((frame, i) => ({ ...frame, path: framePaths(cursor.frames)[i] as Path }))
       : [];
