@@ -1,7 +1,7 @@
 // Export (issue 31, docs/design/backup.md §2): the whole content in pages of pieces, every page at one revision.
 import { type Project, call, expectError, newKey, newProject, newUser, post } from '../support/api';
 import { Reassembler, canonical, exactBody } from '../support/pieces';
-import { type Servers, startServers } from '../support/servers';
+import { type Servers, sendLarge, startServers } from '../support/servers';
 
 /** An API at `url` (a server of its own: small segments and small pages). */
 const on = (url: string) => ({
@@ -128,21 +128,7 @@ describe('export on small segments and small pages', () => {
 
   async function loaded(): Promise<Project> {
     const p = await servers.newProject();
-    // A large write on a loaded machine may pass its 10 s: 503, retry-safe, sent again as a client would.
-    const key = `fixture-${p.slug}`;
-    let r: Response;
-    for (let attempt = 0; ; attempt++) {
-      r = await fetch(`${servers.urls[0]}${p.content}/update`, {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${p.key}`,
-          'content-type': 'application/json',
-          'idempotency-key': key,
-        },
-        body: exactText(bigContent()),
-      });
-      if (r.status !== 503 || attempt >= 5) break;
-    }
+    const r = await sendLarge(servers.urls[0] as string, p, { route: 'update', text: exactText(bigContent()) });
     expect({ status: r.status, body: await r.text() }).toMatchObject({ status: 200 });
     await historySettled(api, p, 1);
     return p;

@@ -124,3 +124,26 @@ async function accountsOn(endpoint: string, table: string): Promise<typeof impor
   else process.env.AWS_ENDPOINT_URL_DYNAMODB = previous;
   return accounts;
 }
+
+/**
+ * POSTs a large write's text to `<url><content>/<route>`, sent again on a 503 (past its 10 s on a loaded machine:
+ * retry-safe with its Idempotency-Key, as a client does), at most 5 times more. Returns the last answer.
+ */
+export async function sendLarge(
+  url: string,
+  p: { content: string; key: string; slug: string },
+  options: { route: string; text: string },
+): Promise<Response> {
+  for (let attempt = 0; ; attempt++) {
+    const r = await fetch(`${url}${p.content}/${options.route}`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${p.key}`,
+        'content-type': 'application/json',
+        'idempotency-key': `fixture-${p.slug}`,
+      },
+      body: options.text,
+    });
+    if (r.status !== 503 || attempt >= 5) return r;
+  }
+}

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Project } from '../../../test/support/api';
 import { canonical, exactBody } from '../../../test/support/pieces';
-import { type Servers, startServers } from '../../../test/support/servers';
+import { type Servers, sendLarge, startServers } from '../../../test/support/servers';
 import { exportJson, importJson } from '../../src/backup';
 import { ContentApiError, createClient, parseJson } from '../../src/index';
 
@@ -94,21 +94,7 @@ describe('backups through the client (small segments, small export pages)', () =
   /** A project holding bigContent, its write in the change log (an export reads at the newest revision logged). */
   async function loaded(): Promise<Project> {
     const p = await servers.newProject();
-    // A large write on a loaded machine may pass its 10 s: 503, retry-safe, sent again as a client would.
-    const key = `fixture-${p.slug}`;
-    let r: Response;
-    for (let attempt = 0; ; attempt++) {
-      r = await fetch(`${url}${p.content}/update`, {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${p.key}`,
-          'content-type': 'application/json',
-          'idempotency-key': key,
-        },
-        body: exactText(bigContent()),
-      });
-      if (r.status !== 503 || attempt >= 5) break;
-    }
+    const r = await sendLarge(url as string, p, { route: 'update', text: exactText(bigContent()) });
     expect({ status: r.status, body: await r.text() }).toMatchObject({ status: 200 });
     for (let i = 0; i < 200 && (await site(p).history()).entries.length === 0; i++)
       await new Promise((resolve) => setTimeout(resolve, 50));
