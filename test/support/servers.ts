@@ -126,15 +126,17 @@ async function accountsOn(endpoint: string, table: string): Promise<typeof impor
 }
 
 /**
- * POSTs a large write's text to `<url><content>/<route>`, sent again on a 503 (past its 10 s on a loaded machine:
- * retry-safe with its Idempotency-Key, as a client does), at most 5 times more. Returns the last answer.
+ * POSTs a large write's text to `<url><content>/<route>`, sent again as a client does while the answer says to retry
+ * (a 503 past its 10 s on a loaded machine, or a 409 while the first try still holds its Idempotency-Key), after
+ * Retry-After, for up to a minute: retry-safe with its key. Returns the last answer.
  */
 export async function sendLarge(
   url: string,
   p: { content: string; key: string; slug: string },
   options: { route: string; text: string },
 ): Promise<Response> {
-  for (let attempt = 0; ; attempt++) {
+  const until = Date.now() + 60_000;
+  for (;;) {
     const r = await fetch(`${url}${p.content}/${options.route}`, {
       method: 'POST',
       headers: {
@@ -144,6 +146,10 @@ export async function sendLarge(
       },
       body: options.text,
     });
-    if (r.status !== 503 || attempt >= 5) return r;
+    const code = r.status === 409 ? ((await r.clone().json()) as { code?: string }).code : undefined;
+    const retry = r.status === 503 || code === 'IDEMPOTENCY_IN_PROGRESS';
+    if (!retry || Date.now() > until) return r;
+    await r.arrayBuffer();
+    await new Promise((resolve) => setTimeout(resolve, 1000 * Number(r.headers.get('retry-after') ?? 1)));
   }
 }
