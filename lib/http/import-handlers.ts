@@ -69,7 +69,7 @@ export const importPage = (validate: Validator) =>
 
 /**
  * POST import/{session}/commit: 202 {"copied"} while the copy goes on (call again), then the switch, one atomic
- * write (If-Match on the content's ETag), 200 {"message"}.
+ * write (If-Match on the content's ETag), 200 {"message"} with the new ETag.
  */
 export const importCommit = () =>
   importRoute(async (caller, event) => {
@@ -78,7 +78,11 @@ export const importCommit = () =>
     const stamp = newStamp(caller.principal, 'import');
     const outcome = await commitImport(caller, sessionOf(event), { ifMatch, stamp });
     if (!outcome.done) return { statusCode: 202, body: { copied: outcome.copied } };
-    return { statusCode: 200, body: { message: IMPORT_DONE_MESSAGE } };
+    return {
+      statusCode: 200,
+      body: { message: IMPORT_DONE_MESSAGE },
+      headers: outcome.etag === undefined ? undefined : { ETag: outcome.etag },
+    };
   });
 
 /** DELETE import/{session}: abandoned; the project's content never changed. */

@@ -80,7 +80,8 @@ export const IMPORT_ROUTES: readonly RouteDoc[] = [
     description: `Copies the imported document into the project (a bounded time per call: 202 with how many items are copied so far; call again), then replaces the whole content with it in one atomic write: readers and subscribers see the old content or the new, never a mix. \`If-Match\` is compared with the ETag of the whole content (a GET without \`path\`): 412 when it changed. Subscribers get one \`changed\` message at the root; the history one entry, operation \`import\`, whose old values are not kept (a read at a revision before it is a 409 \`HISTORY_INCOMPLETE\`: export first). After it the session is gone (404); a commit retried while its cleanup runs answers 200 again. No page is accepted once a commit began. ${WHO}`,
     success: {
       status: 200,
-      description: 'The content is the imported document. 202 `{"copied": n}`: still copying, call again.',
+      description:
+        'The content is the imported document; the `ETag` header is its new version, as a write answers it (absent when a retry finds the switch done already). 202 `{"copied": n}`: still copying, call again.',
       schema: messageSchema,
       example: { message: 'Content imported successfully' },
     },

@@ -183,7 +183,8 @@ async function writeSets(
 }
 
 /** A commit call's outcome: the copy's progress (the client calls again), or the new content switched in. */
-export type ImportCommit = { done: false; copied: number } | { done: true };
+/** `etag`: the content's new version, as a write answers it (absent on a retry that finds the switch already done). */
+export type ImportCommit = { done: false; copied: number } | { done: true; etag?: string };
 
 /**
  * Commits an import: copies the shadow content into the project's partition (a bounded time per call: `done: false`
@@ -235,9 +236,13 @@ export async function commitImport(
   // copied nothing (the copy was done before).
   if (!progress.done || progress.copied > copiedBefore || Date.now() >= until)
     return { done: false, copied: progress.copied };
+  let etag: string;
   for (let attempt = 1; ; attempt++) {
     const outcome = await trySwitch(caller, grant, session, options);
-    if (outcome === 'switched') break;
+    if (typeof outcome === 'object') {
+      etag = outcome.etag;
+      break;
+    }
     if (outcome === 'gone') throw notFound(id);
     if (attempt >= SWITCH_ATTEMPTS) throw new Conflict('WRITE_CONFLICT', 'the content kept changing: commit again');
     // The root changed under it (a write, or a revocation: verified again).
@@ -248,20 +253,20 @@ export async function commitImport(
   const switched = await readSession(grant.inc, id);
   if (switched?.kind === 'switched')
     await finishSwitch(switched, budgetUntil(CLEANUP_BUDGET_MS)).catch(() => undefined);
-  return { done: true };
+  return { done: true, etag };
 }
 
 /**
  * One attempt at the switch: the root's new fragment (the shadow root's, its stubs naming the copies), the old content's
  * deletes as far as one transaction holds them, the session settled on being still open (a sweeper's claim refuses
- * it). `root-changed`: a writer or a revocation moved the root since it was read.
+ * it), answered with the root's new ETag. `root-changed`: a writer or a revocation moved the root since it was read.
  */
 async function trySwitch(
   caller: ImportCaller,
   grant: Grant,
   session: ImportSession,
   options: { ifMatch?: readonly string[]; stamp?: string },
-): Promise<'switched' | 'root-changed' | 'gone'> {
+): Promise<{ etag: string } | 'root-changed' | 'gone'> {
   const shadowRoot = await getSegment(shadowIncarnation(grant.inc, session.id), ROOT_KEY);
   if (!shadowRoot) return 'gone';
   const copyId = session.copyId as string;
@@ -288,7 +293,7 @@ async function trySwitch(
   const carried = old.slice(0, MAX_TRANSACTION_ITEMS - 2);
   const rest = old.slice(carried.length);
   // The root's update carries the import's write stamp (the history's who and how), as every write's does.
-  const { envelope } = writeEnvelope({ ...caller, stamp: options.stamp });
+  const { token, envelope } = writeEnvelope({ ...caller, stamp: options.stamp });
   const tx = newCommitToken();
   const update = compileWrite(
     { action: { kind: 'set', steps: [], value: top }, guards: [] },
@@ -311,7 +316,7 @@ async function trySwitch(
   try {
     // The SDK's own retries resend the token: a switch applied whose answer was lost is not applied again.
     await dynamo.send(new TransactWriteItemsCommand({ TransactItems: items, ClientRequestToken: tx }));
-    return 'switched';
+    return { etag: formatEtag(token) };
   } catch (error) {
     if (!(error instanceof TransactionCanceledException)) throw error;
     const reasons = error.CancellationReasons ?? [];

@@ -125,13 +125,16 @@ async function sendPages(p: Project, session: string, all: Piece[][], token = p.
   }
 }
 
-/** Commits until done; returns how many 202s came first. */
+/** Commits until done; returns how many 202s came first, and the ETag the switch answered. */
 async function commit(p: Project, session: string, token = p.key, headers?: Record<string, string>) {
   for (let progress = 0; ; progress++) {
     const r = await send(p, 'POST', `/${session}/commit`, undefined, token, headers);
     if (r.status === 200) {
       expect(r.body).toEqual({ message: 'Content imported successfully' });
-      return progress;
+      // The switch answers the content's new version, as a write does.
+      const etag = r.headers.get('etag');
+      expect(etag).toMatch(/^"[A-Za-z0-9_.-]+"$/);
+      return { progress, etag };
     }
     expect([r.status, typeof r.body.copied]).toEqual([202, 'number']);
   }
@@ -254,7 +257,7 @@ describe('import: a whole content replaced atomically', () => {
     expect(all.length).toBeGreaterThan(2);
     const session = await start(p);
     await sendPages(p, session, all);
-    const progress = await commit(p, session);
+    const { progress } = await commit(p, session);
     expect(progress).toBeGreaterThanOrEqual(0);
     const after = await exactContent(p);
     expectSameText(after.text, exactText(doc));
@@ -397,7 +400,7 @@ describe('import: a whole content replaced atomically', () => {
     expect(
       (await send(p, 'POST', `/${session}`, { sequence: 2, pieces: [{ path: '/list/1', value: 'b' }] })).status,
     ).toBe(200);
-    expect(await commit(p, session)).toBeGreaterThanOrEqual(0);
+    expect((await commit(p, session)).progress).toBeGreaterThanOrEqual(0);
     expect((await state(p)).value).toEqual({ list: ['a', 'b'] });
     // Done: the session is gone.
     expectError(
@@ -488,15 +491,22 @@ describe('import: a whole content replaced atomically', () => {
     });
   });
 
-  it("a commit with the content's ETag in If-Match switches; the session's copy is never swept away after", async () => {
+  it("a commit with the content's ETag in If-Match switches, answering the new one; its copy is never swept after", async () => {
     const p = await project(OLD);
     const { etag } = await state(p);
     const session = await start(p);
     await sendPages(p, session, pages(cut({ fresh: true })));
-    await commit(p, session, p.key, { 'if-match': etag as string });
-    expect((await state(p)).value).toEqual({ fresh: true });
+    const switched = await commit(p, session, p.key, { 'if-match': etag as string });
+    // The ETag it answers is the new content's: a write conditioned on it lands.
+    expect(await state(p)).toEqual({ value: { fresh: true }, etag: switched.etag });
+    const next = await call('POST', `${p.content}/set`, {
+      token: p.key,
+      body: { path: 'fresh', value: false },
+      headers: { 'if-match': switched.etag as string },
+    });
+    expect(next.status).toBe(200);
     await sweepNow();
-    expect((await state(p)).value).toEqual({ fresh: true });
+    expect((await state(p)).value).toEqual({ fresh: false });
     expect(await leftBehind(p, session)).toEqual(nothing);
   });
 });
