@@ -10,7 +10,7 @@ import { type Json, type JsonObject, Stub, isObject, setOwn, storedSize } from '
 import { walk } from '../content/model';
 import { type Segment, assertSnapshot } from './segment';
 import { getSegment, getTail, querySubtree } from './io/read';
-import { knownBucket, learnBucket } from './memory';
+import { knownCuts, learnBucket } from './memory';
 import type { Path } from '../paths';
 import { PathTree } from '../paths/tree';
 
@@ -39,6 +39,11 @@ export interface Members {
   stub: string;
   /** Its buckets read, by key (nested ones too, when one was cut into buckets of its own): never another object's. */
   buckets: Map<string, Segment>;
+  /**
+   * Each bucket the plan knows was cut into buckets of its own → their stub: read, or remembered (and then skipped).
+   * The result's members are laid by these alone, never by the Lambda's memory, which may forget meanwhile.
+   */
+  cuts: Map<string, string>;
 }
 
 /**
@@ -148,19 +153,21 @@ export async function loadForBatch(
           pathOf.has(segment.key) &&
           plansOnMembers(touched, at)
         ) {
-          object = { segment, path: at, stub: located.bucket, buckets: new Map() };
+          object = { segment, path: at, stub: located.bucket, buckets: new Map(), cuts: new Map() };
           members.set(located.bucket, object);
         }
         if (object) {
           // Into a bucketed object planned on its members: the member's bucket alone (a nested one's, in turn,
           // straight to the deepest this Lambda knows: a bucket once cut stays cut into the same buckets).
-          const key = knownBucket(inc, located.key, rest[0] as string);
+          const { key, cuts } = knownCuts(inc, located.key, rest[0] as string);
+          for (const [cut, into] of cuts) object.cuts.set(cut, into);
           const bucket = loaded.get(key) ?? (await getSegment(inc, key));
           if (!bucket) throw new MissingSegment(key);
           loaded.set(bucket.key, bucket);
           object.buckets.set(bucket.key, bucket);
           if (bucket.fragment instanceof Stub) {
             learnBucket(inc, [], bucket.key, bucket.fragment.key);
+            object.cuts.set(bucket.key, bucket.fragment.key);
             // Cut into buckets of its own: still this object's.
             members.set(bucket.fragment.key, object);
           }
@@ -247,23 +254,21 @@ const objectsOf = (members: Map<string, Members>) =>
  * object there, or holds a member whose bucket was not read.
  */
 export function splitMembers(
-  inc: string,
   content: Json,
   members: readonly Members[],
   top: Segment,
 ): { content: Json; rewritten: Rewritten[] } | { declined: string } {
   const rewritten: Rewritten[] = [];
   // Innermost first: an object held in another's bucket goes back behind its stub before that bucket is laid.
-  for (const { segment, path, stub, buckets } of [...members].reverse()) {
+  for (const { segment, path, stub, buckets, cuts } of [...members].reverse()) {
     const value = atSteps(content, path);
     if (!isObject(value)) return { declined: 'no object where it was' };
     const laid = new Map<string, JsonObject>();
     for (const b of buckets.values()) if (!(b.fragment instanceof Stub)) laid.set(b.key, {});
     for (const m of Object.keys(value)) {
-      // Its bucket, through the nested ones read or known.
-      let key = knownBucket(inc, bucketOf(stub, m), m);
-      for (let b = buckets.get(key); b?.fragment instanceof Stub; b = buckets.get(key))
-        key = knownBucket(inc, bucketOf(b.fragment.key, m), m);
+      // Its bucket, through the cuts the plan read or relied on.
+      let key = bucketOf(stub, m);
+      for (let into = cuts.get(key); into !== undefined; into = cuts.get(key)) key = bucketOf(into, m);
       const into = laid.get(key);
       if (!into) return { declined: `no bucket read for a member (${key})` };
       setOwn(into, m, value[m] as Json);

@@ -95,7 +95,7 @@ async function decideBatch(
   // A tail's stub stands for elements left where they are: not a value the batch drops.
   const dropped = stubsIn(tree).filter((k) => !below.some((s) => s.key === k) && !open.some((n) => n.stub.key === k));
   if (open.length > 0 || members.length > 0) {
-    const decided = decideOnNewest(inc, top, ops, { ...loaded, tree: tree as JsonObject, dropped });
+    const decided = decideOnNewest(top, ops, { ...loaded, tree: tree as JsonObject, dropped });
     if (!('declined' in decided)) return decided;
     const whole = await decideBatch(inc, top, ops, {
       ifMatch,
@@ -138,7 +138,6 @@ async function decideBatch(
  * piece too large.
  */
 function decideOnNewest(
-  inc: string,
   top: Segment,
   ops: readonly BatchOperation[],
   loaded: {
@@ -166,7 +165,7 @@ function decideOnNewest(
   try {
     const split = splitNewest(planned.content, open, top);
     if (!split) return { declined: 'an array reached past its newest elements' };
-    const objects = splitMembers(inc, split.content, members, top);
+    const objects = splitMembers(split.content, members, top);
     if ('declined' in objects) return objects;
     const arrays = split.arrays.map((a) => ({ segment: a.segment, pieces: piecesOf(a.segment.key, a.value) }));
     const buckets = objects.rewritten;

@@ -97,12 +97,22 @@ export function learnBucket(inc: string, prefix: Path, from: string, bucket: str
 
 /** The bucket this Lambda knows a bucket was cut into for `member`, deepest first (the bucket itself if none). */
 export function knownBucket(inc: string, bucket: string, member: string): string {
+  return knownCuts(inc, bucket, member).key;
+}
+
+/**
+ * As knownBucket, with each cut it followed (a bucket's key → the stub of the buckets it was cut into): what a plan
+ * that skipped those buckets relies on, kept with it, since another request may make this Lambda forget them.
+ */
+export function knownCuts(inc: string, bucket: string, member: string): { key: string; cuts: [string, string][] } {
   let key = bucket;
+  const cuts: [string, string][] = [];
   for (let split = locations.get(splitKey(inc, key)); split && 'bucket' in split; ) {
+    cuts.push([key, split.bucket]);
     key = bucketOf(split.bucket, member);
     split = locations.get(splitKey(inc, key));
   }
-  return key;
+  return { key, cuts };
 }
 
 /** Forgets where this Lambda knew segment `key` to be (it was folded into its parent). */

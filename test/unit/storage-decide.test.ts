@@ -9,6 +9,8 @@ import { type Decision, decide } from '../../lib/storage/decide';
 import type { Grant } from '../../lib/storage/grant';
 import type { WriteRequest } from '../../lib/storage/requests';
 import { readSegment } from '../../lib/storage/segment';
+import { splitMembers } from '../../lib/storage/batch-load';
+import { cut } from '../../lib/storage/layout/cut';
 import { add, del, set } from './helpers';
 
 const SLOT = 4;
@@ -97,5 +99,52 @@ describe('decide: the decision on the segment in hand', () => {
     });
     expect(decision).toMatchObject({ kind: 'write', action: { kind: 'add', steps: ['n'] } });
     expect(decision.kind === 'write' && decision.guards.some((g) => g.kind === 'between')).toBe(true);
+  });
+});
+
+describe('splitMembers: a batch planned on a bucketed object lays its members back into the buckets read', () => {
+  let n = 0;
+  const wide = Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`k${i}`, 'x'.repeat(60)]));
+  const pieces = cut('/o/', wide, { limit: 256, target: 128, newId: () => `n${n++}` });
+  const stub = (pieces[0] as { fragment: Stub }).fragment;
+  const top = segment('/o/', stub);
+  // A bucket cut into buckets of its own, and one of those: the batch read that one straight (its Lambda remembered
+  // the cut), not the bucket it was cut from.
+  const cutFrom = pieces.find((p) => p.key !== '/o/' && p.fragment instanceof Stub) as { key: string; fragment: Stub };
+  const read = pieces.find(
+    (p) =>
+      p.key.startsWith(`${cutFrom.fragment.key}/`) &&
+      !(p.fragment instanceof Stub) &&
+      Object.keys(p.fragment as object).length > 0,
+  );
+
+  it('finds the nested bucket the test needs', () => {
+    expect([cutFrom, read].every((p) => p !== undefined)).toBe(true);
+  });
+
+  it.each([
+    ['the cuts it relied on kept with it: laid back into the bucket read', true],
+    ['a cut it did not keep: declined (a member whose bucket was not read)', false],
+  ])('%s', (_, kept) => {
+    const bucket = segment((read as { key: string }).key, (read as { fragment: Json }).fragment);
+    const members = {
+      segment: top,
+      path: [],
+      stub: stub.key,
+      buckets: new Map([[bucket.key, bucket]]),
+      cuts: new Map(kept ? [[cutFrom.key, cutFrom.fragment.key]] : []),
+    };
+    const changed = { ...(bucket.fragment as Record<string, Json>) };
+    const member = Object.keys(changed)[0] as string;
+    changed[member] = 'changed';
+    const split = splitMembers(changed, [members], top);
+    if (!kept) {
+      expect(split).toEqual({ declined: expect.stringMatching(/^no bucket read for a member/) });
+      return;
+    }
+    expect(split).toEqual({
+      content: stub,
+      rewritten: [{ segment: bucket, pieces: [{ key: bucket.key, fragment: changed }], hub: '/o/' }],
+    });
   });
 });
