@@ -66,6 +66,8 @@ const isCode = (error: unknown, code: string) => error instanceof HttpError && e
 type OpenFrame = ExportFrame & {
   path: Path;
   keys?: Array<[key: string, after: string]>;
+  /** The members of that key page its read held whole: sent without a read of their own. */
+  values?: ReadonlyMap<string, Json>;
   lastKeys?: boolean;
   elements?: Json[];
   pieces?: Piece[];
@@ -145,8 +147,13 @@ class ExportWalk {
     return 'opened';
   }
 
-  /** One member (or the root): sent whole, left out, or opened as a container whose members follow. */
-  async member(path: Path, step: string | undefined): Promise<Step> {
+  /**
+   * One member (or the root): sent whole, left out, or opened as a container whose members follow. `held`: its value
+   * as its key page read it, rewound as a read of its own would be (which it saves: a walk from the root each).
+   */
+  async member(path: Path, step: string | undefined, held?: Json): Promise<Step> {
+    if (held !== undefined && pieceBytes({ path: toPointer(path), value: held }) <= this.request.budgets.piece)
+      return this.sendValue(path, this.rewound(held, path), step);
     // A page with less room than a piece ends before reading a member it might not hold (read again next page).
     if (this.pieces.length > 0 && this.request.budgets.page - this.bytes < this.request.budgets.piece) return 'full';
     const found = await this.valueAt(path, this.request.budgets.piece);
@@ -217,10 +224,12 @@ class ExportWalk {
       view: {
         kind: 'shallow',
         page: { limit: KEYS_PER_READ, where, ...(frame.after ? { after: decodeCursor(frame.after) } : {}) },
+        values: true,
       },
     });
     await this.awaitLogged(page.stamps);
     frame.keys = page.order ?? [];
+    frame.values = page.values;
     frame.lastKeys = (page.value as { next: string | null }).next === null;
   }
 
@@ -259,7 +268,7 @@ class ExportWalk {
       const keys = frame.keys as Array<[string, string]>;
       while (keys.length > 0) {
         const [key, after] = keys[0] as [string, string];
-        const done = await this.member([...frame.path, key], key);
+        const done = await this.member([...frame.path, key], key, frame.values?.get(key));
         if (done === 'full') return false;
         keys.shift();
         frame.after = after;

@@ -31,8 +31,19 @@ const MAX_BUCKETS_READ = 4096;
 const BATCH_KEYS = 100;
 const BATCHES_IN_FLIGHT = 4;
 const MAX_AHEAD = BATCH_KEYS * BATCHES_IN_FLIGHT;
-/** What a bucket read needs: key, fragment, version and ETag, and the partners' versions (the torn-read check). */
-const PROJECTION = { '#pk': 'pk', '#sk': 'sk', '#f': A.content, '#v': A.version, '#e': A.etag, '#p': A.partners };
+/**
+ * What a bucket read needs: key, fragment, version and ETag, the partners' versions (the torn-read check), and the
+ * write stamp (a read at a revision waits for the commits it saw to be logged: a member deleted or changed since).
+ */
+const PROJECTION = {
+  '#pk': 'pk',
+  '#sk': 'sk',
+  '#f': A.content,
+  '#v': A.version,
+  '#e': A.etag,
+  '#p': A.partners,
+  '#w': A.writeStamp,
+};
 
 /**
  * Per warm Lambda, per bucketed object: how many keys a bucket holds, with the buckets it was cut into, at each depth

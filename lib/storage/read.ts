@@ -35,6 +35,22 @@ export interface ViewRead {
   read: readonly Segment[];
   /** A page of keys: each key in the key order with the cursor that resumes after it. */
   order?: KeyOrder;
+  /** Asked for with the page (`values`): its members held whole in the segments read, by key. */
+  values?: ReadonlyMap<string, Json>;
+}
+
+/** The members of a page of keys that `holders` (objects read, an object's or its buckets') hold whole. */
+function valuesHeld(order: KeyOrder, holders: readonly Json[]): Map<string, Json> {
+  const values = new Map<string, Json>();
+  const wanted = new Set(order.map(([k]) => k));
+  for (const holder of holders) {
+    if (!isObject(holder)) continue;
+    for (const k of Object.keys(holder)) {
+      const value = holder[k] as Json;
+      if (wanted.has(k) && stubsIn(value).length === 0) values.set(k, value);
+    }
+  }
+  return values;
 }
 
 /**
@@ -54,7 +70,13 @@ async function readView(inc: string, segment: Segment, held: Json, view: ReadVie
       after: view.page?.after,
     });
     const value = view.page ? { value: keys.value, next: keys.next } : keys.value;
-    return { value, etag: formatEtag(keys.etag), read: keys.read, order: keys.order };
+    const values = view.values
+      ? valuesHeld(
+          keys.order,
+          keys.read.slice(1).map((s) => s.fragment),
+        )
+      : undefined;
+    return { value, etag: formatEtag(keys.etag), read: keys.read, order: keys.order, ...(values ? { values } : {}) };
   }
   if (view.kind === 'shallow' && chunked && !view.page) {
     return { value: { length: logicalLength(held as Json[]) }, etag: formatEtag(segment.etag), read: [segment] };
@@ -87,7 +109,14 @@ async function readView(inc: string, segment: Segment, held: Json, view: ReadVie
     view.kind === 'shallow' && view.page && isObject(held)
       ? orderOfObject(Object.keys(held), view.page.limit, view.page.after)
       : undefined;
-  return { value, etag: formatEtag(segment.etag), read: [segment], ...(order ? { order } : {}) };
+  const values = order && view.kind === 'shallow' && view.values ? valuesHeld(order, [held]) : undefined;
+  return {
+    value,
+    etag: formatEtag(segment.etag),
+    read: [segment],
+    ...(order ? { order } : {}),
+    ...(values ? { values } : {}),
+  };
 }
 
 /** Largest value a GET returns (lib/config/limits.ts). */
@@ -114,9 +143,13 @@ async function readSubtree(inc: string, key: string): Promise<Map<string, Segmen
  * Query per segment below the value when it spans several; the whole of a segment (the whole content) is one Query. A value changed over several segments while it was
  * being read (a stub names a segment that is gone) is read again.
  */
-export async function readContent(
-  request: ReadRequest,
-): Promise<{ value: Json; etag: string; stamps?: readonly Stamp[]; order?: KeyOrder }> {
+export async function readContent(request: ReadRequest): Promise<{
+  value: Json;
+  etag: string;
+  stamps?: readonly Stamp[];
+  order?: KeyOrder;
+  values?: ReadonlyMap<string, Json>;
+}> {
   const segments = request.segments ?? [];
   let grant = await grantFor(request.project, request.principal, 'read');
   let at: At = lookupLocation(grant.inc, segments);

@@ -50,7 +50,10 @@ export interface ReadRequest {
   view?: ReadView;
 }
 
-/** `page`: a page of an object's keys (shallow=true with limit or after; lib/content/key-pages.ts). */
+/**
+ * `page`: a page of an object's keys (shallow=true with limit or after; lib/content/key-pages.ts). `values`: with it,
+ * the values of the page's members that the segments read hold whole (no stub in them), read at no extra cost.
+ */
 export type ReadView =
-  | { kind: 'shallow'; page?: KeyPageView }
+  | { kind: 'shallow'; page?: KeyPageView; values?: boolean }
   | { kind: 'slice'; start: number; limit: number; where: string };

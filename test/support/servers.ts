@@ -126,14 +126,15 @@ async function accountsOn(endpoint: string, table: string): Promise<typeof impor
 }
 
 /**
- * POSTs a large write's text to `<url><content>/<route>`, sent again as a client does while the answer says to retry
- * (a 503 past its 10 s on a loaded machine, or a 409 while the first try still holds its Idempotency-Key), after
- * Retry-After, for up to a minute: retry-safe with its key. Returns the last answer.
+ * POSTs a large write's text to `<url><content>/<route>` with an Idempotency-Key (`key`, default one per project),
+ * sent again as a client does while the answer says to retry (a 503 past its 10 s on a loaded machine, or a 409 while
+ * the first try still holds its key), after Retry-After, for up to a minute: retry-safe with its key. Returns the last
+ * answer.
  */
 export async function sendLarge(
   url: string,
   p: { content: string; key: string; slug: string },
-  options: { route: string; text: string },
+  options: { route: string; text: string; key?: string },
 ): Promise<Response> {
   const until = Date.now() + 60_000;
   for (;;) {
@@ -142,7 +143,7 @@ export async function sendLarge(
       headers: {
         authorization: `Bearer ${p.key}`,
         'content-type': 'application/json',
-        'idempotency-key': `fixture-${p.slug}`,
+        'idempotency-key': options.key ?? `fixture-${p.slug}`,
       },
       body: options.text,
     });
