@@ -104,3 +104,16 @@ export function staleContainer(path: Path, entries: readonly RewindEntry[]): str
   }
   return undefined;
 }
+
+/**
+ * Why the whole content may have been replaced since the revision, or undefined: a change at the root (an import's
+ * switch among them, whose new segments carry no write stamp of their own), or one not kept whose paths are unknown.
+ */
+export function replacedWhole(entries: readonly RewindEntry[]): string | undefined {
+  for (const entry of entries) {
+    const paths = pathsOf(entry);
+    if (paths === undefined) return `the change at revision ${entry.revision} was not kept in full`;
+    if (paths.some((p) => p.length === 0)) return `the whole content was replaced at revision ${entry.revision}`;
+  }
+  return undefined;
+}

@@ -24,6 +24,7 @@ import {
   type Piece,
   pieceBytes,
   piecesOf,
+  replacedWhole,
   staleContainer,
   toPointer,
   valueFromLog,
@@ -117,6 +118,18 @@ class ExportWalk {
     }
   }
 
+  /**
+   * Before a page answers: the commits its root shows logged, and none of them replaced the whole content. A switch
+   * to an import in the middle of the page leaves segments without stamps, so what the page read of them tells
+   * nothing; the root's stamp does.
+   */
+  async assertNotReplaced(): Promise<void> {
+    this.reads++;
+    await this.awaitLogged((await readSnapshot(this.request.inc, [], 0)).stamps);
+    const why = replacedWhole(this.log.entries);
+    if (why !== undefined) throw stale(why);
+  }
+
   private rewound(value: Json | undefined, path: Path): Json | undefined {
     return rewind(value, path, this.log.entries);
   }
@@ -125,10 +138,10 @@ class ExportWalk {
   private async valueAt(path: Path, bytes: number): Promise<{ value: Json | undefined } | 'large'> {
     this.reads++;
     const snapshot = await readSnapshot(this.request.inc, path, bytes);
-    if (!snapshot.tooLarge) {
-      await this.awaitLogged(snapshot.stamps);
-      return { value: this.rewound(snapshot.value, path) };
-    }
+    // Too large, its path's segments from the root still tell which commits to wait for (one above it, an import's
+    // switch among them, makes the container about to be paged stale).
+    await this.awaitLogged(snapshot.stamps);
+    if (!snapshot.tooLarge) return { value: this.rewound(snapshot.value, path) };
     return valueFromLog(path, this.log.entries) ?? 'large';
   }
 
@@ -227,9 +240,11 @@ class ExportWalk {
         values: true,
       },
     });
+    const revision = this.log.revision;
     await this.awaitLogged(page.stamps);
     frame.keys = page.order ?? [];
-    frame.values = page.values;
+    // Read before a first page moved to a newer revision, the values may be older than it: each is read on its own.
+    frame.values = this.log.revision === revision ? page.values : undefined;
     frame.lastKeys = (page.value as { next: string | null }).next === null;
   }
 
@@ -345,6 +360,7 @@ export async function exportPage(request: ExportRequest): Promise<ExportPage> {
     let room = true;
     if (cursor === undefined) room = (await walk.member([], undefined)) !== 'full';
     while (room && frames.length > 0 && !walk.spent) room = await walk.step();
+    await walk.assertNotReplaced();
     return {
       revision: log.revision,
       pieces: walk.pieces,

@@ -20,7 +20,10 @@ export interface Snapshot {
   versions: Record<string, number>;
   /** The value is larger than `maxBytes`: reading stopped there (the client is told to fetch it). */
   tooLarge?: true;
-  /** The write stamps of the segments read, when the read completed (they tell a read at a revision what to wait for). */
+  /**
+   * The write stamps of the segments read (they tell a read at a revision what to wait for); of a value too large, those
+   * read before the read stopped: the path's from the root among them.
+   */
   stamps?: readonly Stamp[];
 }
 
@@ -72,19 +75,19 @@ export async function readSnapshot(inc: string, path: Path, maxBytes: number): P
         if (stubs.length === 0) return { value, versions, stamps: stampsOf(read) };
         let budget = maxBytes - storedSize(value);
         for (const stub of stubs) {
-          if (budget < 0) return { versions, tooLarge: true };
+          if (budget < 0) return { versions, tooLarge: true, stamps: stampsOf(read) };
           const subtree = await querySubtree(inc, stub, false, budget).catch((error: unknown) => {
             if (error instanceof SubtreeTooLarge) return undefined;
             throw error;
           });
-          if (!subtree) return { versions, tooLarge: true };
+          if (!subtree) return { versions, tooLarge: true, stamps: stampsOf(read) };
           for (const s of subtree.values()) {
             versions[s.key] = s.version;
             read.push(s);
             budget -= storedSize(s.fragment);
           }
         }
-        if (budget < 0) return { versions, tooLarge: true };
+        if (budget < 0) return { versions, tooLarge: true, stamps: stampsOf(read) };
         assertSnapshot(read);
         return { value: assemble(value, fragmentsOf(read)), versions, stamps: stampsOf(read) };
       }

@@ -259,41 +259,45 @@ describe('export on small segments and small pages', () => {
 });
 
 describe('export access', () => {
-  it("needs read access to the whole content; a bad cursor or another project's is a 400", async () => {
-    const p = await newProject();
-    expect((await post(p, 'set', { path: 'a', value: 1 })).status).toBe(200);
-    const url = `/api/${p.username}/${p.slug}/export`;
-    const limited = await newKey(p, ['content:read'], undefined, ['a']);
-    expectError(await call('GET', url, { token: limited.key }), 403, 'FORBIDDEN');
-    const reader = await newKey(p, ['content:read']);
-    expect((await call('GET', url, { token: reader.key })).status).toBe(200);
-    const viewer = await newUser(p, 'viewer');
-    const page = await call('GET', url, { token: viewer.token });
-    expect(page.status).toBe(200);
-    expect(page.body.pieces).toEqual([{ path: '', value: { a: 1 } }]);
-    expectError(await call('GET', url, { token: (await newUser()).token }), 403, 'FORBIDDEN');
-    expectError(await call('GET', url), 401, 'UNAUTHORIZED');
-    for (const bad of ['x', 'e30', '%%%', 'A'.repeat(3000)]) {
-      expectError(await call('GET', `${url}?cursor=${bad}`, { token: p.key }), 400, 'INVALID_CURSOR');
-    }
-    // A cursor of another project's export (a content large enough for two pages there).
-    const other = await newProject();
-    const big = Object.fromEntries(Array.from({ length: 80 }, (_, i) => [`k${i}`, 'v'.repeat(20_000)]));
-    for (let i = 0; i < 80; i += 20) {
-      const slice = Object.fromEntries(Object.entries(big).slice(i, i + 20));
-      const operations = Object.entries(slice).map(([k, v]) => ({ op: 'set', path: k, value: v }));
-      // 400 KB a batch: on a loaded machine it may pass its 10 s (503, retry-safe), and is sent again.
-      const text = JSON.stringify({ operations });
-      const r = await sendLarge(baseUrl(), other, { route: 'batch', text, key: `${other.slug}-${i}` });
-      expect({ status: r.status, body: await r.text() }).toMatchObject({ status: 200 });
-    }
-    const otherPage = await call('GET', `/api/${other.username}/${other.slug}/export`, { token: other.key });
-    expect(otherPage.status).toBe(200);
-    expect(otherPage.body.cursor).toEqual(expect.any(String));
-    expectError(
-      await call('GET', `${url}?cursor=${encodeURIComponent(otherPage.body.cursor)}`, { token: p.key }),
-      400,
-      'INVALID_CURSOR',
-    );
-  });
+  it(
+    "needs read access to the whole content; a bad cursor or another project's is a 400",
+    async () => {
+      const p = await newProject();
+      expect((await post(p, 'set', { path: 'a', value: 1 })).status).toBe(200);
+      const url = `/api/${p.username}/${p.slug}/export`;
+      const limited = await newKey(p, ['content:read'], undefined, ['a']);
+      expectError(await call('GET', url, { token: limited.key }), 403, 'FORBIDDEN');
+      const reader = await newKey(p, ['content:read']);
+      expect((await call('GET', url, { token: reader.key })).status).toBe(200);
+      const viewer = await newUser(p, 'viewer');
+      const page = await call('GET', url, { token: viewer.token });
+      expect(page.status).toBe(200);
+      expect(page.body.pieces).toEqual([{ path: '', value: { a: 1 } }]);
+      expectError(await call('GET', url, { token: (await newUser()).token }), 403, 'FORBIDDEN');
+      expectError(await call('GET', url), 401, 'UNAUTHORIZED');
+      for (const bad of ['x', 'e30', '%%%', 'A'.repeat(3000)]) {
+        expectError(await call('GET', `${url}?cursor=${bad}`, { token: p.key }), 400, 'INVALID_CURSOR');
+      }
+      // A cursor of another project's export (a content large enough for two pages there).
+      const other = await newProject();
+      const big = Object.fromEntries(Array.from({ length: 80 }, (_, i) => [`k${i}`, 'v'.repeat(20_000)]));
+      for (let i = 0; i < 80; i += 20) {
+        const slice = Object.fromEntries(Object.entries(big).slice(i, i + 20));
+        const operations = Object.entries(slice).map(([k, v]) => ({ op: 'set', path: k, value: v }));
+        // 400 KB a batch: on a loaded machine it may pass its 10 s (503, retry-safe), and is sent again.
+        const text = JSON.stringify({ operations });
+        const r = await sendLarge(baseUrl(), other, { route: 'batch', text, key: `${other.slug}-${i}` });
+        expect({ status: r.status, body: await r.text() }).toMatchObject({ status: 200 });
+      }
+      const otherPage = await call('GET', `/api/${other.username}/${other.slug}/export`, { token: other.key });
+      expect(otherPage.status).toBe(200);
+      expect(otherPage.body.cursor).toEqual(expect.any(String));
+      expectError(
+        await call('GET', `${url}?cursor=${encodeURIComponent(otherPage.body.cursor)}`, { token: p.key }),
+        400,
+        'INVALID_CURSOR',
+      );
+    },
+    LONG,
+  );
 });

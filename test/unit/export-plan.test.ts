@@ -6,6 +6,7 @@ import {
   exportBudgets,
   pieceBytes,
   piecesOf,
+  replacedWhole,
   staleContainer,
   toPointer,
   valueFromLog,
@@ -203,4 +204,23 @@ describe('staleContainer', () => {
     expect(staleContainer(['o'], [{ revision: '2', rewindable: false }])).toMatch(/not kept/);
     expect(staleContainer(['o'], [{ revision: '2', rewindable: false, touched: [['o', 'a', 'b']] }])).toBeUndefined();
   });
+});
+
+describe('replacedWhole: a commit since the revision that may have replaced the whole content', () => {
+  it.each<[string, Parameters<typeof replacedWhole>[0], string | undefined]>([
+    ['none', [], undefined],
+    ['changes below the root only', [entry('2', { a: 1, b: 2 }, { a: 3, b: 2 })], undefined],
+    ['a member of the root removed', [entry('2', { a: 1, b: 2 }, { b: 2 })], undefined],
+    [
+      "an import's switch (not kept, every path touched)",
+      [{ revision: '3', rewindable: false }],
+      'the change at revision 3 was not kept in full',
+    ],
+    [
+      'the root set to another kind',
+      [entry('2', { a: 1 }, { b: 2 }), entry('4', { b: 2 }, [1])],
+      'the whole content was replaced at revision 4',
+    ],
+    ['a change not kept whose paths are known', [{ revision: '5', rewindable: false, touched: [['a']] }], undefined],
+  ])('%s', (_, entries, why) => expect(replacedWhole(entries)).toBe(why));
 });
