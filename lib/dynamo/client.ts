@@ -54,7 +54,8 @@ const measureCapacity = (next: Next, context: { commandName?: string }) => {
 /** One connection pool for both clients below. */
 const requestHandler = new NodeHttpHandler({
   connectionTimeout: 1000,
-  requestTimeout: 3000,
+  // DYNAMODB_REQUEST_TIMEOUT_MS: for a slow local engine only (scripts/dynamodb-local.mjs sets it); Lambdas keep 3 s.
+  requestTimeout: Number(optionalEnv('DYNAMODB_REQUEST_TIMEOUT_MS') ?? 3000),
   // Without this the handler only logs a warning and keeps waiting.
   throwOnRequestTimeout: true,
   httpsAgent: new Agent({ keepAlive: true, maxSockets: 64 }),
