@@ -246,8 +246,7 @@ export async function startServer(
   const handlers = new Map<Route, Handler>();
   for (const route of routes) handlers.set(route, await loadHandler<Handler>(route.handler));
   const cors = config.provider.httpApi?.cors ?? {};
-  // LOCAL_FUNCTION_TIMEOUT_SECONDS: a longer budget over a slow engine (scripts/dynamodb-local.mjs sets it).
-  const timeout = Number(process.env.LOCAL_FUNCTION_TIMEOUT_SECONDS) || (config.provider.timeout ?? 10);
+  const timeout = config.provider.timeout ?? 10;
 
   const corsHeaders = (origin: string | undefined): Record<string, string> => {
     if (origin === undefined) return {};
