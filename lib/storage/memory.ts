@@ -74,7 +74,7 @@ export function lookupLocation(
     }
     if (depth >= segments.length) continue;
     const member = segments[depth] as string;
-    return { key: knownBucket(inc, bucketOf(found.bucket, member), member), depth };
+    return { key: knownCuts(inc, bucketOf(found.bucket, member), member).key, depth };
   }
   return { key: ROOT_KEY, depth: 0 };
 }
@@ -95,14 +95,10 @@ export function learnBucket(inc: string, prefix: Path, from: string, bucket: str
   remember(isBucketKey(from) ? splitKey(inc, from) : locationKey(inc, prefix), { bucket });
 }
 
-/** The bucket this Lambda knows a bucket was cut into for `member`, deepest first (the bucket itself if none). */
-export function knownBucket(inc: string, bucket: string, member: string): string {
-  return knownCuts(inc, bucket, member).key;
-}
-
 /**
- * As knownBucket, with each cut it followed (a bucket's key → the stub of the buckets it was cut into): what a plan
- * that skipped those buckets relies on, kept with it, since another request may make this Lambda forget them.
+ * The bucket this Lambda knows a bucket was cut into for `member`, deepest first (the bucket itself if none), with each
+ * cut it followed (a bucket's key → the stub of the buckets it was cut into): what a plan that skipped those buckets
+ * relies on, kept with it, since another request may make this Lambda forget them.
  */
 export function knownCuts(inc: string, bucket: string, member: string): { key: string; cuts: [string, string][] } {
   let key = bucket;
