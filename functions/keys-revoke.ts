@@ -1,9 +1,9 @@
 // DELETE /api/{username}/{projectSlug}/keys/{id}: revokes an API key at once (401 from then on). Owner only.
 import { accountError, answerAfterStamping, managementRoute } from '../lib/http/management-handlers';
-import { NotFound } from '../lib/config/errors';
+import { Refusal } from '../lib/config/errors';
 import { revokeApiKey } from '../lib/store/accounts';
 
-const keyNotFound = () => new NotFound('KEY_NOT_FOUND', 'no such API key in this project');
+const keyNotFound = () => new Refusal('KEY_NOT_FOUND', 'no such API key in this project');
 
 export const handler = managementRoute({
   rule: 'owner',

@@ -1,6 +1,6 @@
 // DELETE /api/{username}/{projectSlug}/members/{member}: removes a member. Owner only.
 import { accountError, answerAfterStamping, managementRoute } from '../lib/http/management-handlers';
-import { NotFound } from '../lib/config/errors';
+import { Refusal } from '../lib/config/errors';
 import { removeMember } from '../lib/store/accounts';
 import { canonicalName } from '../lib/schema/items';
 
@@ -9,7 +9,7 @@ export const handler = managementRoute({
   run: async ({ project, event }) => {
     const member = canonicalName(event.pathParameters?.member ?? '');
     const stamping = await removeMember(project, member).catch((error: unknown) =>
-      accountError(error, () => new NotFound('MEMBER_NOT_FOUND', `${member} is not a member of this project`)),
+      accountError(error, () => new Refusal('MEMBER_NOT_FOUND', `${member} is not a member of this project`)),
     );
     return answerAfterStamping({ message: 'Member removed successfully' }, stamping);
   },

@@ -1,7 +1,7 @@
 // POST /api/{username}/{projectSlug}: creates a project owned by the caller, who must be {username}.
 import { managementRoute } from '../lib/http/management-handlers';
 import { AccountError, createProject, ensureUser } from '../lib/store/accounts';
-import { Conflict } from '../lib/config/errors';
+import { Refusal } from '../lib/config/errors';
 import { validateCreateProject as validate } from '../lib/http/validators.generated';
 
 export const handler = managementRoute({
@@ -13,7 +13,7 @@ export const handler = managementRoute({
       const { createdAt } = await createProject(project);
       return { statusCode: 201, body: { username: project.username, projectSlug: project.slug, createdAt } };
     } catch (error) {
-      if (error instanceof AccountError && error.code === 'EXISTS') throw new Conflict('PROJECT_EXISTS', error.message);
+      if (error instanceof AccountError && error.code === 'EXISTS') throw new Refusal('PROJECT_EXISTS', error.message);
       throw error;
     }
   },

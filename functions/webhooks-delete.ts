@@ -1,9 +1,9 @@
 // DELETE /api/{username}/{projectSlug}/webhooks/{id}: removes a webhook; nothing more is delivered to it. Owner only.
 import { accountError, managementRoute } from '../lib/http/management-handlers';
-import { NotFound } from '../lib/config/errors';
+import { Refusal } from '../lib/config/errors';
 import { deleteWebhook } from '../lib/store/webhooks';
 
-const webhookNotFound = () => new NotFound('WEBHOOK_NOT_FOUND', 'no such webhook in this project');
+const webhookNotFound = () => new Refusal('WEBHOOK_NOT_FOUND', 'no such webhook in this project');
 
 export const handler = managementRoute({
   rule: 'owner',

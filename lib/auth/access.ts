@@ -7,7 +7,7 @@ import { batchGetConsistent } from '../dynamo/batch-get';
 import { documents, dynamo } from '../dynamo/client';
 import { setBounded } from '../config/bounded';
 import { tableName } from '../config/env';
-import { Forbidden, NotFound, Unauthorized } from '../config/errors';
+import { Forbidden, Refusal, Unauthorized } from '../config/errors';
 import { fromAttribute } from '../dynamo/attributes';
 import type { AccessCheck } from '../expressions';
 import { type ContentNeed, keyAllows, permissionFor, roleAllows, roleOf } from '../policy';
@@ -51,7 +51,7 @@ export type Principal = (
 export type Need = ContentNeed;
 
 export const projectNotFound = (project: ProjectRef) =>
-  new NotFound('PROJECT_NOT_FOUND', `project ${projectName(project)} does not exist`);
+  new Refusal('PROJECT_NOT_FOUND', `project ${projectName(project)} does not exist`);
 
 /**
  * Verified sessions, per warm container: a session costs its lookup once a minute at most, so operations stay at

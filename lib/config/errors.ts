@@ -1,99 +1,76 @@
-// HTTP errors: one small hierarchy; every client-facing error has a status, a stable code and a sentence.
-import type { CodeWithStatus, ErrorCode } from './error-codes';
+// Refusals: one small hierarchy of what the service will not do, each with a stable code and a sentence; the HTTP
+// status and headers of each are decided at the edge (lib/http/edge.ts), from the catalogue (./error-codes.ts).
+import type { ErrorCode } from './error-codes';
 
-export class HttpError extends Error {
-  readonly statusCode: number;
-  readonly code: ErrorCode;
-  /** Whether the message may reach the client; anything else becomes a plain 500. */
-  readonly expose: boolean;
-  readonly headers: Record<string, string>;
+/** A code a client's request can be refused with (the service's own faults have theirs: INTERNAL_ERROR, Unavailable). */
+export type RefusalCode = Exclude<ErrorCode, 'INTERNAL_ERROR' | 'SERVICE_UNAVAILABLE'>;
+
+/** What a refusal carries beyond its sentence, for the client: the current ETag, when to try again. */
+export interface RefusalData {
+  /** The content's current ETag (a failed If-Match). */
+  etag?: string;
+  /** Seconds after which the same request may succeed (a conflict with other writers). */
+  retryAfter?: number;
+}
+
+/**
+ * A request the service will not carry out as asked: a stable code (its HTTP status is the catalogue's, mapped at the
+ * edge), a sentence the client may read, and its data. The engine decides with these as values of the domain.
+ */
+export class Refusal extends Error {
+  readonly code: RefusalCode;
+  readonly data: RefusalData;
   /** In a batch: the position of the operation that failed (the error is the one it gets alone). */
   index?: number;
 
-  constructor(
-    statusCode: number,
-    code: ErrorCode,
-    message: string,
-    options: { cause?: unknown; headers?: Record<string, string> } = {},
-  ) {
-    super(message, { cause: options.cause });
+  constructor(code: RefusalCode, message: string, options: RefusalData & { cause?: unknown } = {}) {
+    const { cause, ...data } = options;
+    super(message, { cause });
     this.name = new.target.name;
-    this.statusCode = statusCode;
     this.code = code;
-    this.expose = statusCode < 500;
-    this.headers = options.headers ?? {};
+    this.data = data;
   }
 
-  toJSON(): { message: string; code: ErrorCode; index?: number } {
+  toJSON(): { message: string; code: RefusalCode; index?: number } {
     return this.index === undefined
       ? { message: this.message, code: this.code }
       : { message: this.message, code: this.code, index: this.index };
   }
 }
 
-export class BadRequest extends HttpError {
-  constructor(code: CodeWithStatus<400>, message: string, options?: { cause?: unknown }) {
-    super(400, code, message, options);
-  }
-}
-
-/** Every unusable credential gets this exact error, so unknown, expired and revoked look the same. */
-export class Unauthorized extends HttpError {
+/** Every unusable credential gets this exact refusal, so unknown, expired and revoked look the same. */
+export class Unauthorized extends Refusal {
   constructor() {
-    super(401, 'UNAUTHORIZED', 'A valid session token or API key is required', {
-      headers: { 'WWW-Authenticate': 'Bearer' },
-    });
+    super('UNAUTHORIZED', 'A valid session token or API key is required');
   }
 }
 
-export class Forbidden extends HttpError {
+/** The caller has no access to the project, or the credential lacks the right. */
+export class Forbidden extends Refusal {
   constructor(message = 'You do not have access to this project') {
-    super(403, 'FORBIDDEN', message);
+    super('FORBIDDEN', message);
   }
 }
 
-export class NotFound extends HttpError {
-  constructor(code: CodeWithStatus<404>, message: string) {
-    super(404, code, message);
-  }
-}
-
-export class Conflict extends HttpError {
-  constructor(code: CodeWithStatus<409>, message: string, headers?: Record<string, string>) {
-    super(409, code, message, { headers });
-  }
-}
-
-/** What was there is no longer kept (a revision or time before the history's retention). */
-export class Gone extends HttpError {
-  constructor(code: CodeWithStatus<410>, message: string) {
-    super(410, code, message);
-  }
-}
-
-export class PreconditionFailed extends HttpError {
+/** If-Match names no version the content is at: the current one travels with it. */
+export class PreconditionFailed extends Refusal {
   constructor(etag: string | undefined) {
-    super(412, 'PRECONDITION_FAILED', 'The content has changed since the version named in If-Match', {
-      headers: etag ? { ETag: etag } : {},
-    });
+    super('PRECONDITION_FAILED', 'The content has changed since the version named in If-Match', etag ? { etag } : {});
   }
 }
 
-export class PayloadTooLarge extends HttpError {
-  constructor(code: CodeWithStatus<413>, message: string) {
-    super(413, code, message);
-  }
-}
+/**
+ * The service cannot carry out the request now (DynamoDB busy or slow, the history behind): a fault of the service, not
+ * a refusal, so its sentence stays in the log; the client is told to retry.
+ */
+export class Unavailable extends Error {
+  readonly code = 'SERVICE_UNAVAILABLE' satisfies ErrorCode;
+  /** Seconds after which to retry. */
+  readonly retryAfter = 1;
 
-export class UnsupportedMediaType extends HttpError {
-  constructor(message = 'The request body must be JSON (Content-Type: application/json)') {
-    super(415, 'UNSUPPORTED_MEDIA_TYPE', message);
-  }
-}
-
-export class ServiceUnavailable extends HttpError {
   constructor(message: string, options?: { cause?: unknown }) {
-    super(503, 'SERVICE_UNAVAILABLE', message, { ...options, headers: { 'Retry-After': '1' } });
+    super(message, options);
+    this.name = 'Unavailable';
   }
 }
 
@@ -108,19 +85,20 @@ const NETWORK = /^(HPE_|ECONNRESET$|ECONNREFUSED$|EPIPE$|EHOSTUNREACH$|ENETUNREA
  * DynamoDB being busy or slow, after the SDK's own retries and whatever the call was: the client's 503 with
  * Retry-After, never a 500. Undefined for anything else.
  */
-export function unavailable(error: unknown): ServiceUnavailable | undefined {
+export function unavailable(error: unknown): Unavailable | undefined {
   // Libraries wrap what DynamoDB said (Powertools: IdempotencyPersistenceLayerError), so follow the causes.
   for (
     let e: unknown = error, depth = 0;
-    e instanceof Error && !(e instanceof HttpError) && depth < 5;
+    e instanceof Error && !(e instanceof Refusal) && depth < 5;
     e = e.cause, depth++
   ) {
+    if (e instanceof Unavailable) return e;
     if (e.name === 'TimeoutError' || e.name === 'AbortError' || (e as { code?: string }).code === 'ETIMEDOUT') {
-      return new ServiceUnavailable('The request took too long; retry shortly', { cause: error });
+      return new Unavailable('The request took too long; retry shortly', { cause: error });
     }
-    if (BUSY.test(e.name)) return new ServiceUnavailable('The service is busy; retry shortly', { cause: error });
+    if (BUSY.test(e.name)) return new Unavailable('The service is busy; retry shortly', { cause: error });
     if (NETWORK.test((e as { code?: string }).code ?? '')) {
-      return new ServiceUnavailable('The database could not be reached; retry shortly', { cause: error });
+      return new Unavailable('The database could not be reached; retry shortly', { cause: error });
     }
   }
   return undefined;

@@ -1,5 +1,5 @@
 // Batches: plans operations in order on an in-memory copy, each seeing the ones before it; the storage layout is not its concern.
-import { Conflict, HttpError } from '../config/errors';
+import { Refusal } from '../config/errors';
 import { type Path, asIndex } from '../paths';
 import type { PathTree } from '../paths/tree';
 import {
@@ -30,7 +30,7 @@ export interface TestOperation {
 /** An operation its route would refuse as sent (its 400): it fails the batch when its turn comes, like any other. */
 export interface InvalidOperation {
   kind: 'invalid';
-  error: HttpError;
+  error: Refusal;
 }
 
 export type BatchOperation =
@@ -49,7 +49,7 @@ export function readOperation(index: number, read: () => BatchOperation): BatchO
   try {
     return read();
   } catch (error) {
-    if (!(error instanceof HttpError)) throw error;
+    if (!(error instanceof Refusal)) throw error;
     error.index = index;
     return { kind: 'invalid', error };
   }
@@ -73,12 +73,12 @@ function assertTest(root: JsonObject, op: TestOperation): void {
   const path = shownPath(op);
   if (op.value === undefined) {
     if (found !== op.exists) {
-      throw new Conflict('TEST_FAILED', op.exists ? `nothing at '${path}'` : `there is a value at '${path}'`);
+      throw new Refusal('TEST_FAILED', op.exists ? `nothing at '${path}'` : `there is a value at '${path}'`);
     }
     return;
   }
   if (!found || !jsonEquals(w.node, op.value)) {
-    throw new Conflict('TEST_FAILED', `the value at '${path}' is not the one tested`);
+    throw new Refusal('TEST_FAILED', `the value at '${path}' is not the one tested`);
   }
 }
 
@@ -105,7 +105,7 @@ function entrySize(root: JsonObject, steps: readonly Step[]): number {
 type PlanState = { content: JsonObject; bytes: number; owned: WeakSet<object> };
 
 /** One operation on the content as the ones before it left it: its own error, exactly as it would get it alone. */
-function applyOne(state: PlanState, op: BatchOperation, maxBytes: number, tooLarge: () => HttpError): void {
+function applyOne(state: PlanState, op: BatchOperation, maxBytes: number, tooLarge: () => Refusal): void {
   const root = state.content;
   if (op.kind === 'invalid') throw op.error;
   if (op.kind === 'test') {
@@ -128,7 +128,7 @@ function applyOne(state: PlanState, op: BatchOperation, maxBytes: number, tooLar
 }
 
 /** One action on the planned content, within the number rules and the size budget. */
-function applyChange(state: PlanState, action: Action, maxBytes: number, tooLarge: () => HttpError): void {
+function applyChange(state: PlanState, action: Action, maxBytes: number, tooLarge: () => Refusal): void {
   const root = state.content;
   if (action.kind === 'add') {
     const problem = numberProblem(decimalOf(numberAt(root, action.steps)).plus(decimalOf(action.amount)));
@@ -161,7 +161,7 @@ function applyChange(state: PlanState, action: Action, maxBytes: number, tooLarg
 export function planBatch(
   root: JsonObject,
   ops: readonly BatchOperation[],
-  budget: { maxBytes: number; tooLarge: () => HttpError },
+  budget: { maxBytes: number; tooLarge: () => Refusal },
 ): BatchPlan {
   const state = { content: root, bytes: storedSize(root), owned: new WeakSet<object>() };
   for (const [index, op] of ops.entries()) {
@@ -169,7 +169,7 @@ export function planBatch(
       applyOne(state, op, budget.maxBytes, budget.tooLarge);
     } catch (error) {
       // A merge patch is the whole request's one operation: its errors name no position.
-      if (error instanceof HttpError && op.kind !== 'merge') error.index = index;
+      if (error instanceof Refusal && op.kind !== 'merge') error.index = index;
       throw error;
     }
   }

@@ -1,7 +1,7 @@
 // JSON values: the content types, prototype-safe object helpers, and the checks DynamoDB would make.
 import Big from 'big.js';
 import { LosslessNumber, parse as parseLosslessText } from 'lossless-json';
-import { BadRequest } from '../config/errors';
+import { Refusal } from '../config/errors';
 import { MAX_DEPTH, MAX_KEY_LENGTH, MAX_NUMBER_MAGNITUDE, MIN_NUMBER_MAGNITUDE, RESERVED_KEY } from '../config/limits';
 
 /**
@@ -131,10 +131,10 @@ export function numberProblem(n: JsonNumber | Big): 'NUMBER_OUT_OF_RANGE' | 'NUM
 export const isStorableNumber = (n: JsonNumber): boolean => numberProblem(n) === undefined;
 
 /** The 400 for a number DynamoDB cannot store (`what`: the value, or the result of arithmetic). */
-export function numberError(code: 'NUMBER_OUT_OF_RANGE' | 'NUMBER_TOO_PRECISE', what = 'numbers'): BadRequest {
+export function numberError(code: 'NUMBER_OUT_OF_RANGE' | 'NUMBER_TOO_PRECISE', what = 'numbers'): Refusal {
   return code === 'NUMBER_OUT_OF_RANGE'
-    ? new BadRequest(code, `${what} must be 0 or have a magnitude between 1e-130 and 9.99e125`)
-    : new BadRequest(code, `${what} may have at most ${MAX_SIGNIFICANT_DIGITS} significant digits`);
+    ? new Refusal(code, `${what} must be 0 or have a magnitude between 1e-130 and 9.99e125`)
+    : new Refusal(code, `${what} may have at most ${MAX_SIGNIFICANT_DIGITS} significant digits`);
 }
 
 /**
@@ -153,9 +153,9 @@ export function assertStorable(value: unknown, levelsLeft: number): asserts valu
       if (problem !== undefined) throw numberError(problem);
       continue;
     }
-    if (typeof v !== 'object') throw new BadRequest('INVALID_VALUE', 'value must be JSON');
+    if (typeof v !== 'object') throw new Refusal('INVALID_VALUE', 'value must be JSON');
     if (depth + 1 > levelsLeft) {
-      throw new BadRequest(
+      throw new Refusal(
         'VALUE_TOO_DEEP',
         `content may nest at most ${MAX_DEPTH} levels, counting the root and the values at the bottom`,
       );
@@ -165,10 +165,10 @@ export function assertStorable(value: unknown, levelsLeft: number): asserts valu
       continue;
     }
     for (const key of Object.keys(v)) {
-      if (key.length === 0) throw new BadRequest('EMPTY_KEY', 'object keys must not be empty');
-      if (key === RESERVED_KEY) throw new BadRequest('RESERVED_KEY', '"__proto__" cannot be used as a key');
+      if (key.length === 0) throw new Refusal('EMPTY_KEY', 'object keys must not be empty');
+      if (key === RESERVED_KEY) throw new Refusal('RESERVED_KEY', '"__proto__" cannot be used as a key');
       if (key.length > MAX_KEY_LENGTH) {
-        throw new BadRequest('KEY_TOO_LONG', `object keys must be at most ${MAX_KEY_LENGTH} characters`);
+        throw new Refusal('KEY_TOO_LONG', `object keys must be at most ${MAX_KEY_LENGTH} characters`);
       }
       stack.push([(v as JsonObject)[key], depth + 1]);
     }

@@ -1,7 +1,7 @@
 // Pages of an object's keys (GET content?shallow=true&limit=&after=): the key order, the cursor, and a page of an
 // object held whole. Pure; the buckets of a bucketed object are read by lib/storage/key-pages.ts.
 import { createHash } from 'node:crypto';
-import { BadRequest, Conflict } from '../config/errors';
+import { Refusal } from '../config/errors';
 import { MAX_CURSOR_LENGTH, MAX_KEY_LENGTH } from '../config/limits';
 import { type Json, type JsonObject, isObject, setOwn } from './json';
 
@@ -42,7 +42,7 @@ export function encodeCursor(cursor: KeyCursor): string {
 }
 
 const invalidCursor = () =>
-  new BadRequest('INVALID_CURSOR', 'after must be the next of an earlier page of shallow=true&limit=');
+  new Refusal('INVALID_CURSOR', 'after must be the next of an earlier page of shallow=true&limit=');
 
 /** `after` as given: a cursor this service made, or a 400 INVALID_CURSOR (it never reads outside the object). */
 export function decodeCursor(after: string): KeyCursor {
@@ -68,7 +68,7 @@ export function decodeCursor(after: string): KeyCursor {
 
 /** A cursor made for another layout of the object (held whole then, bucketed now, or bucketed anew): a 409. */
 export const staleCursor = () =>
-  new Conflict(
+  new Refusal(
     'STALE_CURSOR',
     'the object was rewritten as a whole since this cursor was made; list its keys again from the first page',
   );
@@ -118,7 +118,7 @@ export interface KeyPageView {
 /** A page of the keys of a value in hand: an object's (held whole), else a 400 NOT_AN_OBJECT. */
 export function pageOfValue(value: Json, page: KeyPageView): KeyPage {
   if (!isObject(value)) {
-    throw new BadRequest(
+    throw new Refusal(
       'NOT_AN_OBJECT',
       `${page.where} is not an object: shallow=true with limit or after pages the keys of an object`,
     );

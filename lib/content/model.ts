@@ -1,5 +1,5 @@
 // Content semantics: what each operation does to a content tree, decided in memory as one concrete action.
-import { BadRequest, NotFound } from '../config/errors';
+import { Refusal } from '../config/errors';
 import { asIndex, formatPath, type Path } from '../paths';
 import {
   type Json,
@@ -124,14 +124,14 @@ function createAt(op: { segments: Path; shown?: Path }, w: Walk, value: Json): C
   // Creating: nothing may have appeared there meanwhile, and an append position must still be the end.
   switch (w.stop) {
     case 'through-scalar':
-      throw new BadRequest('NOT_A_CONTAINER', `cannot create '${shownPath(op)}': '${where}' is not an object or array`);
+      throw new Refusal('NOT_A_CONTAINER', `cannot create '${shownPath(op)}': '${where}' is not an object or array`);
     case 'key-on-array':
-      throw new BadRequest('INVALID_PATH', `'${where}' is an array: '${segment}' is not an index`);
+      throw new Refusal('INVALID_PATH', `'${where}' is an array: '${segment}' is not an index`);
     case 'out-of-range': {
       const length = (w.node as Json[]).length;
       const index = asIndex(segment) as number;
       if (index !== length) {
-        throw new BadRequest(
+        throw new Refusal(
           'INDEX_OUT_OF_RANGE',
           `index ${segment} is outside the array at '${where}' (length ${length})`,
         );
@@ -152,7 +152,7 @@ function createAt(op: { segments: Path; shown?: Path }, w: Walk, value: Json): C
 
 function insertAction(steps: Step[], list: Json[], index: number, value: Json): Chosen {
   if (index < -list.length || index > list.length) {
-    throw new BadRequest('INDEX_OUT_OF_RANGE', `index ${index} is outside -${list.length}..${list.length}`);
+    throw new Refusal('INDEX_OUT_OF_RANGE', `index ${index} is outside -${list.length}..${list.length}`);
   }
   const isList: Guard = { kind: 'type', steps, type: 'L' };
   const position = index < 0 ? list.length + index : index;
@@ -183,20 +183,20 @@ function choose(op: Exclude<ContentOperation, { kind: 'replace' }>, w: Walk): Ch
       return found ? planned({ kind: 'remove', steps: w.steps }, { kind: 'present', steps: w.steps }) : undefined;
     case 'push':
       if (!found) return createAt(op, w, [op.value]);
-      if (!Array.isArray(w.node)) throw new BadRequest('NOT_AN_ARRAY', `the value at '${path}' is not an array`);
+      if (!Array.isArray(w.node)) throw new Refusal('NOT_AN_ARRAY', `the value at '${path}' is not an array`);
       return planned({ kind: 'append', steps: w.steps, value: op.value }, { kind: 'type', steps: w.steps, type: 'L' });
     case 'insert':
       if (!found) {
         const create = createAt(op, w, [op.value]);
         // A missing target is an empty array, where only index 0 is in range.
-        if (op.index !== 0) throw new BadRequest('INDEX_OUT_OF_RANGE', `index ${op.index} is outside -0..0`);
+        if (op.index !== 0) throw new Refusal('INDEX_OUT_OF_RANGE', `index ${op.index} is outside -0..0`);
         return create;
       }
-      if (!Array.isArray(w.node)) throw new BadRequest('NOT_AN_ARRAY', `the value at '${path}' is not an array`);
+      if (!Array.isArray(w.node)) throw new Refusal('NOT_AN_ARRAY', `the value at '${path}' is not an array`);
       return insertAction(w.steps, w.node, op.index, op.value);
     case 'add':
       if (!found) return createAt(op, w, op.amount);
-      if (!isJsonNumber(w.node)) throw new BadRequest('NOT_A_NUMBER', `the value at '${path}' is not a number`);
+      if (!isJsonNumber(w.node)) throw new Refusal('NOT_A_NUMBER', `the value at '${path}' is not a number`);
       return planned({ kind: 'add', steps: w.steps, amount: op.amount }, { kind: 'type', steps: w.steps, type: 'N' });
   }
 }
@@ -240,7 +240,7 @@ export function plan(root: JsonObject, op: ContentOperation): Plan | undefined {
 /** The value at a path (GET), or a 404 when the path does not exist. */
 export function valueAt(root: JsonObject, segments: Path, shown = segments): Json {
   const w = walk(root, segments);
-  if (w.stop !== undefined) throw new NotFound('PATH_NOT_FOUND', `nothing at '${formatPath(shown)}'`);
+  if (w.stop !== undefined) throw new Refusal('PATH_NOT_FOUND', `nothing at '${formatPath(shown)}'`);
   return w.node;
 }
 

@@ -1,6 +1,6 @@
 // Operations: turns a validated request body into a content operation, applying the path and value rules.
 import { MAX_CONTAINER_DEPTH } from '../config/limits';
-import { BadRequest } from '../config/errors';
+import { Refusal } from '../config/errors';
 import { parsePath } from '../paths';
 import { type JsonNumber, type JsonObject, assertStorable, isJsonNumber, isStorableNumber, negate } from './json';
 import type { ContentOperation } from './model';
@@ -18,7 +18,7 @@ function valueOperation(kind: 'set' | 'push', body: Body): ContentOperation {
 function amountOf(body: Body): JsonNumber {
   const amount = body.value === undefined ? 1 : body.value;
   if (!isJsonNumber(amount) || !isStorableNumber(amount)) {
-    throw new BadRequest(
+    throw new Refusal(
       'INVALID_AMOUNT',
       'value must be a number within the storable range, of at most 38 significant digits',
     );
@@ -32,7 +32,7 @@ export const operations = {
   insert: (body: Body): ContentOperation => {
     const segments = parsePath(body.path);
     const index = body.index as number;
-    if (!Number.isSafeInteger(index)) throw new BadRequest('INVALID_INDEX', 'index must be an integer');
+    if (!Number.isSafeInteger(index)) throw new Refusal('INVALID_INDEX', 'index must be an integer');
     assertStorable([body.value], MAX_CONTAINER_DEPTH - segments.length);
     return { kind: 'insert', segments, value: body.value as JsonObject, index };
   },

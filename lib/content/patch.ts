@@ -1,5 +1,5 @@
 // Patches: RFC 6902 JSON Patch and RFC 7396 merge patch semantics on the content, as actions of our own model.
-import { BadRequest, Conflict, NotFound } from '../config/errors';
+import { Refusal } from '../config/errors';
 import { MAX_CONTAINER_DEPTH } from '../config/limits';
 import { asIndex, formatPointer, type Path } from '../paths';
 import { type Json, type JsonObject, cloneJson, depthOf, hasOwn, isObject, jsonEquals, setOwn } from './json';
@@ -52,7 +52,7 @@ function resolve(root: JsonObject, tokens: Path): { steps: Step[]; node: Json } 
   return { steps, node };
 }
 
-const nothingAt = (tokens: Path) => new NotFound('PATH_NOT_FOUND', `nothing at '${formatPointer(tokens)}'`);
+const nothingAt = (tokens: Path) => new Refusal('PATH_NOT_FOUND', `nothing at '${formatPointer(tokens)}'`);
 
 function existing(root: JsonObject, tokens: Path): { steps: Step[]; node: Json } {
   const found = resolve(root, tokens);
@@ -61,7 +61,7 @@ function existing(root: JsonObject, tokens: Path): { steps: Step[]; node: Json }
 }
 
 function replaceRoot(ctx: PatchContext, value: Json): void {
-  if (!isObject(value)) throw new BadRequest('INVALID_CONTENT', 'the content must stay a JSON object');
+  if (!isObject(value)) throw new Refusal('INVALID_CONTENT', 'the content must stay a JSON object');
   ctx.change({ kind: 'set', steps: [], value });
 }
 
@@ -75,45 +75,39 @@ function add(ctx: PatchContext, path: Path, value: Json): void {
   const token = path[path.length - 1] as string;
   const parent = resolve(ctx.content(), above);
   if (parent === undefined) {
-    throw new NotFound('PATH_NOT_FOUND', `nothing at '${formatPointer(above)}' to add '${token}' to`);
+    throw new Refusal('PATH_NOT_FOUND', `nothing at '${formatPointer(above)}' to add '${token}' to`);
   }
   const where = formatPointer(above) || '(root)';
   if (Array.isArray(parent.node)) {
     const length = parent.node.length;
     if (token !== '-' && !ARRAY_INDEX.test(token)) {
-      throw new BadRequest('INVALID_PATH', `'${where}' is an array: '${token}' is not an index`);
+      throw new Refusal('INVALID_PATH', `'${where}' is an array: '${token}' is not an index`);
     }
     const index = token === '-' ? length : Number(token);
     if (index > length) {
-      throw new BadRequest(
-        'INDEX_OUT_OF_RANGE',
-        `index ${token} is outside the array at '${where}' (length ${length})`,
-      );
+      throw new Refusal('INDEX_OUT_OF_RANGE', `index ${token} is outside the array at '${where}' (length ${length})`);
     }
     const { steps } = parent;
     if (index === length) ctx.change({ kind: 'append', steps, value });
     else if (index === 0) ctx.change({ kind: 'prepend', steps, value });
     else ctx.change({ kind: 'insert', steps, index, value, length });
   } else if (isObject(parent.node)) {
-    if (token === '') throw new BadRequest('EMPTY_KEY', 'object keys must not be empty');
+    if (token === '') throw new Refusal('EMPTY_KEY', 'object keys must not be empty');
     ctx.change({ kind: 'set', steps: [...parent.steps, token], value });
   } else {
-    throw new BadRequest(
-      'NOT_A_CONTAINER',
-      `cannot add '${formatPointer(path)}': '${where}' is not an object or array`,
-    );
+    throw new Refusal('NOT_A_CONTAINER', `cannot add '${formatPointer(path)}': '${where}' is not an object or array`);
   }
 }
 
 function remove(ctx: PatchContext, path: Path): void {
-  if (path.length === 0) throw new BadRequest('INVALID_CONTENT', 'the content itself cannot be removed');
+  if (path.length === 0) throw new Refusal('INVALID_CONTENT', 'the content itself cannot be removed');
   ctx.change({ kind: 'remove', steps: existing(ctx.content(), path).steps });
 }
 
 /** A value copied or moved lands below `path`: it may nest only the levels the path leaves. */
 function assertFits(value: Json, path: Path): void {
   if (depthOf(value) > MAX_CONTAINER_DEPTH - path.length) {
-    throw new BadRequest(
+    throw new Refusal(
       'VALUE_TOO_DEEP',
       `'${formatPointer(path)}' cannot hold the value: content may nest at most 32 levels`,
     );
@@ -153,7 +147,7 @@ export function applyPatch(ctx: PatchContext, op: PatchOperation): void {
     case 'test': {
       const found = resolve(ctx.content(), op.path);
       if (found === undefined || !jsonEquals(found.node, value)) {
-        throw new Conflict('TEST_FAILED', `the value at '${formatPointer(op.path)}' is not the one tested`);
+        throw new Refusal('TEST_FAILED', `the value at '${formatPointer(op.path)}' is not the one tested`);
       }
       return;
     }

@@ -1,7 +1,7 @@
 // Pieces (docs/design/backup.md §1): a whole content cut into `{path, value}` in depth-first document order, a
 // container too large for one piece sent open (`{}`/`[]`, then its members below it). This module checks one page of
 // an import against what the pages before it left open, and turns it into the writes that build the document. Pure.
-import { BadRequest, HttpError } from '../config/errors';
+import { Refusal } from '../config/errors';
 import { MAX_CONTAINER_DEPTH } from '../config/limits';
 import { type Path, formatPointer, parsePointer } from '../paths';
 import { type Json, type JsonObject, assertStorable, isObject, setOwn, storedSize } from './json';
@@ -40,7 +40,7 @@ export interface PieceWrite {
 /** How many pieces one page may hold (a page is also under the 512 KiB body limit). */
 export const MAX_PIECES_PER_PAGE = 10_000;
 
-const invalid = (index: number, message: string) => new BadRequest('INVALID_PIECES', `pieces[${index}]: ${message}`);
+const invalid = (index: number, message: string) => new Refusal('INVALID_PIECES', `pieces[${index}]: ${message}`);
 
 /** An empty object or array: the open form of a container, whose members come as pieces below it. */
 const openKind = (value: Json): OpenContainer['kind'] | undefined =>
@@ -67,9 +67,9 @@ export function planPieces(
   state: PiecesState,
   pieces: readonly unknown[],
 ): { state: PiecesState; writes: PieceWrite[] } {
-  if (pieces.length === 0) throw new BadRequest('INVALID_PIECES', 'a page holds at least one piece');
+  if (pieces.length === 0) throw new Refusal('INVALID_PIECES', 'a page holds at least one piece');
   if (pieces.length > MAX_PIECES_PER_PAGE)
-    throw new BadRequest('INVALID_PIECES', `a page holds at most ${MAX_PIECES_PER_PAGE} pieces`);
+    throw new Refusal('INVALID_PIECES', `a page holds at most ${MAX_PIECES_PER_PAGE} pieces`);
   let started = state.started;
   const open: Open[] = state.open.map((o) => ({ ...o }));
   const writes: PieceWrite[] = [];
@@ -141,7 +141,7 @@ function readPiece(index: number, raw: unknown): { tokens: Path; value: Json } {
     assertStorable(piece.value, MAX_CONTAINER_DEPTH - tokens.length);
     return { tokens, value: piece.value };
   } catch (error) {
-    if (error instanceof HttpError) throw invalid(index, error.message);
+    if (error instanceof Refusal) throw invalid(index, error.message);
     throw error;
   }
 }

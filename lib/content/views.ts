@@ -1,5 +1,5 @@
 // Partial reads of a value (GET content's shallow=true and array slices), on the value as its segment holds it. Pure.
-import { BadRequest } from '../config/errors';
+import { Refusal } from '../config/errors';
 import { type Json, type JsonObject, isObject, setOwn } from './json';
 
 /**
@@ -25,7 +25,7 @@ export type ArraySlice = { value: Json[]; start: number; length: number };
  */
 export function sliceArray(value: Json, start: number, limit: number, where: string): ArraySlice {
   if (!Array.isArray(value)) {
-    throw new BadRequest('NOT_AN_ARRAY', `${where} is not an array: start and limit slice arrays only`);
+    throw new Refusal('NOT_AN_ARRAY', `${where} is not an array: start and limit slice arrays only`);
   }
   const from = start < 0 ? Math.max(0, value.length + start) : start;
   return { value: value.slice(from, from + limit), start: from, length: value.length };

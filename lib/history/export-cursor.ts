@@ -1,7 +1,7 @@
 // The cursor of an export (docs/design/backup.md §2): the revision every page reads, and where the walk is, one frame
 // per open container, as opaque base64url JSON bound to the project's incarnation. Pure.
 import { createHash } from 'node:crypto';
-import { BadRequest } from '../config/errors';
+import { Refusal } from '../config/errors';
 import { parseJsonText } from '../content/json';
 import { MAX_CONTAINER_DEPTH, MAX_CURSOR_LENGTH, MAX_KEY_LENGTH } from '../config/limits';
 import type { Path } from '../paths';
@@ -52,7 +52,7 @@ export function encodeExportCursor(inc: string, cursor: ExportCursor): string {
 }
 
 const invalidCursor = () =>
-  new BadRequest('INVALID_CURSOR', "cursor must be the cursor of an earlier page of this project's export");
+  new Refusal('INVALID_CURSOR', "cursor must be the cursor of an earlier page of this project's export");
 
 const isCount = (n: unknown): n is number => typeof n === 'number' && Number.isSafeInteger(n) && n >= 0;
 const isStep = (s: unknown): s is string => typeof s === 'string' && s.length <= MAX_KEY_LENGTH;

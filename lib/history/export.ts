@@ -2,7 +2,7 @@
 // first fixed. Each page reads the content now, page by page of its large containers, and rewinds what it reads to
 // that revision with the change log (lib/history/read.ts); what cannot be rewound member by member is a 409.
 import type { Principal } from '../auth/access';
-import { Conflict, HttpError } from '../config/errors';
+import { Refusal } from '../config/errors';
 import { MAX_RESPONSE_BYTES } from '../config/limits';
 import type { Json } from '../content/json';
 import type { Stamp } from '../schema/write-stamp';
@@ -55,13 +55,13 @@ const KEYS_PER_READ = 200;
 const ELEMENTS_PER_READ = 500;
 
 const stale = (why: string) =>
-  new Conflict(
+  new Refusal(
     'EXPORT_STALE',
     `the content changed since this export's revision in a way it cannot undo (${why}); export again`,
   );
 
 /** Whether an error is the service's answer with this code. */
-const isCode = (error: unknown, code: string) => error instanceof HttpError && error.code === code;
+const isCode = (error: unknown, code: string) => error instanceof Refusal && error.code === code;
 
 /** A frame with what this page holds in hand: the rest of its last key page or slice, or its value cut in hand. */
 type OpenFrame = ExportFrame & {

@@ -1,7 +1,7 @@
 // History reads (docs/design/history.md): a page of who changed what at a path, and the value at a path as it was
 // at a revision or a time, rewound from the value now with the old values the change log keeps.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { BadRequest, Conflict, Gone, NotFound, PayloadTooLarge, ServiceUnavailable } from '../config/errors';
+import { Refusal, Unavailable } from '../config/errors';
 import { MAX_RESPONSE_BYTES, MAX_REWIND_ENTRIES } from '../config/limits';
 import type { Json, JsonObject } from '../content/json';
 import { valueAt } from '../content/model';
@@ -21,10 +21,7 @@ export function parseHistoryPoint(at: string): HistoryPoint {
   if (/^[0-9]{1,40}$/.test(at)) return { revision: formatRevision(BigInt(at)) };
   const time = /^\d{4}-\d{2}-\d{2}/.test(at) ? Date.parse(at) : Number.NaN;
   if (Number.isNaN(time)) {
-    throw new BadRequest(
-      'INVALID_QUERY',
-      "at is a revision (digits) or an ISO-8601 time such as '2026-11-27T08:00:00Z'",
-    );
+    throw new Refusal('INVALID_QUERY', "at is a revision (digits) or an ISO-8601 time such as '2026-11-27T08:00:00Z'");
   }
   return { time };
 }
@@ -99,7 +96,7 @@ export async function entriesAfter(inc: string, revision: string): Promise<Histo
     const page = await historyPage(inc, { after: revision, newestFirst: true, start, limit: 500 });
     found.push(...page.entries);
     if (found.length > MAX_REWIND_ENTRIES) {
-      throw new PayloadTooLarge(
+      throw new Refusal(
         'HISTORY_TOO_LONG',
         `more than ${MAX_REWIND_ENTRIES} changes were made since then; read at a later revision or time`,
       );
@@ -110,7 +107,7 @@ export async function entriesAfter(inc: string, revision: string): Promise<Histo
 }
 
 const expiredAt = (what: string) =>
-  new Gone('HISTORY_EXPIRED', `${what} is not in the history kept (${historyDays()} days)`);
+  new Refusal('HISTORY_EXPIRED', `${what} is not in the history kept (${historyDays()} days)`);
 
 /**
  * Where a point in the history is: the revision after which every later entry is undone, and its time. A time: the
@@ -193,7 +190,7 @@ export async function awaitLogged(
     const completing = log.entries.some((e) => e.completing && Date.now() - e.time < COMPLETING_MAX_MS);
     const logged = stamped === 'yes' && completing ? 'pending' : stamped;
     if (logged === 'yes') return;
-    if (Date.now() > deadline) throw new ServiceUnavailable('the history is catching up with the latest writes');
+    if (Date.now() > deadline) throw new Unavailable('the history is catching up with the latest writes');
     if (logged === 'pending') await sleep(50);
     log.entries = await entriesAfter(inc, log.revision);
   }
@@ -211,7 +208,7 @@ function rewound(value: Json | undefined, path: Path, entries: readonly HistoryE
     return rewind(value, path, entries);
   } catch (error) {
     if (!(error instanceof HistoryIncomplete)) throw error;
-    throw new Conflict('HISTORY_INCOMPLETE', error.message);
+    throw new Refusal('HISTORY_INCOMPLETE', error.message);
   }
 }
 
@@ -225,7 +222,7 @@ export async function valueAtPoint(inc: string, path: Path, point: HistoryPoint)
   const [prefix, rest] = literalPrefix(path);
   const snapshot = await readSnapshot(inc, prefix, MAX_RESPONSE_BYTES);
   if (snapshot.tooLarge) {
-    throw new PayloadTooLarge(
+    throw new Refusal(
       'RESPONSE_TOO_LARGE',
       `the value is larger than ${MAX_RESPONSE_BYTES} bytes; read the parts below it one by one`,
     );
@@ -233,6 +230,6 @@ export async function valueAtPoint(inc: string, path: Path, point: HistoryPoint)
   const log: RevisionLog = { ...at, entries: await entriesAfter(inc, at.revision) };
   await awaitLogged(inc, log, snapshot.stamps ?? []);
   const value = rewound(snapshot.value, prefix, log.entries);
-  if (value === undefined) throw new NotFound('PATH_NOT_FOUND', `nothing at '${formatPath(path)}' then`);
+  if (value === undefined) throw new Refusal('PATH_NOT_FOUND', `nothing at '${formatPath(path)}' then`);
   return rest.length === 0 ? value : valueAt({ v: value } as JsonObject, ['v', ...rest], path);
 }

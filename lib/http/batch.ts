@@ -1,5 +1,5 @@
 // Batch requests: each operation validated by its own route's rules, its 400 carrying its position.
-import { BadRequest } from '../config/errors';
+import { Refusal } from '../config/errors';
 import { type BatchOperation, readOperation } from '../content/batch';
 import { type Json, LosslessNumber } from '../content/json';
 import { operations } from '../content/operations';
@@ -41,10 +41,10 @@ const isName = (op: unknown): op is BatchOperationName => BATCH_OPERATIONS.inclu
 function testOperation(body: Body): BatchOperation {
   const segments = parsePath(body.path);
   if (body.value !== undefined && body.exists !== undefined) {
-    throw new BadRequest('INVALID_BATCH', 'a test names either value or exists, not both');
+    throw new Refusal('INVALID_BATCH', 'a test names either value or exists, not both');
   }
   if (body.value === undefined && body.exists === undefined) {
-    throw new BadRequest('MISSING_VALUE', 'a test needs value (null is a value) or exists');
+    throw new Refusal('MISSING_VALUE', 'a test needs value (null is a value) or exists');
   }
   return body.value === undefined
     ? { kind: 'test', segments, exists: body.exists as boolean }
@@ -56,7 +56,7 @@ function batchOperation(item: unknown, index: number): BatchOperation {
   return readOperation(index, () => {
     const op = typeof item === 'object' && item !== null && !Array.isArray(item) ? (item as Body).op : undefined;
     if (!isName(op)) {
-      throw new BadRequest(
+      throw new Refusal(
         'INVALID_BATCH',
         `each operation is an object whose op is one of ${BATCH_OPERATIONS.join(', ')}`,
       );

@@ -6,7 +6,7 @@ import { assertProjectAccess } from '../storage';
 import { schemaView } from './batch';
 import { type Event, httpHandler } from './edge';
 import { type PatchMediaType, assertPatchType, patchMediaType, patchOperations } from './patch';
-import { BadRequest } from '../config/errors';
+import { Refusal } from '../config/errors';
 import { type Validator, schemaError, validated } from './validation';
 import { parseIdempotencyKey, runIdempotently } from './idempotency';
 import { header, parseIfMatch, parseJsonObject } from './request';
@@ -85,7 +85,7 @@ function mutationHandler(
       const idempotencyKey = parseIdempotencyKey(header(event, 'idempotency-key'));
       return { body, op, prepare, ifMatch, idempotencyKey };
     });
-    if (input instanceof BadRequest) {
+    if (input instanceof Refusal) {
       await assertProjectAccess(project, caller, 'write');
       throw input;
     }

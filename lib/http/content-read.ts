@@ -5,7 +5,7 @@ import type { Json } from '../content/json';
 import { readAtPoint } from './history-handlers';
 import { DEFAULT_SLICE_LIMIT } from '../config/limits';
 import { httpHandler } from './edge';
-import { BadRequest } from '../config/errors';
+import { Refusal } from '../config/errors';
 import { notModified } from './request';
 import { beginRequest } from './route-context';
 import { type Validator, schemaError, validated } from './validation';
@@ -25,7 +25,7 @@ function parseReadQuery(query: Record<string, string | undefined>, validate: Val
   const where = query.path === undefined ? 'the content' : `the value at '${query.path}'`;
   const limit = Number(query.limit ?? DEFAULT_SLICE_LIMIT);
   if (query.shallow === 'true') {
-    if (query.start !== undefined) throw new BadRequest('INVALID_QUERY', 'shallow=true cannot be combined with start');
+    if (query.start !== undefined) throw new Refusal('INVALID_QUERY', 'shallow=true cannot be combined with start');
     // With limit or after: a page of an object's keys (lib/content/key-pages.ts); without, every key at once.
     if (query.limit === undefined && query.after === undefined)
       return { segments, view: { kind: 'shallow' }, paged: false };
@@ -33,7 +33,7 @@ function parseReadQuery(query: Record<string, string | undefined>, validate: Val
     return { segments, view: { kind: 'shallow', page: { limit, after, where } }, paged: true };
   }
   if (query.after !== undefined) {
-    throw new BadRequest('INVALID_QUERY', "after pages an object's keys: it goes with shallow=true");
+    throw new Refusal('INVALID_QUERY', "after pages an object's keys: it goes with shallow=true");
   }
   if (query.start === undefined && query.limit === undefined) return { segments, paged: false };
   const start = Number(query.start ?? 0);
@@ -44,7 +44,7 @@ export function contentRead(validate: Validator) {
   return httpHandler(async (event) => {
     const { principal: caller, project } = await beginRequest(event, 'read');
     const query = validated(() => parseReadQuery(event.queryStringParameters ?? {}, validate));
-    if (query instanceof BadRequest) {
+    if (query instanceof Refusal) {
       await assertProjectAccess(project, caller, 'read');
       throw query;
     }

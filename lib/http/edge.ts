@@ -2,9 +2,9 @@
 import middy, { type MiddlewareObj, type Request } from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { HttpError, unavailable } from '../config/errors';
+import { Refusal, Unavailable, unavailable } from '../config/errors';
 import { jsonText } from '../content/json';
-import type { ErrorCode } from '../config/error-codes';
+import { type ErrorCode, statusOf } from '../config/error-codes';
 import { withDeadline } from '../dynamo/deadline';
 import { withUsage } from '../dynamo/usage';
 import { logger } from '../config/logger';
@@ -40,23 +40,36 @@ export function toResult(reply: Reply): Result {
   };
 }
 
+/** The headers a refusal's code and data add: a credential challenge, the current ETag, when to retry. */
+function refusalHeaders(refusal: Refusal): Record<string, string> {
+  const headers: Record<string, string> = {};
+  if (refusal.code === 'UNAUTHORIZED') headers['WWW-Authenticate'] = 'Bearer';
+  if (refusal.data.etag !== undefined) headers.ETag = refusal.data.etag;
+  if (refusal.data.retryAfter !== undefined) headers['Retry-After'] = String(refusal.data.retryAfter);
+  return headers;
+}
+
+/**
+ * The one mapping of what a request ended with to HTTP: a refusal keeps its sentence and gets its code's status; the
+ * service being busy is a 503 to retry (its sentence logged, not sent); anything else a 500 that says nothing.
+ */
 export function errorReply(thrown: unknown, requestId: string | undefined): Reply {
   const error = unavailable(thrown) ?? thrown;
-  if (error instanceof HttpError && error.expose) {
-    return { statusCode: error.statusCode, body: error.toJSON(), headers: error.headers };
+  if (error instanceof Refusal) {
+    return { statusCode: statusOf(error.code), body: error.toJSON(), headers: refusalHeaders(error) };
   }
   logger.error('request failed', { requestId, error: error as Error });
-  if (error instanceof HttpError) {
+  if (error instanceof Unavailable) {
     return {
-      statusCode: error.statusCode,
+      statusCode: statusOf(error.code),
       body: { message: 'The service could not complete the request', code: error.code },
-      headers: error.headers,
+      headers: { 'Retry-After': String(error.retryAfter) },
     };
   }
   return { statusCode: 500, body: { message: 'Internal server error', code: 'INTERNAL_ERROR' satisfies ErrorCode } };
 }
 
-/** The single error handler, last in the chain: exposed HttpErrors keep their message, anything else is a 500. */
+/** The single error handler, last in the chain: refusals keep their message, anything else is hidden. */
 export function httpErrors(): MiddlewareObj<Event, Result> {
   const httpErrorsOnError = async (request: Request<Event, Result, Error, Context>) => {
     request.response = toResult(errorReply(request.error, request.context?.awsRequestId));

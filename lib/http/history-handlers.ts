@@ -1,9 +1,8 @@
 // History routes (docs/design/history.md): GET content/history, GET content?at=, POST content/restore.
-import { BadRequest } from '../config/errors';
+import { Refusal } from '../config/errors';
 import type { ContentOperation } from '../content/model';
 import { type HistoryPoint, historyAt, parseHistoryPoint, valueAtPoint } from '../history/read';
 import { type Path, parsePath } from '../paths';
-import { NotFound } from '../config/errors';
 import { assertProjectAccess } from '../storage';
 import { httpHandler } from './edge';
 import { beginRequest } from './route-context';
@@ -19,12 +18,12 @@ export function historyRead(validate: Validator) {
         const error = schemaError(validate.errors);
         // Its own range: a page of history is one Query, at most 100 entries.
         if (error.code === 'INVALID_LIMIT')
-          throw new BadRequest('INVALID_LIMIT', 'limit must be a whole number from 1 to 100');
+          throw new Refusal('INVALID_LIMIT', 'limit must be a whole number from 1 to 100');
         throw error;
       }
       return { path: query.path === undefined ? [] : parsePath(query.path), limit: Number(query.limit ?? 20) };
     });
-    if (parsed instanceof BadRequest) {
+    if (parsed instanceof Refusal) {
       await assertProjectAccess(project, caller, 'read');
       throw parsed;
     }
@@ -48,7 +47,7 @@ export async function restoreOperation(inc: string, path: Path, point: HistoryPo
     if (path.length === 0) return { kind: 'replace', content: value as never };
     return { kind: 'set', segments: path, value };
   } catch (error) {
-    if (!(error instanceof NotFound) || path.length === 0) throw error;
+    if (!(error instanceof Refusal && error.code === 'PATH_NOT_FOUND') || path.length === 0) throw error;
     return { kind: 'delete', segments: path };
   }
 }

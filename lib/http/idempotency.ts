@@ -17,14 +17,14 @@ import { dynamo } from '../dynamo/client';
 import { countIdempotentReplay } from './metrics';
 import { itemKeyAttributes } from '../schema/items';
 import type { Reply } from './edge';
-import { BadRequest, Conflict, HttpError } from '../config/errors';
+import { Refusal } from '../config/errors';
 
 const KEY = /^[\x21-\x7e]{1,255}$/;
 
 export function parseIdempotencyKey(value: string | undefined): string | undefined {
   if (value === undefined) return undefined;
   if (!KEY.test(value))
-    throw new BadRequest('INVALID_IDEMPOTENCY_KEY', 'Idempotency-Key must be 1 to 255 visible ASCII characters');
+    throw new Refusal('INVALID_IDEMPOTENCY_KEY', 'Idempotency-Key must be 1 to 255 visible ASCII characters');
   return value;
 }
 
@@ -128,21 +128,15 @@ export async function runIdempotently(
     if (!ran) countIdempotentReplay();
     return reply;
   } catch (error) {
-    if (error instanceof HttpError) throw error;
+    if (error instanceof Refusal) throw error;
     if (error instanceof powertools.IdempotencyValidationError) {
-      throw new HttpError(
-        422,
-        'IDEMPOTENCY_KEY_REUSED',
-        'This Idempotency-Key was already used with a different request',
-      );
+      throw new Refusal('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used with a different request');
     }
     if (error instanceof powertools.IdempotencyAlreadyInProgressError) {
-      throw new Conflict(
+      throw new Refusal(
         'IDEMPOTENCY_IN_PROGRESS',
         'A request with this Idempotency-Key is still in progress; retry shortly',
-        {
-          'Retry-After': '1',
-        },
+        { retryAfter: 1 },
       );
     }
     throw error;

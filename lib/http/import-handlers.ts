@@ -2,7 +2,7 @@
 // DELETE import/{session}. An import replaces the whole content, so only the owner, or an API key with content:write
 // and no path limit, may run one; rules never grant it.
 import { type Principal, grantBeforeScope } from '../auth/access';
-import { BadRequest, Forbidden, Unauthorized } from '../config/errors';
+import { Forbidden, Refusal, Unauthorized } from '../config/errors';
 import { newStamp } from '../realtime/history';
 import type { ProjectRef } from '../schema/items';
 import { type ImportCaller, abandonImport, applyImportPage, commitImport, startImport } from '../storage';
@@ -59,7 +59,7 @@ export const importPage = (validate: Validator) =>
       if (!validate(schemaView(parsed))) throw schemaError(validate.errors);
       return parsed;
     });
-    if (body instanceof BadRequest) throw body;
+    if (body instanceof Refusal) throw body;
     const sequence = Number(body.sequence);
     const outcome = await applyImportPage(caller, sessionOf(event), { sequence, pieces: body.pieces as unknown[] });
     // Cut short by its time: the same page sent again goes on where this one stopped.

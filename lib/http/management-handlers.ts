@@ -2,7 +2,7 @@
 import type { Reply } from './edge';
 import type { Stamping } from '../storage';
 import { type Event, httpHandler } from './edge';
-import { BadRequest, Conflict, Forbidden, type HttpError, NotFound, Unauthorized } from '../config/errors';
+import { Forbidden, Refusal, Unauthorized } from '../config/errors';
 import { bodyText, header, parseJsonObject } from './request';
 import { type Validator, schemaError, validated } from './validation';
 import { projectOf } from './route-context';
@@ -31,17 +31,17 @@ export interface ManagementSpec {
 }
 
 const invalidProjectName = () =>
-  new BadRequest(
+  new Refusal(
     'INVALID_PROJECT_NAME',
     'a username is @ and 1-39 letters, digits, ".", "_" or "-"; a project slug is 1-100 of those, starting with a letter or digit',
   );
 
 /** Account errors as the client's status: missing things 404, caps 409, duplicates 409. */
-export function accountError(error: unknown, notFound: () => HttpError): never {
+export function accountError(error: unknown, notFound: () => Refusal): never {
   if (error instanceof AccountError) {
     if (error.code === 'NOT_FOUND') throw notFound();
-    if (error.code === 'LIMIT') throw new Conflict('LIMIT_REACHED', error.message);
-    throw new Conflict('ALREADY_EXISTS', error.message);
+    if (error.code === 'LIMIT') throw new Refusal('LIMIT_REACHED', error.message);
+    throw new Refusal('ALREADY_EXISTS', error.message);
   }
   throw error;
 }
@@ -61,7 +61,11 @@ export function managementRoute(spec: ManagementSpec) {
       try {
         await grantFor(project, principal, 'read');
       } catch (error) {
-        if (error instanceof Unauthorized || (error instanceof NotFound && spec.rule !== 'creator')) throw error;
+        if (
+          error instanceof Unauthorized ||
+          (error instanceof Refusal && error.code === 'PROJECT_NOT_FOUND' && spec.rule !== 'creator')
+        )
+          throw error;
       }
       throw new Forbidden('API keys cannot manage projects; sign in with a session');
     }
@@ -73,7 +77,7 @@ export function managementRoute(spec: ManagementSpec) {
       if (username === null || username !== project.username) {
         throw new Forbidden('You can create projects only under your own username');
       }
-      if (item) throw new Conflict('PROJECT_EXISTS', `project ${projectName(project)} already exists`);
+      if (item) throw new Refusal('PROJECT_EXISTS', `project ${projectName(project)} already exists`);
     } else {
       if (!item) throw projectNotFound(project);
       if (username === null || !roleAllows(item.role, spec.rule === 'owner' ? 'manage' : 'read')) {
@@ -86,7 +90,7 @@ export function managementRoute(spec: ManagementSpec) {
       if (spec.validate && !spec.validate(parsed)) throw schemaError(spec.validate.errors);
       return parsed;
     });
-    if (body instanceof BadRequest) throw body;
+    if (body instanceof Refusal) throw body;
     return spec.run({ event, project, username, item, body });
   });
 }

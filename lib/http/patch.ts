@@ -1,5 +1,5 @@
 // PATCH content: the two patch media types, and their documents read into the batch planner's operations.
-import { BadRequest, UnsupportedMediaType } from '../config/errors';
+import { Refusal } from '../config/errors';
 import { MAX_CONTAINER_DEPTH } from '../config/limits';
 import { type BatchOperation, readOperation } from '../content/batch';
 import { type Json, assertStorable, isObject } from '../content/json';
@@ -24,16 +24,19 @@ export function patchMediaType(type: string | undefined): PatchMediaType | undef
 /** The envelope check of PATCH: 415 for any other Content-Type, or none. */
 export function assertPatchType(type: string | undefined): void {
   if (patchMediaType(type) === undefined) {
-    throw new UnsupportedMediaType(`PATCH takes Content-Type ${JSON_PATCH} (RFC 6902) or ${MERGE_PATCH} (RFC 7396)`);
+    throw new Refusal(
+      'UNSUPPORTED_MEDIA_TYPE',
+      `PATCH takes Content-Type ${JSON_PATCH} (RFC 6902) or ${MERGE_PATCH} (RFC 7396)`,
+    );
   }
 }
 
 /** RFC 6902 and 7396 (through RFC 8259) leave a member named twice undefined; A.13 of RFC 6902 makes it an error. */
 function duplicateMember(key: string): never {
-  throw new BadRequest('INVALID_PATCH', `the patch names the member '${key}' twice in one object`);
+  throw new Refusal('INVALID_PATCH', `the patch names the member '${key}' twice in one object`);
 }
 
-const invalid = (message: string) => new BadRequest('INVALID_PATCH', message);
+const invalid = (message: string) => new Refusal('INVALID_PATCH', message);
 const hasMember = (object: Record<string, unknown>, key: string) => Object.hasOwn(object, key);
 const isProperPrefix = (a: readonly string[], b: readonly string[]) =>
   a.length < b.length && a.every((t, i) => t === b[i]);
@@ -74,7 +77,7 @@ function patchOperation(item: unknown, index: number): BatchOperation {
 export function patchOperations(text: string, type: PatchMediaType): { body: unknown; ops: BatchOperation[] } {
   const body = parseJson(text, duplicateMember);
   if (type === MERGE_PATCH) {
-    if (!isObject(body)) throw new BadRequest('INVALID_CONTENT', 'a merge patch of the content must be a JSON object');
+    if (!isObject(body)) throw new Refusal('INVALID_CONTENT', 'a merge patch of the content must be a JSON object');
     assertStorable(body, MAX_CONTAINER_DEPTH);
     return { body, ops: [{ kind: 'merge', patch: body }] };
   }

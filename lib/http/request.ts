@@ -3,7 +3,7 @@ import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { parse as parseLossless } from 'lossless-json';
 import { MAX_BODY_BYTES } from '../config/limits';
 import { jsonNumber, parseJsonText } from '../content/json';
-import { BadRequest, PayloadTooLarge, UnsupportedMediaType } from '../config/errors';
+import { Refusal } from '../config/errors';
 
 /** Header lookup; API Gateway HTTP APIs (payload v2) deliver header names in lower case. */
 export const header = (event: APIGatewayProxyEventV2, name: string): string | undefined => event.headers?.[name];
@@ -19,7 +19,8 @@ const NOT_UTF8 = '\ud800';
 
 /** A Content-Type a JSON body may have (absent or empty reads as JSON); 415 otherwise. */
 function assertJsonType(type: string | undefined): void {
-  if (type !== undefined && type.trim() !== '' && !JSON_TYPE.test(type.trim())) throw new UnsupportedMediaType();
+  if (type !== undefined && type.trim() !== '' && !JSON_TYPE.test(type.trim()))
+    throw new Refusal('UNSUPPORTED_MEDIA_TYPE', 'The request body must be JSON (Content-Type: application/json)');
 }
 
 /** The raw body text after the envelope checks: 413 when too large, 415 when `checkType` refuses the Content-Type. */
@@ -30,7 +31,7 @@ export function bodyText(
   const raw = event.body ?? '';
   const bytes = event.isBase64Encoded ? Buffer.from(raw, 'base64') : undefined;
   if ((bytes?.length ?? Buffer.byteLength(raw, 'utf8')) > MAX_BODY_BYTES) {
-    throw new PayloadTooLarge('PAYLOAD_TOO_LARGE', `the request body must be at most ${MAX_BODY_BYTES} bytes`);
+    throw new Refusal('PAYLOAD_TOO_LARGE', `the request body must be at most ${MAX_BODY_BYTES} bytes`);
   }
   checkType(header(event, 'content-type'));
   if (bytes === undefined) return raw;
@@ -87,14 +88,14 @@ export function parseJson(text: string, onDuplicate?: (key: string) => never): u
     if (!text.isWellFormed()) throw new SyntaxError('not UTF-8');
     value = parseJsonExactly(text, onDuplicate);
   } catch (error) {
-    if (error instanceof BadRequest) throw error;
+    if (error instanceof Refusal) throw error;
     // The exact parser recurses: nesting thousands deep overflows its stack (content may nest 32 levels anyway).
-    if (error instanceof RangeError) throw new BadRequest('INVALID_JSON', 'the request body nests too deep to be read');
-    throw new BadRequest('INVALID_JSON', 'the request body is not valid JSON');
+    if (error instanceof RangeError) throw new Refusal('INVALID_JSON', 'the request body nests too deep to be read');
+    throw new Refusal('INVALID_JSON', 'the request body is not valid JSON');
   }
   // Lone surrogates can only come from \u escapes: the text itself is well-formed.
   if (text.includes('\\u') && !wellFormed(value)) {
-    throw new BadRequest('INVALID_JSON', 'the request body has a string with a lone surrogate (\\ud800-\\udfff)');
+    throw new Refusal('INVALID_JSON', 'the request body has a string with a lone surrogate (\\ud800-\\udfff)');
   }
   return value;
 }
@@ -103,7 +104,7 @@ export function parseJson(text: string, onDuplicate?: (key: string) => never): u
 export function parseJsonObject(text: string): Record<string, unknown> {
   const value = parseJson(text);
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new BadRequest('INVALID_BODY', 'the request body must be a JSON object');
+    throw new Refusal('INVALID_BODY', 'the request body must be a JSON object');
   }
   return value as Record<string, unknown>;
 }
@@ -127,7 +128,7 @@ export function parseIfMatch(event: APIGatewayProxyEventV2): string[] | undefine
     .split(',')
     .map((t) => t.trim())
     .filter((t) => t !== '');
-  if (tags.length > 20) throw new BadRequest('INVALID_IF_MATCH', 'If-Match may name at most 20 entity tags');
+  if (tags.length > 20) throw new Refusal('INVALID_IF_MATCH', 'If-Match may name at most 20 entity tags');
   // Garbage (`,`) names no tag at all: it still must not match, so keep one entry no etag can equal.
   if (tags.length === 0) return [`invalid:${value}`];
   return tags.map((t) => (/^"[^"]*"$/.test(t) ? t.slice(1, -1) : `invalid:${t}`));

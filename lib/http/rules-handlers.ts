@@ -5,7 +5,7 @@ import type { Permission } from '../schema/attributes';
 import { type ProjectRef, USERNAME, canonicalName } from '../schema/items';
 import type { AccessQuestion, Standing } from '../rules/access';
 import type { RuleAuth } from '../rules/decision';
-import { BadRequest } from '../config/errors';
+import { Refusal } from '../config/errors';
 import type { Event } from './edge';
 import { parseIfMatch } from './request';
 
@@ -15,7 +15,7 @@ export function rulesIfMatch(event: Event): number | undefined {
   if (tags === undefined) return undefined;
   const [tag] = tags;
   if (tags.length !== 1 || tag === undefined || !/^(0|[1-9][0-9]{0,14})$/.test(tag)) {
-    throw new BadRequest('INVALID_IF_MATCH', 'If-Match must name one rules version, such as "3"');
+    throw new Refusal('INVALID_IF_MATCH', 'If-Match must name one rules version, such as "3"');
   }
   return Number(tag);
 }
@@ -48,11 +48,11 @@ export async function testedCaller(
     };
   }
   if (fields.kind !== undefined && fields.kind !== 'user') {
-    throw new BadRequest('INVALID_BODY', 'auth.kind must be "user" or "key"');
+    throw new Refusal('INVALID_BODY', 'auth.kind must be "user" or "key"');
   }
   const username = typeof fields.username === 'string' ? canonicalName(fields.username) : null;
   if (username !== null && !USERNAME.test(username)) {
-    throw new BadRequest('INVALID_BODY', 'auth.username must be a username (@name)');
+    throw new Refusal('INVALID_BODY', 'auth.username must be a username (@name)');
   }
   const role = username === null ? undefined : (await readProjectMeta(project, username))?.role;
   return { auth: { kind: 'user', username, sub: text(fields.sub), claims }, standing: { role } };

@@ -6,7 +6,7 @@ import type { RequestScope } from '../auth/rules';
 import { type BatchOperation, planBatch } from '../content/batch';
 import type { Json, JsonObject } from '../content/json';
 import type { ContentOperation } from '../content/model';
-import { BadRequest, HttpError, NotFound } from '../config/errors';
+import { Refusal } from '../config/errors';
 import { type Path, formatPath } from '../paths';
 import { schemaViolation, validationAnchor, writeUsesData } from '../rules/decision';
 import type { RuleSet } from '../rules/document';
@@ -60,7 +60,7 @@ export async function currentValue(project: ProjectRef, path: Path): Promise<Jso
   try {
     return (await readContent({ project, principal: owner, segments: path.length ? path : undefined })).value;
   } catch (error) {
-    if (error instanceof NotFound && error.code === 'PATH_NOT_FOUND') return undefined;
+    if (error instanceof Refusal && error.code === 'PATH_NOT_FOUND') return undefined;
     throw error;
   }
 }
@@ -73,7 +73,7 @@ const pathOf = (op: BatchOperation): string | undefined =>
 function planned(ops: readonly BatchOperation[], base: Path, before: Json | undefined): JsonObject {
   return planBatch(rooted(base, before), ops, {
     maxBytes: Number.MAX_SAFE_INTEGER,
-    tooLarge: () => new BadRequest('VALIDATION_FAILED', 'the value planned is too large to check'),
+    tooLarge: () => new Refusal('VALIDATION_FAILED', 'the value planned is too large to check'),
   }).content;
 }
 
@@ -212,7 +212,7 @@ async function writeOnce(write: GuardedWrite, op: ContentOperation | BatchOperat
     try {
       checkScope(principal, grant, 'write');
     } catch (error) {
-      if (grant.fresh || !(error instanceof HttpError)) throw error;
+      if (grant.fresh || !(error instanceof Refusal)) throw error;
       forgetGrant(write.project, write.principal);
       throw new SchemasChanged();
     }
@@ -234,7 +234,7 @@ async function writeOnce(write: GuardedWrite, op: ContentOperation | BatchOperat
       throw new SchemasChanged();
     }
     const error = judged.failure;
-    if (error instanceof HttpError && !batch) error.index = undefined;
+    if (error instanceof Refusal && !batch) error.index = undefined;
     throw error;
   }
   if (judged.violation !== undefined) {
@@ -243,14 +243,14 @@ async function writeOnce(write: GuardedWrite, op: ContentOperation | BatchOperat
       forgetGrant(write.project, write.principal);
       throw new SchemasChanged();
     }
-    throw new BadRequest('VALIDATION_FAILED', judged.violation);
+    throw new Refusal('VALIDATION_FAILED', judged.violation);
   }
   if (judged.guard === undefined) return writeContent({ ...write, principal, op: op as ContentOperation });
   const ops = (batch ? op : [op]) as BatchOperation[];
   try {
     return await writeBatch({ ...write, principal, ops: [judged.guard, ...ops] });
   } catch (error) {
-    if (!(error instanceof HttpError)) throw error;
+    if (!(error instanceof Refusal)) throw error;
     // The guard failed: the value changed since it was read; judge the new one (as a rules change is).
     if (error.code === 'TEST_FAILED' && error.index === 0) throw new SchemasChanged();
     if (error.index !== undefined) error.index = batch ? error.index - 1 : undefined;

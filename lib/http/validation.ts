@@ -1,6 +1,6 @@
 // Validation: standalone ajv validators' errors as the client's 400, and deferring a 400 until access is decided.
 import type { ErrorObject } from 'ajv';
-import { BadRequest } from '../config/errors';
+import { Refusal } from '../config/errors';
 import type { CodeWithStatus } from '../config/error-codes';
 import { MAX_EXPIRES_IN_SECONDS, MAX_SLICE_LIMIT } from '../config/limits';
 
@@ -40,35 +40,35 @@ const FIELD_ERRORS: Record<string, [CodeWithStatus<400>, string]> = {
 };
 
 /** The first schema error as the client's 400, with a stable code per field. */
-export function schemaError(errors: ErrorObject[] | null | undefined): BadRequest {
+export function schemaError(errors: ErrorObject[] | null | undefined): Refusal {
   const error = errors?.[0];
   // Anything wrong inside a piece of an import's page is the page's own 400 (not the body's).
   if (error?.instancePath.startsWith('/pieces/')) {
-    return new BadRequest(
+    return new Refusal(
       'INVALID_PIECES',
       `pieces${error.instancePath.slice('/pieces'.length).replace(/^\/(\d+)/, '[$1]')}: ${error.message ?? 'invalid'}`,
     );
   }
   if (error?.keyword === 'additionalProperties') {
-    return new BadRequest('UNKNOWN_FIELD', `unknown field '${String(error.params.additionalProperty)}'`);
+    return new Refusal('UNKNOWN_FIELD', `unknown field '${String(error.params.additionalProperty)}'`);
   }
   const field =
     error?.keyword === 'required' ? String(error.params.missingProperty) : (error?.instancePath.split('/')[1] ?? '');
   if (field === 'value') {
     return error?.keyword === 'required'
-      ? new BadRequest('MISSING_VALUE', 'value is required (null is a value)')
-      : new BadRequest('INVALID_AMOUNT', 'value must be a number');
+      ? new Refusal('MISSING_VALUE', 'value is required (null is a value)')
+      : new Refusal('INVALID_AMOUNT', 'value must be a number');
   }
   const [code, message] = FIELD_ERRORS[field] ?? ['INVALID_BODY', 'the request body does not match the operation'];
-  return new BadRequest(code, message);
+  return new Refusal(code, message);
 }
 
 /** Runs request validation, returning its 400 instead of throwing: access is decided before it is reported. */
-export function validated<T>(fn: () => T): T | BadRequest {
+export function validated<T>(fn: () => T): T | Refusal {
   try {
     return fn();
   } catch (error) {
-    if (error instanceof BadRequest) return error;
+    if (error instanceof Refusal) return error;
     throw error;
   }
 }

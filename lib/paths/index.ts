@@ -1,5 +1,5 @@
 // Paths: parse dot-separated content paths (with `\.` and `\\` escapes) into segments, and format them back.
-import { BadRequest } from '../config/errors';
+import { Refusal } from '../config/errors';
 import { MAX_CONTAINER_DEPTH, MAX_KEY_LENGTH, MAX_PATH_LENGTH, RESERVED_KEY } from '../config/limits';
 
 /** A parsed path: the raw segment strings, unescaped. */
@@ -18,10 +18,10 @@ export function asIndex(segment: string): number | undefined {
  * empty segments, unknown escapes, and paths deeper than the content may nest.
  */
 export function parsePath(path: unknown): Path {
-  if (typeof path !== 'string') throw new BadRequest('INVALID_PATH', 'path must be a string');
-  if (path.length === 0) throw new BadRequest('INVALID_PATH', 'path must not be empty');
+  if (typeof path !== 'string') throw new Refusal('INVALID_PATH', 'path must be a string');
+  if (path.length === 0) throw new Refusal('INVALID_PATH', 'path must not be empty');
   if (path.length > MAX_PATH_LENGTH) {
-    throw new BadRequest('INVALID_PATH', `path must be at most ${MAX_PATH_LENGTH} characters`);
+    throw new Refusal('INVALID_PATH', `path must be at most ${MAX_PATH_LENGTH} characters`);
   }
   const segments: string[] = [];
   let current = '';
@@ -30,7 +30,7 @@ export function parsePath(path: unknown): Path {
     if (ch === '\\') {
       const next = path[i + 1];
       if (next !== '.' && next !== '\\') {
-        throw new BadRequest('INVALID_PATH', `invalid escape at position ${i}: only \\. and \\\\ are allowed`);
+        throw new Refusal('INVALID_PATH', `invalid escape at position ${i}: only \\. and \\\\ are allowed`);
       }
       current += next;
       i++;
@@ -43,15 +43,15 @@ export function parsePath(path: unknown): Path {
   }
   segments.push(current);
   if (segments.some((s) => s.length === 0)) {
-    throw new BadRequest('INVALID_PATH', 'path must not contain empty segments');
+    throw new Refusal('INVALID_PATH', 'path must not contain empty segments');
   }
-  if (segments.includes(RESERVED_KEY)) throw new BadRequest('RESERVED_KEY', '"__proto__" cannot be used as a key');
+  if (segments.includes(RESERVED_KEY)) throw new Refusal('RESERVED_KEY', '"__proto__" cannot be used as a key');
   if (segments.some((s) => s.length > MAX_KEY_LENGTH)) {
-    throw new BadRequest('INVALID_PATH', `path segments must be at most ${MAX_KEY_LENGTH} characters`);
+    throw new Refusal('INVALID_PATH', `path segments must be at most ${MAX_KEY_LENGTH} characters`);
   }
   // The root and every segment but the last are containers: a path of n segments needs n container levels.
   if (segments.length > MAX_CONTAINER_DEPTH) {
-    throw new BadRequest('PATH_TOO_DEEP', `path must have at most ${MAX_CONTAINER_DEPTH} segments`);
+    throw new Refusal('PATH_TOO_DEEP', `path must have at most ${MAX_CONTAINER_DEPTH} segments`);
   }
   return segments;
 }
@@ -74,24 +74,24 @@ export function formatPath(segments: Path): string {
 export function parsePointer(pointer: string): Path {
   if (pointer === '') return [];
   if (!pointer.startsWith('/')) {
-    throw new BadRequest('INVALID_PATH', `'${pointer}' is not a JSON Pointer: it must be empty or start with '/'`);
+    throw new Refusal('INVALID_PATH', `'${pointer}' is not a JSON Pointer: it must be empty or start with '/'`);
   }
   if (pointer.length > MAX_PATH_LENGTH) {
-    throw new BadRequest('INVALID_PATH', `a JSON Pointer must be at most ${MAX_PATH_LENGTH} characters`);
+    throw new Refusal('INVALID_PATH', `a JSON Pointer must be at most ${MAX_PATH_LENGTH} characters`);
   }
   if (/~(?![01])/.test(pointer)) {
-    throw new BadRequest('INVALID_PATH', `'${pointer}' is not a JSON Pointer: '~' must be followed by 0 or 1`);
+    throw new Refusal('INVALID_PATH', `'${pointer}' is not a JSON Pointer: '~' must be followed by 0 or 1`);
   }
   const tokens = pointer
     .slice(1)
     .split('/')
     .map((token) => token.replaceAll('~1', '/').replaceAll('~0', '~'));
-  if (tokens.includes(RESERVED_KEY)) throw new BadRequest('RESERVED_KEY', '"__proto__" cannot be used as a key');
+  if (tokens.includes(RESERVED_KEY)) throw new Refusal('RESERVED_KEY', '"__proto__" cannot be used as a key');
   if (tokens.some((t) => t.length > MAX_KEY_LENGTH)) {
-    throw new BadRequest('INVALID_PATH', `pointer tokens must be at most ${MAX_KEY_LENGTH} characters`);
+    throw new Refusal('INVALID_PATH', `pointer tokens must be at most ${MAX_KEY_LENGTH} characters`);
   }
   if (tokens.length > MAX_CONTAINER_DEPTH) {
-    throw new BadRequest('PATH_TOO_DEEP', `path must have at most ${MAX_CONTAINER_DEPTH} segments`);
+    throw new Refusal('PATH_TOO_DEEP', `path must have at most ${MAX_CONTAINER_DEPTH} segments`);
   }
   return tokens;
 }

@@ -6,7 +6,7 @@ import type { DynamoDBRecord } from 'aws-lambda';
 import { AccessProof } from '../auth/access';
 import { setBounded } from '../config/bounded';
 import { realtimeSendConcurrency, streamBatchSize } from '../config/env';
-import { HttpError } from '../config/errors';
+import { Refusal } from '../config/errors';
 import { logger } from '../config/logger';
 import { type Path, formatPath } from '../paths';
 import {
@@ -85,7 +85,7 @@ async function stillReads(sub: Subscription): Promise<boolean> {
     if (!proof.grant.fresh) await proof.renew();
     return proof.grant.inc === sub.inc;
   } catch (error) {
-    if (error instanceof HttpError && error.statusCode < 500) return false;
+    if (error instanceof Refusal) return false;
     throw error;
   }
 }

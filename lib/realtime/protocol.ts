@@ -6,7 +6,7 @@ import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { AccessProof, type Principal, refuseMissingProject, resolvePrincipal } from '../auth/access';
 import { parseAuthorization } from '../auth/credentials';
 import { tableName } from '../config/env';
-import { BadRequest, HttpError, PayloadTooLarge, unavailable } from '../config/errors';
+import { Refusal, unavailable } from '../config/errors';
 import { dynamo } from '../dynamo/client';
 import { parsePath } from '../paths';
 import { type ProjectRef, canonicalName, isProjectRef, itemKeyAttributes, sessionPk } from '../schema/items';
@@ -22,7 +22,7 @@ const REVISION = /^\d{1,40}$/;
 /** A client's name for a subscribe, echoed in its `subscribed` or `error` (short, so it cannot grow a record). */
 const REF = /^[A-Za-z0-9_-]{1,64}$/;
 
-const invalid = (message: string) => new BadRequest('INVALID_MESSAGE', message);
+const invalid = (message: string) => new Refusal('INVALID_MESSAGE', message);
 
 export const onConnect = (connectionId: string) => putConnection(connectionId);
 export const onDisconnect = (connectionId: string) => removeConnection(connectionId);
@@ -76,7 +76,7 @@ async function subscribe(connectionId: string, message: Record<string, unknown>)
   // A subscription lives for hours: verified now, not from a warm cache.
   if (!proof.grant.fresh) await proof.renew();
   for (const field of Object.keys(message)) {
-    if (!SUBSCRIBE_FIELDS.has(field)) throw new BadRequest('UNKNOWN_FIELD', `unknown field '${field}'`);
+    if (!SUBSCRIBE_FIELDS.has(field)) throw new Refusal('UNKNOWN_FIELD', `unknown field '${field}'`);
   }
   const path = message.path === undefined ? [] : parsePath(message.path);
   if (message.ref !== undefined && (typeof message.ref !== 'string' || !REF.test(message.ref))) {
@@ -103,7 +103,7 @@ async function subscribe(connectionId: string, message: Record<string, unknown>)
 
 /** The error frame for a failed message; a subscribe's carries the `ref` it sent (when well formed). */
 function errorFrame(error: unknown, ref: string | undefined): ServerMessage {
-  const known = error instanceof HttpError ? error : unavailable(error);
+  const known = error instanceof Refusal ? error : unavailable(error);
   const named = ref === undefined ? {} : { ref };
   if (known) return { type: 'error', code: known.code, message: known.message, ...named };
   logger.error('realtime message failed', { error: String(error) });
@@ -120,10 +120,7 @@ export async function onMessage(
   try {
     if (body === undefined || isBase64Encoded) throw invalid('a message is a JSON object in a text frame');
     if (Buffer.byteLength(body) > MAX_CLIENT_MESSAGE_BYTES) {
-      throw new PayloadTooLarge(
-        'MESSAGE_TOO_LARGE',
-        `a realtime message must be at most ${MAX_CLIENT_MESSAGE_BYTES} bytes`,
-      );
+      throw new Refusal('MESSAGE_TOO_LARGE', `a realtime message must be at most ${MAX_CLIENT_MESSAGE_BYTES} bytes`);
     }
     let message: unknown;
     try {

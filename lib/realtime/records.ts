@@ -12,7 +12,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import type { Principal } from '../auth/access';
 import { tableName } from '../config/env';
-import { Conflict } from '../config/errors';
+import { Refusal } from '../config/errors';
 import { batchWriteAll } from '../dynamo/batch-write';
 import { dynamo } from '../dynamo/client';
 import type { Path } from '../paths';
@@ -93,7 +93,7 @@ export async function addSubscription(s: Omit<Subscription, 'started' | 'version
     );
   } catch (error) {
     if (!refusedItems(error).includes(0)) throw error;
-    throw new Conflict(
+    throw new Refusal(
       'LIMIT_REACHED',
       `a connection holds at most ${MAX_SUBSCRIPTIONS_PER_CONNECTION} subscriptions; unsubscribe one first`,
     );

@@ -1,7 +1,7 @@
 // The rules document: validated and compiled as a whole (patterns, CEL conditions, schemas), with the warnings a
 // PUT answers. Pure; a refusal names the rule's index and what is wrong, and nothing of it is kept.
 import type { ValidateFunction } from 'ajv';
-import { BadRequest } from '../config/errors';
+import { Refusal } from '../config/errors';
 import { type Condition, ConditionError, compileCondition } from './conditions';
 import { type Pattern, PatternError, capturesOf, parsePattern, subsumes } from './patterns';
 import type { Engines } from './load';
@@ -37,7 +37,7 @@ export interface RuleSet {
   validates: boolean;
 }
 
-const invalid = (message: string) => new BadRequest('INVALID_RULES', message);
+const invalid = (message: string) => new Refusal('INVALID_RULES', message);
 
 /** Compiles one rule; throws INVALID_RULES naming `rules[index]`. */
 function compileRule(

@@ -12,7 +12,7 @@ import { getSegment } from './io/read';
 import { lookupLocation } from './memory';
 import { changeTooLarge, MAX_CHANGE_BYTES, MAX_TRANSACTION_ITEMS } from './refusals';
 import { logger } from '../config/logger';
-import { HttpError, PreconditionFailed } from '../config/errors';
+import { PreconditionFailed, Refusal } from '../config/errors';
 import type { Path } from '../paths';
 
 import { type Members, type Newest, loadForBatch, splitMembers, splitNewest } from './batch-load';
@@ -54,7 +54,7 @@ const changeBudget = (tree: Json) => ({
 });
 
 /** Whether a planner's refusal is the change's size (the budget above): no other plan of it can be smaller. */
-const isChangeTooLarge = (error: unknown) => error instanceof HttpError && error.code === 'CHANGE_TOO_LARGE';
+const isChangeTooLarge = (error: unknown) => error instanceof Refusal && error.code === 'CHANGE_TOO_LARGE';
 
 /**
  * A batch's result cut into the pieces it is stored in under `key`. One that cannot be (a piece too large for any
@@ -133,7 +133,7 @@ async function decideBatch(
 
 /**
  * A batch planned on chunked arrays' newest elements (their indexes moved to positions in their segments), or why it
- * is to be planned on the whole instead: any 4xx (its message must be the whole array's), no change (its ETag is that
+ * is to be planned on the whole instead: any refusal (its message must be the whole array's), no change (its ETag is that
  * of everything), an array reached past its newest elements after all, an object's member with no bucket read, a
  * piece too large.
  */
@@ -154,11 +154,11 @@ function decideOnNewest(
   try {
     planned = planBatch(tree, moved, changeBudget(tree));
   } catch (error) {
-    // Planned on members alone, a 4xx is the whole object's (an operation on a member never sees the others); on an
+    // Planned on members alone, a refusal is the whole object's (an operation on a member never sees the others); on an
     // array's newest elements or tail, the whole array's message is planned for. A change too large on a part is
     // too large on the whole.
-    if (error instanceof HttpError && error.statusCode < 500 && open.length > 0 && !isChangeTooLarge(error))
-      return { declined: `a ${error.statusCode} on an array's newest elements` };
+    if (error instanceof Refusal && open.length > 0 && !isChangeTooLarge(error))
+      return { declined: `${error.code} on an array's newest elements` };
     throw error;
   }
   if (!planned.changed) return { declined: 'no change' };
@@ -190,8 +190,8 @@ function decideOnNewest(
     };
   } catch (error) {
     // A piece too large: planned on the whole, which names the operation.
-    if (error instanceof HttpError && error.statusCode < 500 && !isChangeTooLarge(error))
-      return { declined: `a ${error.statusCode} laying the result out` };
+    if (error instanceof Refusal && !isChangeTooLarge(error))
+      return { declined: `${error.code} laying the result out` };
     throw error;
   }
 }

@@ -20,7 +20,7 @@ import type { Segment } from './segment';
 import { type Rewrite, commitRewrite } from './io/commit';
 import { getSegment, querySubtree } from './io/read';
 import { type RequestRecord, requestRecordOf } from './request-records';
-import { HttpError } from '../config/errors';
+import { Refusal } from '../config/errors';
 
 import { noteChunked } from './chunked';
 import type { Decision, Rewritten } from './decide';
@@ -245,7 +245,7 @@ export const hasLanded = (tried: Landed | Segment | undefined): tried is Landed 
 
 /**
  * A write's one-request form, when it has one: landed, or the segment to decide on (the one the refusal returned,
- * or read). `planOnRefusal`: a 4xx the engine gives the merged form (a batch's sum past its digits) is left to the
+ * or read). `planOnRefusal`: a refusal the engine gives the merged form (a batch's sum past its digits) is left to the
  * planned write, which names the operation.
  */
 export async function firstTry(
@@ -261,7 +261,7 @@ export async function firstTry(
   if (!update) return getSegment(grant.inc, key);
   const sent = await sendUpdate(grant.inc, key, update, { fast: true, returnNew, record }).catch(
     (error: unknown): Sent => {
-      if (planOnRefusal && error instanceof HttpError && error.statusCode < 500) return { ok: false };
+      if (planOnRefusal && error instanceof Refusal) return { ok: false };
       throw error;
     },
   );

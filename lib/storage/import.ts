@@ -5,7 +5,7 @@
 import { TransactWriteItemsCommand, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { createHash, randomBytes } from 'node:crypto';
 import { fragmentBytes, tableName } from '../config/env';
-import { Conflict, HttpError, NotFound, PreconditionFailed } from '../config/errors';
+import { PreconditionFailed, Refusal } from '../config/errors';
 import { type Json, type JsonObject, jsonText, storedSize } from '../content/json';
 import { type PieceWrite, type WriteGroup, groupWrites, planPieces } from '../content/pieces';
 import { dynamo } from '../dynamo/client';
@@ -68,7 +68,7 @@ const MAX_GROUP_WRITES = 100;
 const SESSION_ID = /^[A-Za-z0-9_-]{16}$/;
 
 const notFound = (id: string) =>
-  new NotFound('IMPORT_NOT_FOUND', `import session ${id} does not exist (abandoned, finished, or never started)`);
+  new Refusal('IMPORT_NOT_FOUND', `import session ${id} does not exist (abandoned, finished, or never started)`);
 
 /** The time a call may work until: its budget, within the request's deadline. */
 const budgetUntil = (budgetMs: number) => Math.min(Date.now() + budgetMs, currentDeadline() - DEADLINE_MARGIN_MS);
@@ -109,25 +109,25 @@ export async function applyImportPage(
     const session = await openSession(grant, id);
     if (page.sequence === session.sequence) return { applied: false };
     if (session.copyId !== undefined)
-      throw new Conflict(
+      throw new Refusal(
         'IMPORT_OUT_OF_ORDER',
         'the session is being committed: no page applies after its commit began',
       );
     if (page.sequence !== session.sequence + 1)
-      throw new Conflict(
+      throw new Refusal(
         'IMPORT_OUT_OF_ORDER',
         `page ${page.sequence} is out of order: the session expects page ${session.sequence + 1} next`,
       );
     const digest = createHash('sha256').update(jsonText(page.pieces)).digest('base64url');
     if (session.partial && session.partial.digest !== digest)
-      throw new Conflict(
+      throw new Refusal(
         'IMPORT_OUT_OF_ORDER',
         `page ${page.sequence} was cut short with other pieces: send those again to finish it`,
       );
     const planned = planPieces(session.state, page.pieces);
     // Another request for the same page, or a commit, got there first: read the session again and decide anew.
     if (!(await beginPage(session))) {
-      if (attempt >= 3) throw new Conflict('IMPORT_OUT_OF_ORDER', `page ${page.sequence} is being applied already`);
+      if (attempt >= 3) throw new Refusal('IMPORT_OUT_OF_ORDER', `page ${page.sequence} is being applied already`);
       continue;
     }
     const groups = groupWrites(planned.writes, { maxWrites: MAX_GROUP_WRITES, maxBytes: fragmentBytes() * 16 });
@@ -175,7 +175,7 @@ async function writeSets(
   try {
     await writeBatch({ ...base, ops: sets });
   } catch (error) {
-    if (!(error instanceof HttpError) || error.code !== 'CHANGE_TOO_LARGE') throw error;
+    if (!(error instanceof Refusal) || error.code !== 'CHANGE_TOO_LARGE') throw error;
     const half = Math.ceil(writes.length / 2);
     await writeSets(base, writes.slice(0, half));
     await writeSets(base, writes.slice(half));
@@ -205,9 +205,9 @@ export async function commitImport(
     return { done: true };
   }
   if (!session.state.started)
-    throw new Conflict('IMPORT_OUT_OF_ORDER', 'the session has no pieces yet: send the document before committing');
+    throw new Refusal('IMPORT_OUT_OF_ORDER', 'the session has no pieces yet: send the document before committing');
   if (session.partial)
-    throw new Conflict(
+    throw new Refusal(
       'IMPORT_OUT_OF_ORDER',
       `page ${session.sequence + 1} was cut short: send it again before committing`,
     );
@@ -218,7 +218,7 @@ export async function commitImport(
       session = await readSession(grant.inc, id);
       if (session?.kind !== 'open') throw notFound(id);
       if (session.copyId === undefined)
-        throw new Conflict('IMPORT_OUT_OF_ORDER', 'a page is still being applied: commit once it has answered');
+        throw new Refusal('IMPORT_OUT_OF_ORDER', 'a page is still being applied: commit once it has answered');
     }
   }
   const until = budgetUntil(COPY_BUDGET_MS);
@@ -244,7 +244,7 @@ export async function commitImport(
       break;
     }
     if (outcome === 'gone') throw notFound(id);
-    if (attempt >= SWITCH_ATTEMPTS) throw new Conflict('WRITE_CONFLICT', 'the content kept changing: commit again');
+    if (attempt >= SWITCH_ATTEMPTS) throw new Refusal('WRITE_CONFLICT', 'the content kept changing: commit again');
     // The root changed under it (a write, or a revocation: verified again).
     grant = await renewed(grant);
     await backoff(attempt);

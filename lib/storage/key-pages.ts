@@ -1,7 +1,7 @@
 // The keys of a bucketed object, page by page (GET content?shallow=true[&limit=&after=]): its buckets read by key in
 // the key order (lib/content/key-pages.ts), as many as the page needs, never the segments of its members' values.
 import { setBounded } from '../config/bounded';
-import { PayloadTooLarge } from '../config/errors';
+import { Refusal } from '../config/errors';
 import { MissingSegment } from './layout/stubs';
 import { isBucketStubKey, bucketFanout, bucketKey, bucketDepth } from './layout/keys';
 import {
@@ -317,7 +317,7 @@ export async function readBucketKeys(
 }
 
 const keysTooLarge = () =>
-  new PayloadTooLarge(
+  new Refusal(
     'RESPONSE_TOO_LARGE',
     'the object is too wide to list all its keys in one response; list them page by page with shallow=true&limit=1000, then &after=<next>',
   );

@@ -14,7 +14,7 @@ import { getChunk, getChunks, getSegment, querySubtree, SubtreeTooLarge } from '
 import { stampsOf } from './snapshot';
 import type { Stamp } from '../schema/write-stamp';
 import { readBucketKeys } from './key-pages';
-import { PayloadTooLarge } from '../config/errors';
+import { Refusal } from '../config/errors';
 
 import { noteChunked } from './chunked';
 import { grantFor, renewed, reverified } from './grant';
@@ -123,7 +123,7 @@ async function readView(inc: string, segment: Segment, held: Json, view: ReadVie
 const MAX_READ_BYTES = MAX_RESPONSE_BYTES;
 
 const readTooLarge = () =>
-  new PayloadTooLarge(
+  new Refusal(
     'RESPONSE_TOO_LARGE',
     `the value is larger than ${MAX_READ_BYTES} bytes; read the parts below it one by one`,
   );

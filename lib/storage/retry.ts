@@ -5,7 +5,7 @@ import { currentDeadline } from '../dynamo/deadline';
 import { type Segment, readSegment } from './segment';
 import { getSegment } from './io/read';
 import { isRecorded, requestRecordOf } from './request-records';
-import { HttpError } from '../config/errors';
+import { Refusal } from '../config/errors';
 
 import type { Grant } from './grant';
 import type { Sent } from './io/write';
@@ -42,10 +42,11 @@ export function assertAttemptsLeft(attempt: number): void {
 }
 
 /**
- * The answers a named request's own earlier write can cause on its retry (not access: that is decided afresh): 404
- * too, as when a JSON Patch's `remove` meets the path its own first attempt removed.
+ * Whether a named request's own earlier write can have caused this refusal on its retry: any but access, which is
+ * decided afresh (a 404 too, as when a JSON Patch's `remove` meets the path its own first attempt removed).
  */
-const RETRY_REFUSALS = new Set([400, 404, 409, 412, 413]);
+const ownEarlierWrite = (error: unknown): boolean =>
+  error instanceof Refusal && error.code !== 'UNAUTHORIZED' && error.code !== 'FORBIDDEN';
 
 /**
  * A named request about to be refused (a 412 because its own write moved the version, an index its own insert put out
@@ -60,7 +61,7 @@ export async function recognisingRetry(
     return await write();
   } catch (error) {
     const token = request.requestToken;
-    if (token === undefined || !(error instanceof HttpError) || !RETRY_REFUSALS.has(error.statusCode)) throw error;
+    if (token === undefined || !ownEarlierWrite(error)) throw error;
     if (await isRecorded(requestRecordOf(token))) return { etag: formatEtag(token) };
     throw error;
   }

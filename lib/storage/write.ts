@@ -12,7 +12,7 @@ import { type Segment, etagOf, olderThanPartners, readSegment, tokenIn } from '.
 import { createRoot } from './io/commit';
 import { getChunk, getWithTail, getSegmentAndChunk, querySubtree } from './io/read';
 import { knownChunkKey, lookupLocation } from './memory';
-import { HttpError, PreconditionFailed } from '../config/errors';
+import { PreconditionFailed, Refusal } from '../config/errors';
 
 import { applyBatch } from './batch';
 import { afterChunkStub, chunkedWrite, holdsIndex, noteChunked, tailToRead } from './chunked';
@@ -180,7 +180,7 @@ async function writeWholeArray(
     return await applyBatch({ ...request, ops: [op] }, read);
   } catch (error) {
     // Not a batch: its errors name no operation.
-    if (error instanceof HttpError) error.index = undefined;
+    if (error instanceof Refusal) error.index = undefined;
     throw error;
   }
 }

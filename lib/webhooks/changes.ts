@@ -1,5 +1,5 @@
 // Webhooks: which part of a committed change a webhook receives: what lies at, under or above its path, trimmed to it.
-import { BadRequest } from '../config/errors';
+import { Refusal } from '../config/errors';
 import { type Path, asIndex, formatPath, parsePath } from '../paths';
 
 /** One path's new value, or its removal: what the Streams consumer hands over per committed write. */
@@ -23,7 +23,7 @@ export interface CommittedChange {
 export function webhookPath(path: unknown): string {
   const segments = parsePath(path);
   if (segments.some((segment) => (asIndex(segment) ?? 0) < 0))
-    throw new BadRequest('INVALID_PATH', 'a webhook path names array elements by non-negative index only');
+    throw new Refusal('INVALID_PATH', 'a webhook path names array elements by non-negative index only');
   return formatPath(segments);
 }
 

@@ -2,7 +2,7 @@
 import { lookup } from 'node:dns/promises';
 import type { LookupAddress } from 'node:dns';
 import ipaddr from 'ipaddr.js';
-import { BadRequest } from '../config/errors';
+import { Refusal } from '../config/errors';
 import { MAX_WEBHOOK_URL_LENGTH } from '../config/limits';
 
 /**
@@ -74,8 +74,8 @@ export function refusedAddress(address: string, allowLoopback = loopbackAllowed(
   return range;
 }
 
-const invalidUrl = (message: string) => new BadRequest('INVALID_WEBHOOK_URL', message);
-const forbidden = (message: string) => new BadRequest('FORBIDDEN_DESTINATION', message);
+const invalidUrl = (message: string) => new Refusal('INVALID_WEBHOOK_URL', message);
+const forbidden = (message: string) => new Refusal('FORBIDDEN_DESTINATION', message);
 
 /** The host as DNS or an address literal names it: IPv6 literals without their brackets. */
 const bareHost = (url: URL) => url.hostname.replace(/^\[(.*)\]$/, '$1');

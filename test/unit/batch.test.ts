@@ -3,7 +3,8 @@
 import { fragmentBytes } from '../../lib/config/env';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import fc from 'fast-check';
-import { PayloadTooLarge } from '../../lib/config/errors';
+import { Refusal } from '../../lib/config/errors';
+import { statusOf } from '../../lib/config/error-codes';
 import {
   type BatchOperation,
   intoNewest,
@@ -32,7 +33,7 @@ const test = (path: string, expected: { value: Json } | { exists: boolean }): Ba
   segments: parsePath(path),
   ...expected,
 });
-const BUDGET = { maxBytes: 1000, tooLarge: () => new PayloadTooLarge('CONTENT_TOO_LARGE', 'too large') };
+const BUDGET = { maxBytes: 1000, tooLarge: () => new Refusal('CONTENT_TOO_LARGE', 'too large') };
 const ops = (...list: unknown[]) => list as BatchOperation[];
 
 describe('planBatch', () => {
@@ -75,7 +76,11 @@ describe('planBatch', () => {
   ])('fails at the first failing operation with its own error: %s', (_name, root, batch, index, statusCode, code) => {
     const before = structuredClone(root);
     const error = thrownBy(() => planBatch(root, batch, BUDGET));
-    expect({ statusCode: error.statusCode, code: error.code, index: error.index }).toEqual({ statusCode, code, index });
+    expect({ statusCode: statusOf(error.code), code: error.code, index: error.index }).toEqual({
+      statusCode,
+      code,
+      index,
+    });
     expect(error.toJSON()).toEqual({ message: error.message, code, index });
     expect(root).toEqual(before);
   });
@@ -236,7 +241,7 @@ describe('compileBatchWrite', () => {
     ['an insert in the middle', ops(insert('l', -1, 1))],
     [
       'an operation its route would refuse (the ones before it may fail first)',
-      ops(set('a', 1), { kind: 'invalid', error: new PayloadTooLarge('CONTENT_TOO_LARGE', 'x') }),
+      ops(set('a', 1), { kind: 'invalid', error: new Refusal('CONTENT_TOO_LARGE', 'x') }),
     ],
   ])('has no one-request form for %s (read and plan)', (_name, batch) => {
     expect(compileBatchWrite(batch, envelope)).toBeUndefined();
@@ -300,8 +305,8 @@ describe('planning on a chunked array’s newest elements (plansOnNewest, intoNe
     try {
       return { content: run() };
     } catch (error) {
-      const e = error as { statusCode: number; code: string };
-      return { error: `${e.statusCode} ${e.code}` };
+      const e = error as Refusal;
+      return { error: `${statusOf(e.code)} ${e.code}` };
     }
   };
   const unbounded = { maxBytes: Number.MAX_SAFE_INTEGER, tooLarge: BUDGET.tooLarge };

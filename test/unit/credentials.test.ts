@@ -8,6 +8,8 @@ import {
   sameHash,
 } from '../../lib/auth/credentials';
 import { thrownBy } from './helpers';
+import { statusOf } from '../../lib/config/error-codes';
+import { errorReply } from '../../lib/http/edge';
 
 const ID = '0123456789abcdef';
 const SECRET = 'A'.repeat(21) + '-_' + 'z9'.repeat(10); // 43 base64url characters
@@ -67,7 +69,11 @@ describe('parseAuthorization', () => {
     ['a JWT with padding', 'Bearer a=.b.c'],
   ])('refuses %s with the uniform 401', (_, header) => {
     const error = thrownBy(() => parseAuthorization(header));
-    expect({ statusCode: error.statusCode, code: error.code, headers: error.headers }).toEqual({
+    expect({
+      statusCode: statusOf(error.code),
+      code: error.code,
+      headers: errorReply(error, undefined).headers,
+    }).toEqual({
       statusCode: 401,
       code: 'UNAUTHORIZED',
       headers: { 'WWW-Authenticate': 'Bearer' },

@@ -1,15 +1,7 @@
 import type { Context } from 'aws-lambda';
 
 import { type Event, SECURITY_HEADERS, errorReply, httpHandler, toResult } from '../../lib/http/edge';
-import {
-  BadRequest,
-  Conflict,
-  HttpError,
-  PreconditionFailed,
-  ServiceUnavailable,
-  Unauthorized,
-} from '../../lib/config/errors';
-import type { ErrorCode } from '../../lib/config/error-codes';
+import { PreconditionFailed, Refusal, Unauthorized, Unavailable } from '../../lib/config/errors';
 import { logger } from '../../lib/config/logger';
 
 const SECURITY = {
@@ -61,12 +53,12 @@ describe('toResult', () => {
 });
 
 describe('errorReply', () => {
-  it.each<[string, HttpError, number, string, Record<string, string>]>([
-    ['a 400', new BadRequest('INVALID_PATH', 'path must not be empty'), 400, 'INVALID_PATH', {}],
+  it.each<[string, Refusal, number, string, Record<string, string>]>([
+    ['a 400', new Refusal('INVALID_PATH', 'path must not be empty'), 400, 'INVALID_PATH', {}],
     ['a 401 with its challenge', new Unauthorized(), 401, 'UNAUTHORIZED', { 'WWW-Authenticate': 'Bearer' }],
     [
       'a 409 with Retry-After',
-      new Conflict('WRITE_CONFLICT', 'busy', { 'Retry-After': '1' }),
+      new Refusal('WRITE_CONFLICT', 'busy', { retryAfter: 1 }),
       409,
       'WRITE_CONFLICT',
       { 'Retry-After': '1' },
@@ -79,7 +71,7 @@ describe('errorReply', () => {
   });
 
   it('keeps a client error body to message and code, without its cause', () => {
-    const error = new BadRequest('NUMBER_OUT_OF_RANGE', 'out of range', { cause: internal() });
+    const error = new Refusal('NUMBER_OUT_OF_RANGE', 'out of range', { cause: internal() });
     expect(JSON.parse(toResult(errorReply(error, 'req-1')).body as string)).toEqual({
       message: 'out of range',
       code: 'NUMBER_OUT_OF_RANGE',
@@ -105,15 +97,23 @@ describe('errorReply', () => {
     expect(errorLog).toHaveBeenCalledTimes(1);
   });
 
-  it.each<[string, HttpError, number, string, Record<string, string>]>([
+  it.each<[string, Error, number, string, Record<string, string>]>([
     [
-      'a 503',
-      new ServiceUnavailable('table content-api-prod throttled', { cause: internal() }),
+      'the service unavailable',
+      new Unavailable('table content-api-prod throttled', { cause: internal() }),
       503,
       'SERVICE_UNAVAILABLE',
       { 'Retry-After': '1' },
     ],
-    ['a 500', new HttpError(500, 'BROKEN' as ErrorCode, 'table content-api-prod: secret detail'), 500, 'BROKEN', {}],
+    [
+      'DynamoDB throttling, wrapped',
+      new Error('idempotency store failed', {
+        cause: Object.assign(new Error('table content-api-prod throttled'), { name: 'ThrottlingException' }),
+      }),
+      503,
+      'SERVICE_UNAVAILABLE',
+      { 'Retry-After': '1' },
+    ],
   ])('hides the message of %s but keeps its status, code and headers', (_, error, statusCode, code, headers) => {
     const reply = errorReply(error, 'req-1');
     expect(reply).toEqual({ statusCode, body: { message: expect.any(String), code }, headers });
@@ -148,7 +148,7 @@ describe('httpHandler', () => {
 
   it('turns a thrown client error into its JSON reply', async () => {
     const handler = httpHandler(async () => {
-      throw new BadRequest('INVALID_PATH', 'path must not be empty');
+      throw new Refusal('INVALID_PATH', 'path must not be empty');
     });
     expect(await handler(event, context)).toEqual({
       statusCode: 400,

@@ -136,9 +136,7 @@ describe('export cursor', () => {
       }),
     ],
   ])('refuses %s with 400 INVALID_CURSOR', (_, text) => {
-    expect(() => decodeExportCursor('inc1', text)).toThrow(
-      expect.objectContaining({ statusCode: 400, code: 'INVALID_CURSOR' }),
-    );
+    expect(() => decodeExportCursor('inc1', text)).toThrow(expect.objectContaining({ code: 'INVALID_CURSOR' }));
   });
 });
 

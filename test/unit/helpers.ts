@@ -1,24 +1,25 @@
-// Test helpers: what an HttpError says to a client (status and stable code), never its message; content operations.
+// Test helpers: what a refusal says to a client (status and stable code), never its message; content operations.
 import type { Json, JsonObject } from '../../lib/content/json';
 import type { ContentOperation } from '../../lib/content/model';
-import { HttpError } from '../../lib/config/errors';
+import { Refusal } from '../../lib/config/errors';
+import { statusOf } from '../../lib/config/error-codes';
 import { parsePath } from '../../lib/paths';
 
-/** The HttpError `fn` throws; fails the test when it throws something else or nothing. */
-export function thrownBy(fn: () => unknown): HttpError {
+/** The refusal `fn` throws; fails the test when it throws something else or nothing. */
+export function thrownBy(fn: () => unknown): Refusal {
   try {
     fn();
   } catch (error) {
-    if (error instanceof HttpError) return error;
+    if (error instanceof Refusal) return error;
     throw error;
   }
-  throw new Error('expected an HttpError, but nothing was thrown');
+  throw new Error('expected a refusal, but nothing was thrown');
 }
 
-/** `{ statusCode, code }` of the HttpError `fn` throws. */
+/** `{ statusCode, code }` of the refusal `fn` throws (its status as the edge answers it). */
 export function failure(fn: () => unknown): { statusCode: number; code: string } {
   const error = thrownBy(fn);
-  return { statusCode: error.statusCode, code: error.code };
+  return { statusCode: statusOf(error.code), code: error.code };
 }
 
 export const badRequest = (code: string) => ({ statusCode: 400, code });

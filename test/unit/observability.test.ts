@@ -231,8 +231,8 @@ describe('request metrics (EMF)', () => {
     [
       'a 409 WRITE_CONFLICT',
       async () => {
-        const { Conflict } = await import('../../lib/config/errors');
-        throw new Conflict('WRITE_CONFLICT', 'busy', { 'Retry-After': '1' });
+        const { Refusal } = await import('../../lib/config/errors');
+        throw new Refusal('WRITE_CONFLICT', 'busy', { retryAfter: 1 });
       },
       409,
       { Errors4xx: 1, Errors5xx: 0, WriteConflicts: 1 },

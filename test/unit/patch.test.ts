@@ -1,7 +1,7 @@
 // Patches, without a database: JSON Pointers read into tokens, RFC 6902 / RFC 7396 planned on the batch planner, and
 // which patches compile to the batch's one-request form (and to exactly which request).
 import { fragmentBytes } from '../../lib/config/env';
-import { PayloadTooLarge } from '../../lib/config/errors';
+import { Refusal } from '../../lib/config/errors';
 import { type BatchOperation, planBatch } from '../../lib/content/batch';
 import type { Json, JsonObject } from '../../lib/content/json';
 import { type MergeOperation, type PatchOperation, fastForms } from '../../lib/content/patch';
@@ -9,7 +9,7 @@ import { type AccessCheck, compileBatchWrite } from '../../lib/expressions';
 import { formatPointer, parsePath, parsePointer } from '../../lib/paths';
 import { thrownBy } from './helpers';
 
-const BUDGET = { maxBytes: 1000, tooLarge: () => new PayloadTooLarge('CONTENT_TOO_LARGE', 'too large') };
+const BUDGET = { maxBytes: 1000, tooLarge: () => new Refusal('CONTENT_TOO_LARGE', 'too large') };
 const USER_WRITE: AccessCheck = { ge: 0, inc: 'INC' };
 const envelope = { access: USER_WRITE, budget: fragmentBytes(), requestToken: 'tok', slot: 3 };
 

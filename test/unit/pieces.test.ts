@@ -1,5 +1,6 @@
 // Import pieces (docs/design/backup.md §1): a page checked against what the pages before it left open, and the writes
 // that build the document, merged where the page opened the container.
+import { statusOf } from '../../lib/config/error-codes';
 import { type Piece, type PiecesState, NO_PIECES, groupWrites, planPieces } from '../../lib/content/pieces';
 import { thrownBy } from './helpers';
 
@@ -109,7 +110,7 @@ describe('planPieces', () => {
     ['a value deeper than content may nest', [[p('', {}), p('/a', nested(31))]], /at most 32 levels/],
   ])('refuses %s: 400 INVALID_PIECES', (_, pages, message) => {
     const error = thrownBy(() => run(pages));
-    expect([error.statusCode, error.code]).toEqual([400, 'INVALID_PIECES']);
+    expect([statusOf(error.code), error.code]).toEqual([400, 'INVALID_PIECES']);
     expect(error.message).toMatch(message);
   });
 

@@ -1,6 +1,7 @@
 // Rules, pure: the pattern matcher, the document's validation and warnings, the public-write guard, the decision
 // (which rule, allowed, why) and the schemas a write must satisfy. No engine; the CEL library is not re-tested.
-import { HttpError } from '../../lib/config/errors';
+import { statusOf } from '../../lib/config/error-codes';
+import { Refusal } from '../../lib/config/errors';
 import { parsePath } from '../../lib/paths';
 import { type RuleAuth, decideByRules, schemaViolation, validationAnchor } from '../../lib/rules/decision';
 import { MAX_RULES, MAX_SCHEMAS, type RuleSet, compileRules as compile } from '../../lib/rules/document';
@@ -59,10 +60,10 @@ function refusal(document: unknown): string {
     compileRules(document);
     return 'ok';
   } catch (error) {
-    expect(error).toBeInstanceOf(HttpError);
-    expect((error as HttpError).statusCode).toBe(400);
-    expect((error as HttpError).code).toBe('INVALID_RULES');
-    return (error as HttpError).message;
+    expect(error).toBeInstanceOf(Refusal);
+    expect(statusOf((error as Refusal).code)).toBe(400);
+    expect((error as Refusal).code).toBe('INVALID_RULES');
+    return (error as Refusal).message;
   }
 }
 

@@ -1,3 +1,4 @@
+import { statusOf } from '../../lib/config/error-codes';
 import {
   validateDecrement,
   validateDelete,
@@ -25,7 +26,7 @@ function verdict(route: string, body: unknown): { statusCode: number; code: stri
   const validate = VALIDATORS[route] as Validator;
   if (validate(body)) return 'valid';
   const error = schemaError(validate.errors);
-  return { statusCode: error.statusCode, code: error.code };
+  return { statusCode: statusOf(error.code), code: error.code };
 }
 
 describe('generated validators accept the documented bodies', () => {
@@ -97,6 +98,6 @@ describe('schemaError', () => {
     ['an empty list', []],
   ])('falls back to INVALID_BODY for %s', (_, errors) => {
     const error = schemaError(errors);
-    expect({ statusCode: error.statusCode, code: error.code }).toEqual({ statusCode: 400, code: 'INVALID_BODY' });
+    expect({ statusCode: statusOf(error.code), code: error.code }).toEqual({ statusCode: 400, code: 'INVALID_BODY' });
   });
 });

@@ -1,5 +1,6 @@
 // The generated validators count string lengths in characters (code points), as JSON Schema and the OpenAPI document
 // say, for every length-limited field of every schema; and the generated module is plain ESM (no require()).
+import { statusOf } from '../../lib/config/error-codes';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { managementSchemas, requestSchemas } from '../../lib/http/schemas';
@@ -56,7 +57,7 @@ function verdict(
   const validate = validatorOf(schema);
   if (validate(request)) return 'valid';
   const error = schemaError(validate.errors);
-  return { statusCode: error.statusCode, code: error.code };
+  return { statusCode: statusOf(error.code), code: error.code };
 }
 
 describe('string lengths are counted in characters', () => {

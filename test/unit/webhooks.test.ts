@@ -127,7 +127,6 @@ describe('IPv6 forms that carry an IPv4 address (issue 27: `https://[::127.0.0.1
       // Registration: the URL as a client writes it (the URL parser rewrites the dotted forms to hex).
       delete process.env.WEBHOOKS_ALLOW_LOOPBACK;
       await expect(resolveDestination(parseWebhookUrl(`https://[${address}]/hook`))).rejects.toMatchObject({
-        statusCode: 400,
         code: 'FORBIDDEN_DESTINATION',
       });
     },
@@ -170,7 +169,6 @@ describe('webhook URLs', () => {
   ])('refuses %s when the local flag is off (AWS)', async (url) => {
     delete process.env.WEBHOOKS_ALLOW_LOOPBACK;
     await expect((async () => resolveDestination(parseWebhookUrl(url)))()).rejects.toMatchObject({
-      statusCode: 400,
       code: expect.stringMatching(/^(INVALID_WEBHOOK_URL|FORBIDDEN_DESTINATION)$/),
     });
   });

@@ -13,7 +13,7 @@ import { type UpdateRequest, isAssumptionRefused } from '../../expressions';
 import { getSegment } from './read';
 import { segmentItemKey } from '../segment';
 import { type RequestRecord, recordPut, recordedBefore } from '../request-records';
-import { BadRequest, HttpError } from '../../config/errors';
+import { Refusal } from '../../config/errors';
 
 import { contentTooLarge } from '../refusals';
 
@@ -22,22 +22,22 @@ const isItemTooLarge = (error: unknown) =>
   error instanceof Error && error.name === 'ValidationException' && /item size/i.test(error.message);
 
 /**
- * Maps what DynamoDB refuses about a write to the client's 4xx (the service checks first; this is the backstop).
+ * Maps what DynamoDB refuses about a write to a refusal (the service checks first; this is the backstop).
  * Busy or slow is left to the edge (503).
  */
 function mapWriteError(error: unknown): never {
-  if (error instanceof HttpError) throw error;
+  if (error instanceof Refusal) throw error;
   const message = error instanceof Error ? error.message : '';
   const name = error instanceof Error ? error.name : '';
   if (isItemTooLarge(error)) throw contentTooLarge();
   // DynamoDB: "Number overflow/underflow ...", "... precision up to 38 digits"; dynalite: "... 38 significant digits".
   if (name === 'ValidationException' && /number (?:overflow|underflow)/i.test(message)) {
-    throw new BadRequest('NUMBER_OUT_OF_RANGE', 'the result is outside the range of numbers that can be stored', {
+    throw new Refusal('NUMBER_OUT_OF_RANGE', 'the result is outside the range of numbers that can be stored', {
       cause: error,
     });
   }
   if (name === 'ValidationException' && /significant digits|precision/i.test(message)) {
-    throw new BadRequest('NUMBER_TOO_PRECISE', 'the result would have more than 38 significant digits', {
+    throw new Refusal('NUMBER_TOO_PRECISE', 'the result would have more than 38 significant digits', {
       cause: error,
     });
   }
@@ -63,7 +63,7 @@ interface SendOptions {
   record?: RequestRecord;
 }
 
-/** What DynamoDB refused about a write that a planned write handles (with `fast`), as a refusal; else its 4xx. */
+/** What DynamoDB refused about a write that a planned write handles (with `fast`), as a refusal to plan on; else the client's refusal. */
 function refusedWrite(error: unknown, fast: boolean | undefined): Sent {
   if (fast && isAssumptionRefused(error)) return { ok: false };
   // An engine may check an item's size before the condition (DynamoDB Local does): a fast write that would take its
