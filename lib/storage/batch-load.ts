@@ -2,7 +2,7 @@
 // bucketed objects by the buckets of the members named; and the result laid back into them.
 import { fragmentBytes } from '../config/env';
 import { type BatchOperation, lowestReach, plansOnMembers, plansOnNewest, touchedPaths } from '../content/batch';
-import { MissingSegment, assemble, reachableFrom, fragmentsOf, locate, stubsIn } from './layout/stubs';
+import { MissingSegment, assemble, reachableFrom, fragmentsOf, stubsIn } from './layout/stubs';
 import { bucketOf } from './layout/bucketed';
 import { chunkCount, chunkDir, chunkStart, isBucketKey, isChunkStubKey } from './layout/keys';
 import { chunkStubOf, layTail } from './layout/chunked';
@@ -16,6 +16,7 @@ import { PathTree } from '../paths/tree';
 
 import { TAIL_CHUNKS_MAX, WHOLE_ARRAY_CHUNKS_MAX, perChunkOf, tailIn } from './chunked';
 import { type Rewritten, applyToFragment, atSteps, piecesOf } from './decide';
+import { step } from './walk';
 
 /**
  * A chunked array a batch plans on without all of its chunks: its segment, its path from the top segment, the chunk
@@ -138,28 +139,29 @@ export async function loadForBatch(
   };
   for (const path of paths) {
     let segment = top;
-    let rest = path;
+    let depth = 0;
     for (;;) {
-      const located = locate(segment.fragment, rest, true);
+      // Planned on what is read now: memory is asked only for the cuts of a member's bucket, below.
+      const next = step(segment, path, { key: segment.key, depth }, { enterLast: true });
       // Into a chunked array: its chunks are read below, if at all.
-      if (located.at !== 'stub') break;
-      if (located.bucket !== undefined) {
-        const at = path.slice(0, path.length - rest.length + located.consumed);
-        let object = members.get(located.bucket);
+      if (!('to' in next)) break;
+      if (next.bucket !== undefined) {
+        const at = path.slice(0, next.to.depth);
+        let object = members.get(next.bucket);
         if (
           !object &&
           plan.members &&
-          located.consumed === 0 &&
+          next.to.depth === depth &&
           pathOf.has(segment.key) &&
           plansOnMembers(touched, at)
         ) {
-          object = { segment, path: at, stub: located.bucket, buckets: new Map(), cuts: new Map() };
-          members.set(located.bucket, object);
+          object = { segment, path: at, stub: next.bucket, buckets: new Map(), cuts: new Map() };
+          members.set(next.bucket, object);
         }
         if (object) {
           // Into a bucketed object planned on its members: the member's bucket alone (a nested one's, in turn,
           // straight to the deepest this Lambda knows: a bucket once cut stays cut into the same buckets).
-          const { key, cuts } = knownCuts(inc, located.key, rest[0] as string);
+          const { key, cuts } = knownCuts(inc, next.to.key, path[depth] as string);
           for (const [cut, into] of cuts) object.cuts.set(cut, into);
           const bucket = loaded.get(key) ?? (await getSegment(inc, key));
           if (!bucket) throw new MissingSegment(key);
@@ -175,21 +177,20 @@ export async function loadForBatch(
           continue;
         }
         // Into a bucketed object: it is planned on whole, all its buckets (and all below them) read.
-        if (!queried.has(located.bucket)) await readWhole(located.bucket);
-        queried.add(located.bucket);
-        whole.add(located.bucket);
+        if (!queried.has(next.bucket)) await readWhole(next.bucket);
+        queried.add(next.bucket);
+        whole.add(next.bucket);
         break;
       }
-      const next = loaded.get(located.key) ?? (await getSegment(inc, located.key));
-      if (!next) throw new MissingSegment(located.key);
-      loaded.set(next.key, next);
-      if (pathOf.has(segment.key) || isBucketKey(segment.key))
-        pathOf.set(next.key, path.slice(0, path.length - rest.length + located.consumed));
-      if (segment === top) named.add(next.key);
-      segment = next;
-      rest = rest.slice(located.consumed);
+      const below = loaded.get(next.to.key) ?? (await getSegment(inc, next.to.key));
+      if (!below) throw new MissingSegment(next.to.key);
+      loaded.set(below.key, below);
+      if (pathOf.has(segment.key) || isBucketKey(segment.key)) pathOf.set(below.key, path.slice(0, next.to.depth));
+      if (segment === top) named.add(below.key);
+      segment = below;
+      depth = next.to.depth;
     }
-    const w = walk(segment.fragment as JsonObject, rest);
+    const w = walk(segment.fragment as JsonObject, path.slice(depth));
     for (const stub of w.stop === undefined ? stubsIn(w.node) : []) {
       if (isChunkStubKey(stub) || queried.has(stub)) continue;
       queried.add(stub);

@@ -9,8 +9,6 @@ import type { Segment } from './segment';
 import { forgetChunked, knownChunked, learnChunked } from './memory';
 import { asIndex } from '../paths';
 
-import type { At } from './walk';
-
 /**
  * A chunked array's segment met (not one of its chunks): remembered for inserts and deletes among its chunks. Its
  * chunk size is measured again only when its count moved (a rollover, an insert or delete among its chunks), not on
@@ -33,7 +31,7 @@ export function noteChunked(inc: string, key: string, fragment: Json | undefined
  */
 export function chunkedWrite(
   inc: string,
-  at: At,
+  at: { key: string; first?: string },
   rel: Exclude<ContentOperation, { kind: 'replace' }>,
 ): { stub: string; perChunk: number; count: number; index: number; into: boolean; shifts: boolean } | undefined {
   if (at.first !== undefined) return undefined;

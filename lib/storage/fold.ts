@@ -4,7 +4,7 @@ import { logger } from '../config/logger';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { fragmentBytes } from '../config/env';
 import { ROOT_KEY, isBucketKey, isChunkKey } from './layout/keys';
-import { assemble, locate } from './layout/stubs';
+import { assemble } from './layout/stubs';
 import { chunkStubOf } from './layout/chunked';
 import { Stub, storedSize } from '../content/json';
 import { type Segment, readSegment } from './segment';
@@ -14,6 +14,7 @@ import type { Path } from '../paths';
 
 import { type Envelope, commitPieces, guardedBase } from './commit';
 import type { Grant } from './grant';
+import { step } from './walk';
 
 /**
  * After a delete left segment `item` (the root of `path`) under a quarter of the budget: folds it back into the
@@ -71,11 +72,10 @@ async function parentOf(inc: string, path: Path, key: string): Promise<Segment |
   for (let hops = 0; hops < PARENT_HOPS_MAX; hops++) {
     const segment = await getSegment(inc, at.key);
     if (!segment) return undefined;
-    const located = locate(segment.fragment, path.slice(at.depth), true);
-    if (located.at !== 'stub') return undefined;
-    const depth = at.depth + located.consumed;
-    if (depth === path.length) return located.key === key && located.bucket === undefined ? segment : undefined;
-    at = { key: located.key, depth };
+    const next = step(segment, path, at, { enterLast: true });
+    if (!('to' in next)) return undefined;
+    if (next.to.depth === path.length) return next.to.key === key && next.bucket === undefined ? segment : undefined;
+    at = next.to;
   }
   return undefined;
 }

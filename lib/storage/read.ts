@@ -3,7 +3,7 @@ import { READ_ATTEMPTS } from './retry';
 import { MAX_RESPONSE_BYTES } from '../config/limits';
 import { type KeyOrder, orderOfObject, pageOfValue } from '../content/key-pages';
 import { shallowView, sliceArray } from '../content/views';
-import { MissingSegment, assemble, reachableFrom, fragmentsOf, locate, stubsIn } from './layout/stubs';
+import { MissingSegment, assemble, reachableFrom, fragmentsOf, stubsIn } from './layout/stubs';
 import { ROOT_KEY, chunkCount, chunkDir, chunkStart, isBucketStubKey } from './layout/keys';
 import { chunkStubOf, logicalLength } from './layout/chunked';
 import { type Json, type JsonObject, Stub, isObject, storedSize } from '../content/json';
@@ -16,10 +16,9 @@ import type { Stamp } from '../schema/write-stamp';
 import { readBucketKeys } from './key-pages';
 import { Refusal } from '../config/errors';
 
-import { noteChunked } from './chunked';
 import { grantFor, renewed, reverified } from './grant';
 import { type ReadRequest, type ReadView, formatEtag } from './requests';
-import { type At, ROOT_AT, learn } from './walk';
+import { type At, ROOT_AT, step } from './walk';
 
 /** A view of a value that is all in hand. */
 export const viewOf = (value: Json, view: ReadView): Json => {
@@ -176,29 +175,25 @@ export async function readContent(request: ReadRequest): Promise<{
       grant = await reverified(grant, segment);
       continue;
     }
-    if (at.first === undefined) noteChunked(grant.inc, segment.key, segment.fragment);
-    let rel = segments.slice(at.depth);
-    if (at.first !== undefined) rel[0] = at.first;
-    const located = locate(segment.fragment, rel, true);
-    if (located.at === 'stub') {
-      const from = at.key;
-      at = { key: located.key, depth: at.depth + located.consumed };
-      learn(grant.inc, segments.slice(0, at.depth), from, located);
+    const next = step(segment, segments, at, { enterLast: true, inc: grant.inc });
+    if ('to' in next) {
+      at = next.to;
       continue;
     }
-    if (located.at === 'chunk') {
+    if ('chunk' in next) {
       // An older element of a chunked array: the chunk that holds it (one Query), read as the next segment.
-      chunk = await getChunk(grant.inc, located.dir, located.index);
+      const { dir, index } = next.chunk;
+      chunk = await getChunk(grant.inc, dir, index);
       if (!chunk || olderThanPartners([segment, chunk]) !== undefined) {
         // Gone, or rewritten by an insert or delete before its elements since the array's segment was read.
         chunk = undefined;
-        if (attempt >= READ_ATTEMPTS) throw new MissingSegment(located.dir);
+        if (attempt >= READ_ATTEMPTS) throw new MissingSegment(dir);
         continue;
       }
-      at = { key: chunk.key, depth: at.depth, first: String(located.index - chunkStart(chunk.key)) };
+      at = { key: chunk.key, depth: at.depth, first: String(index - chunkStart(chunk.key)) };
       continue;
     }
-    if (located.position !== undefined) rel = [String(located.position), ...rel.slice(1)];
+    const rel = next.here;
     const value = valueAt(segment.fragment as JsonObject, rel, segments);
     if (request.view) {
       try {

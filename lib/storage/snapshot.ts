@@ -1,6 +1,6 @@
 // Snapshot: the value at a subscribed path, read consistently from the root, with the version of every segment read.
 import { SNAPSHOT_ATTEMPTS } from './retry';
-import { MissingSegment, assemble, fragmentsOf, locate, stubsIn } from './layout/stubs';
+import { MissingSegment, assemble, fragmentsOf, stubsIn } from './layout/stubs';
 import { ROOT_KEY, chunkStart } from './layout/keys';
 import { type Json, storedSize } from '../content/json';
 import type { Path } from '../paths';
@@ -8,6 +8,8 @@ import { type Segment, assertSnapshot } from './segment';
 import { SubtreeTooLarge, getChunk, getSegment, querySubtree } from './io/read';
 import { valueBelow } from './feed/changes';
 import { type Stamp, stampOfItem } from '../schema/write-stamp';
+
+import { step } from './walk';
 
 /** The write stamps the segments read carry (a segment without one, or with a malformed one, adds none). */
 export const stampsOf = (read: readonly Segment[]): Stamp[] =>
@@ -49,27 +51,26 @@ export async function readSnapshot(inc: string, path: Path, maxBytes: number): P
         }
         versions[key] = segment.version;
         read.push(segment);
-        const rest = path.slice(depth);
-        const located = locate(segment.fragment, rest, true);
-        if (located.at === 'stub') {
-          key = located.key;
-          depth += located.consumed;
+        // Never from memory, and teaching it nothing: every segment on the way is read and recorded.
+        const next = step(segment, path, { key, depth }, { enterLast: true });
+        if ('to' in next) {
+          ({ key, depth } = next.to);
           continue;
         }
-        if (located.at === 'chunk') {
+        if ('chunk' in next) {
           // An older element of a chunked array: in the chunk that holds it (elements hold no stubs).
-          const chunk = await getChunk(inc, located.dir, located.index);
-          if (!chunk) throw new MissingSegment(located.dir);
+          const { dir, index } = next.chunk;
+          const chunk = await getChunk(inc, dir, index);
+          if (!chunk) throw new MissingSegment(dir);
           assertSnapshot([segment, chunk]);
           versions[chunk.key] = chunk.version;
-          const value = valueBelow(chunk.fragment, [String(located.index - chunkStart(chunk.key)), ...rest.slice(1)]);
+          const value = valueBelow(chunk.fragment, [String(index - chunkStart(chunk.key)), ...path.slice(depth + 1)]);
           read.push(chunk);
           return value === undefined
             ? { versions, stamps: stampsOf(read) }
             : { value, versions, stamps: stampsOf(read) };
         }
-        const at = located.position === undefined ? rest : [String(located.position), ...rest.slice(1)];
-        const value = valueBelow(segment.fragment, at);
+        const value = valueBelow(segment.fragment, next.here);
         if (value === undefined) return { versions, stamps: stampsOf(read) };
         const stubs = stubsIn(value);
         if (stubs.length === 0) return { value, versions, stamps: stampsOf(read) };

@@ -3,10 +3,13 @@
 import type { BatchOperation } from '../content/batch';
 import { ROOT_KEY } from './layout/keys';
 import type { ContentOperation } from '../content/model';
+import { locate } from './layout/stubs';
 import type { Segment } from './segment';
 import { createRoot } from './io/commit';
 import { forgetLocations, learnBucket, learnLocation } from './memory';
 import type { Path } from '../paths';
+
+import { noteChunked } from './chunked';
 
 import { type Grant, renewed, reverified } from './grant';
 
@@ -14,7 +17,7 @@ import { type Grant, renewed, reverified } from './grant';
 export const entersTarget = (op: { kind: string }) => op.kind !== 'set' && op.kind !== 'delete';
 
 /** Remembers where a path continues: a stub's segment, or a bucketed object's stub (met in segment `from`). */
-export function learn(inc: string, prefix: Path, from: string, located: { key: string; bucket?: string }): void {
+function learn(inc: string, prefix: Path, from: string, located: { key: string; bucket?: string }): void {
   if (located.bucket !== undefined) learnBucket(inc, prefix, from, located.bucket);
   else learnLocation(inc, prefix, located.key);
 }
@@ -61,4 +64,32 @@ export async function reroute({ grant, at }: Place, segment: Segment | undefined
     return { grant: fresh, at: ROOT_AT };
   }
   return segment.epoch === grant.epoch ? undefined : { grant: await reverified(grant, segment), at };
+}
+
+/**
+ * Where a segment in hand sends a request for `path`: on to the segment a stub names (`bucket`: a bucketed object's
+ * bucket for the next step, a member), into a chunk of a chunked array (the element's logical index), or here, with
+ * the rest of the path relative to the segment (an index into a chunked array as its position there).
+ */
+export type Step = { to: At; bucket?: string } | { chunk: { dir: string; index: number } } | { here: Path };
+
+/**
+ * The one step of every walk from a segment toward the one that holds a path. `enterLast`: whether a stub at the
+ * path itself is followed (a read, a write that enters its target) or is where the request acts (set, delete).
+ * `inc`: the project this Lambda remembers the way for (the chunked arrays it met, the stubs it followed); a walk
+ * that must not trust memory (a snapshot's) leaves it out.
+ */
+export function step(segment: Segment, path: Path, at: At, options: { enterLast: boolean; inc?: string }): Step {
+  const { enterLast, inc } = options;
+  if (inc !== undefined && at.first === undefined) noteChunked(inc, segment.key, segment.fragment);
+  const rel = path.slice(at.depth);
+  if (at.first !== undefined && rel.length > 0) rel[0] = at.first;
+  const located = locate(segment.fragment, rel, enterLast);
+  if (located.at === 'stub') {
+    const to = { key: located.key, depth: at.depth + located.consumed };
+    if (inc !== undefined) learn(inc, path.slice(0, to.depth), at.key, located);
+    return located.bucket === undefined ? { to } : { to, bucket: located.bucket };
+  }
+  if (located.at === 'chunk') return { chunk: { dir: located.dir, index: located.index } };
+  return { here: located.position === undefined ? rel : [String(located.position), ...rel.slice(1)] };
 }

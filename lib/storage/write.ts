@@ -4,7 +4,6 @@ import { fragmentBytes } from '../config/env';
 import { MAX_BODY_BYTES } from '../config/limits';
 import { ROOT_KEY, chunkDir, chunkStart } from './layout/keys';
 import { chunkStubOf, chunkedIndex } from './layout/chunked';
-import { locate } from './layout/stubs';
 import { type Json, type JsonObject, storedSize } from '../content/json';
 import type { ContentOperation } from '../content/model';
 import { type UpdateRequest, compileWrite, growthBound } from '../expressions';
@@ -15,7 +14,7 @@ import { knownChunkKey, lookupLocation } from './memory';
 import { PreconditionFailed, Refusal } from '../config/errors';
 
 import { applyBatch } from './batch';
-import { afterChunkStub, chunkedWrite, holdsIndex, noteChunked, tailToRead } from './chunked';
+import { afterChunkStub, chunkedWrite, holdsIndex, tailToRead } from './chunked';
 import { sendDecision, commitPieces, firstTry, guardedBase, hasLanded, writeEnvelope } from './commit';
 import { decide, piecesOf } from './decide';
 import { foldIfSmall } from './fold';
@@ -24,7 +23,7 @@ import { sendUpdate } from './io/write';
 import { contentTooLarge } from './refusals';
 import { type WriteRequest, type WriteResult, formatEtag } from './requests';
 import { backoff, recognisingRetry, rereadAfter, retrySegment, assertAttemptsLeft } from './retry';
-import { type At, entersTarget, learn, rebase, reroute } from './walk';
+import { type At, entersTarget, rebase, reroute, step } from './walk';
 
 /**
  * Applies one content operation. It goes to the segment that holds its path (the deepest one this Lambda knows of,
@@ -101,24 +100,22 @@ async function applyContent(request: WriteRequest): Promise<WriteResult> {
       continue;
     }
     const current = segment as Segment;
-    if (at.first === undefined) noteChunked(grant.inc, current.key, current.fragment);
     // Our token in any segment on the way: this request's write landed (its answer was lost, and a cut or split
     // since may have moved the path on).
     if (tokenIn(current, slot) === mark) return { etag: formatEtag(token) };
-    const located = locate(current.fragment, rel.segments, entersTarget(op));
-    if (located.at === 'stub') {
-      const from = at.key;
-      at = { key: located.key, depth: at.depth + located.consumed };
-      learn(grant.inc, op.segments.slice(0, at.depth), from, located);
+    const next = step(current, op.segments, at, { enterLast: entersTarget(op), inc: grant.inc });
+    if ('to' in next) {
+      at = next.to;
       fast = true;
       continue;
     }
-    if (located.at === 'chunk') {
+    if ('chunk' in next) {
       // An element in a chunk: changed there, unless the change moves the elements after it (the whole array).
       if (op.kind === 'delete' && rel.segments.length === 1)
         return writeWholeArray(request, op, { at, segment: current, tail });
-      const held = prefetched && holdsIndex(prefetched, located.dir, located.index) ? prefetched : undefined;
-      const chunk = held ?? (await getChunk(grant.inc, located.dir, located.index));
+      const { dir, index } = next.chunk;
+      const held = prefetched && holdsIndex(prefetched, dir, index) ? prefetched : undefined;
+      const chunk = held ?? (await getChunk(grant.inc, dir, index));
       if (chunk && olderThanPartners([current, chunk]) !== undefined) {
         // An insert or delete before the element moved it since the array's segment was read: read it again.
         attempt++;
@@ -130,14 +127,13 @@ async function applyContent(request: WriteRequest): Promise<WriteResult> {
       at = {
         key: chunk?.key ?? at.key,
         depth: at.depth,
-        first: String(located.index - (chunk ? chunkStart(chunk.key) : 0)),
+        first: String(index - (chunk ? chunkStart(chunk.key) : 0)),
       };
       segment = chunk;
       continue;
     }
-    if (located.position !== undefined)
-      rel = { ...rel, segments: [String(located.position), ...rel.segments.slice(1)] };
-    else if (rel.kind === 'insert' && rel.segments.length === 0 && chunkStubOf(current.fragment)) {
+    rel = { ...rel, segments: next.here };
+    if (rel.kind === 'insert' && rel.segments.length === 0 && chunkStubOf(current.fragment)) {
       // An insert into a chunked array: after its chunk stub, in the segment; before it, the whole array.
       const where = chunkedIndex(current.fragment as Json[], rel.index);
       const length = (current.fragment as Json[]).length;
