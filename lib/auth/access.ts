@@ -50,6 +50,7 @@ export type Principal = (
 ) & { scope?: RequestScope };
 export type Need = ContentNeed;
 
+/** The 404 refusal for a project that does not exist. */
 export const projectNotFound = (project: ProjectRef) =>
   new Refusal('PROJECT_NOT_FOUND', `project ${projectName(project)} does not exist`);
 

@@ -20,6 +20,7 @@ export function hashSecret(secret: string): string {
   return createHash('sha256').update(secret).digest('hex');
 }
 
+/** Whether two hashes are equal, compared in constant time. */
 export function sameHash(a: string, b: string): boolean {
   const left = Buffer.from(a);
   const right = Buffer.from(b);
@@ -28,12 +29,14 @@ export function sameHash(a: string, b: string): boolean {
 
 const secret = () => randomBytes(32).toString('base64url');
 
+/** A new random API key (`capi_<id>_<secret>`), with its id and its hash. */
 export function newApiKey(): { id: string; key: string; hash: string } {
   const id = randomBytes(8).toString('hex');
   const key = `${API_KEY_PREFIX}${id}_${secret()}`;
   return { id, key, hash: hashSecret(key) };
 }
 
+/** A new random session token (`csess_<secret>`), with its hash. */
 export function newSessionToken(): { token: string; hash: string } {
   const token = `${SESSION_PREFIX}${secret()}`;
   return { token, hash: hashSecret(token) };

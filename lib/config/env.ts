@@ -1,11 +1,13 @@
 // Environment: every variable the Lambdas read, in one place; a missing required one fails the cold start.
 
+/** A variable's value; throws when it is unset or empty. */
 export function requireEnv(name: string): string {
   const value = process.env[name];
   if (value === undefined || value === '') throw new Error(`environment variable ${name} is required`);
   return value;
 }
 
+/** A variable's value, or undefined when it is unset or empty. */
 export function optionalEnv(name: string): string | undefined {
   const value = process.env[name];
   return value === undefined || value === '' ? undefined : value;

@@ -49,6 +49,7 @@ export class Stub {
   }
 }
 
+/** Whether a value is a JSON object (not null, an array, an exact decimal or a stub). */
 export function isObject(value: unknown): value is JsonObject {
   return (
     typeof value === 'object' &&
@@ -59,6 +60,7 @@ export function isObject(value: unknown): value is JsonObject {
   );
 }
 
+/** Whether a value is a JSON number: a double or an exact decimal. */
 export const isJsonNumber = (value: unknown): value is JsonNumber =>
   typeof value === 'number' || value instanceof LosslessNumber;
 
@@ -82,6 +84,7 @@ export const decimalOf = (n: JsonNumber): Big => new Big(typeof n === 'number' ?
 /** A number as a double (for bounds that leave a wide margin, never for stored values). */
 export const approximate = (n: JsonNumber): number => (typeof n === 'number' ? n : Number(n.value));
 
+/** A number with its sign flipped, exactly. */
 export const negate = (n: JsonNumber): JsonNumber =>
   typeof n === 'number' ? -n : jsonNumber(new Big(n.value).neg().toString());
 
@@ -92,6 +95,7 @@ export const addNumbers = (a: JsonNumber, b: JsonNumber): JsonNumber =>
 /** DynamoDB keeps at most this many significant digits. */
 export const MAX_SIGNIFICANT_DIGITS = 38;
 
+/** Whether `key` is an own property of an object (never an inherited one). */
 export function hasOwn(object: JsonObject, key: string): boolean {
   return Object.hasOwn(object, key);
 }
@@ -128,6 +132,7 @@ export function numberProblem(n: JsonNumber | Big): 'NUMBER_OUT_OF_RANGE' | 'NUM
   return decimal.c.length > MAX_SIGNIFICANT_DIGITS ? 'NUMBER_TOO_PRECISE' : undefined;
 }
 
+/** Whether DynamoDB can store a number: in its range, at most 38 significant digits. */
 export const isStorableNumber = (n: JsonNumber): boolean => numberProblem(n) === undefined;
 
 /** The 400 for a number DynamoDB cannot store (`what`: the value, or the result of arithmetic). */

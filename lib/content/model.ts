@@ -73,6 +73,7 @@ interface Walk {
   stop?: Stop;
 }
 
+/** Follows a path into the content: the concrete steps taken, the node reached, and why it stopped, if it did. */
 export function walk(root: JsonObject, segments: Path): Walk {
   const steps: Step[] = [];
   let node: Json = root;

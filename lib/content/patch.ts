@@ -187,6 +187,7 @@ function mergeInto(ctx: PatchContext, steps: Step[], patch: JsonObject): void {
   }
 }
 
+/** RFC 7396: merges the patch into the whole content, one action per member set or removed. */
 export function applyMerge(ctx: PatchContext, op: MergeOperation): void {
   mergeInto(ctx, [], op.patch);
 }

@@ -3,6 +3,7 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { type Json, type JsonObject, LosslessNumber, Stub, isObject, jsonNumber, setOwn } from '../content/json';
 
 // util-dynamodb builds maps with `acc[key] = ...`, which drops or rewires a `__proto__` key; content needs exact keys.
+/** The DynamoDB attribute a JSON value is stored as (a stub as a binary). */
 export function toAttribute(value: Json): AttributeValue {
   if (value === null) return { NULL: true };
   if (typeof value === 'boolean') return { BOOL: value };
@@ -23,6 +24,7 @@ export function toAttribute(value: Json): AttributeValue {
   return { M: map };
 }
 
+/** The JSON value a DynamoDB attribute holds (a binary as a stub); throws on a set. */
 export function fromAttribute(attribute: AttributeValue): Json {
   if (attribute.S !== undefined) return attribute.S;
   // Exactly: a stored number a double cannot hold (DynamoDB keeps 38 digits) stays an exact decimal.
@@ -41,6 +43,7 @@ export function fromAttribute(attribute: AttributeValue): Json {
   throw new Error('unsupported attribute type in content');
 }
 
+/** A whole DynamoDB item as a JSON object. */
 export function fromItem(item: Record<string, AttributeValue>): JsonObject {
   return fromAttribute({ M: item }) as JsonObject;
 }

@@ -15,6 +15,7 @@ export const withDeadline = <T>(deadline: number, fn: () => Promise<T>): Promise
 /** The current request's deadline, or Infinity outside a request (CLI, tests of pure code). */
 export const currentDeadline = (): number => deadlines.current() ?? Number.POSITIVE_INFINITY;
 
+/** The TimeoutError a DynamoDB call fails with when the request's deadline passes first. */
 export function deadlineExceeded(): Error {
   return Object.assign(new Error('the request deadline passed before DynamoDB answered'), { name: 'TimeoutError' });
 }

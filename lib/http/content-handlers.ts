@@ -22,6 +22,7 @@ export interface MutationSpec {
   operation: (body: Record<string, unknown>) => ContentOperation | BatchOperation[];
   message: string;
 }
+/** The handler of a content write: a JSON body the route's schema validates, read into its operations. */
 export function contentMutation(spec: MutationSpec) {
   return mutationHandler(spec.message, (text) => {
     const body = parseJsonObject(text);

@@ -40,6 +40,7 @@ function parseReadQuery(query: Record<string, string | undefined>, validate: Val
   return { segments, view: { kind: 'slice', start, limit, where }, paged: true };
 }
 
+/** The handler of GET content: the value or a view of it, now (with its ETag) or at a point in the history. */
 export function contentRead(validate: Validator) {
   return httpHandler(async (event) => {
     const { principal: caller, project } = await beginRequest(event, 'read');

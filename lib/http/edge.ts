@@ -31,6 +31,7 @@ export const SECURITY_HEADERS: Record<string, string> = {
   'Strict-Transport-Security': 'max-age=63072000; includeSubDomains',
 };
 
+/** The Lambda result of a reply: the security headers added, the body as JSON text (empty when none). */
 export function toResult(reply: Reply): Result {
   return {
     statusCode: reply.statusCode,

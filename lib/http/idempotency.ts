@@ -21,6 +21,7 @@ import { Refusal } from '../config/errors';
 
 const KEY = /^[\x21-\x7e]{1,255}$/;
 
+/** The Idempotency-Key header's value: undefined when absent, a 400 unless 1 to 255 visible ASCII characters. */
 export function parseIdempotencyKey(value: string | undefined): string | undefined {
   if (value === undefined) return undefined;
   if (!KEY.test(value))

@@ -46,6 +46,7 @@ export function accountError(error: unknown, notFound: () => Refusal): never {
   throw error;
 }
 
+/** The handler of a management route: a signed-in user judged by the route's rule, the body validated. */
 export function managementRoute(spec: ManagementSpec) {
   return httpHandler(async (event) => {
     const credential = parseAuthorization(header(event, 'authorization'));

@@ -44,6 +44,7 @@ export function countIdempotentReplay(): void {
 
 /** The request's usage of DynamoDB, filled by the client middleware while the handler runs (lib/dynamo/usage.ts). */
 const usages = new WeakMap<Context, DynamoUsage>();
+/** A request's DynamoDB usage, by its Lambda context, begun empty the first time it is asked for. */
 export const usageOf = (context: Context): DynamoUsage => {
   let usage = usages.get(context);
   if (!usage) {

@@ -51,6 +51,7 @@ interface ServerlessConfig {
   >;
 }
 
+/** The project's serverless.yml, read and parsed. */
 export function readServerlessConfig(): ServerlessConfig {
   return parse(readFileSync(join(ROOT, 'serverless.yml'), 'utf8')) as ServerlessConfig;
 }
@@ -109,6 +110,7 @@ export function requestUrl(req: IncomingMessage): URL | undefined {
   }
 }
 
+/** The HTTP API v2 event Lambda would get for a request on a route (a body that is not UTF-8 as base64). */
 export function toEvent(
   req: IncomingMessage,
   body: Buffer,

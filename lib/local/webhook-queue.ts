@@ -18,6 +18,7 @@ interface Held {
 
 const DEDUPLICATION_MS = 5 * 60_000;
 
+/** An in-process queue with SQS FIFO's semantics, handing each group's batches to a handler as Lambda would. */
 export class LocalFifoQueue implements DeliveryQueue {
   private readonly groups = new Map<string, Held[]>();
   private readonly seen = new Map<string, number>();

@@ -61,6 +61,7 @@ export function escapeSegment(segment: string): string {
   return segment.replace(/\\/g, '\\\\').replace(/\./g, '\\.');
 }
 
+/** A path as dot-path text, each segment escaped so that parsePath reads it back. */
 export function formatPath(segments: Path): string {
   return segments.map(escapeSegment).join('.');
 }

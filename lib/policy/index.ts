@@ -20,12 +20,14 @@ const ROLES_FOR: Record<Need, readonly ProjectRole[]> = {
 /** Every role a member can have. */
 export const MEMBER_ROLES: readonly Role[] = ['editor', 'viewer'];
 
+/** Whether a role may do `need` (without a role, nothing is allowed). */
 export const roleAllows = (role: ProjectRole | undefined, need: Need): boolean =>
   role !== undefined && ROLES_FOR[need].includes(role);
 
 /** The member roles that may do `need` (the owner is allowed anything). */
 export const memberRolesFor = (need: Need): Role[] => MEMBER_ROLES.filter((role) => roleAllows(role, need));
 
+/** A user's role in a project: owner, a member's role, or undefined for anyone else. */
 export const roleOf = (
   project: { owner?: string; members: Record<string, string> },
   username: string,
@@ -34,5 +36,6 @@ export const roleOf = (
 /** The permission an API key needs for a content request (keys never manage). */
 export const permissionFor = (need: ContentNeed): Permission => (need === 'read' ? 'content:read' : 'content:write');
 
+/** Whether an API key's permissions allow a content request's need. */
 export const keyAllows = (permissions: readonly Permission[], need: ContentNeed): boolean =>
   permissions.includes(permissionFor(need));

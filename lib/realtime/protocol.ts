@@ -24,7 +24,9 @@ const REF = /^[A-Za-z0-9_-]{1,64}$/;
 
 const invalid = (message: string) => new Refusal('INVALID_MESSAGE', message);
 
+/** `$connect`: records the new connection. */
 export const onConnect = (connectionId: string) => putConnection(connectionId);
+/** `$disconnect`: removes the connection and its subscriptions. */
 export const onDisconnect = (connectionId: string) => removeConnection(connectionId);
 
 /** When a credential stops being valid: a key's expiry (from its grant), a session's, a JWT's `exp`. */

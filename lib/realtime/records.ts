@@ -28,6 +28,7 @@ export const CONNECTION_TTL_SECONDS = 2 * 3600 + 600;
 export const SUBSCRIPTION_PREFIX = '~s/';
 
 const connectionPk = (connectionId: string) => `W#${connectionId}`;
+/** A subscription's sort key: the prefix, its connection's id and its own. */
 export const subscriptionSk = (connectionId: string, id: string) => `${SUBSCRIPTION_PREFIX}${connectionId}/${id}`;
 const now = () => Math.floor(Date.now() / 1000);
 
@@ -50,6 +51,7 @@ export interface Subscription {
   versions: Record<string, number>;
 }
 
+/** Records a connection with no subscriptions yet, removed by TTL a little after API Gateway ends it. */
 export async function putConnection(connectionId: string): Promise<void> {
   await dynamo.send(
     new PutItemCommand({
@@ -114,6 +116,7 @@ const subscriptionItem = (s: Omit<Subscription, 'started' | 'versions'>): Record
   ttl: { N: String(now() + CONNECTION_TTL_SECONDS) },
 });
 
+/** A subscription as its item holds it. */
 export function readSubscription(inc: string, item: Record<string, AttributeValue>): Subscription {
   const versions: Record<string, number> = {};
   for (const [k, v] of Object.entries(item.sv?.M ?? {})) versions[k] = Number(v.N);

@@ -11,6 +11,7 @@ const LAST_MAX = 10_000;
 /** The last revision this consumer gave each incarnation's changes (read from the change log when cold). */
 const lastGiven = new Map<string, bigint>();
 
+/** A revision as text: left-padded with zeros to 40 digits, so revisions sort as text. */
 export const formatRevision = (n: bigint) => n.toString().padStart(REVISION_DIGITS, '0');
 
 /** The stream's own number for a record. */

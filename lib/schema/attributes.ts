@@ -79,6 +79,7 @@ export const A = {
 
 /** Request-token slots: each write records its token in one, so a retried write can tell it already applied. */
 export const TOKEN_SLOTS = 32;
+/** The attribute that holds request-token slot `slot`. */
 export const slotAttribute = (slot: number) => `rq${slot}`;
 
 export type Permission = 'content:read' | 'content:write';

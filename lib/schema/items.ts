@@ -17,6 +17,7 @@ export const SLUG = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/;
  */
 export const RECORD_ID = /^[0-9a-f]{16}$/;
 
+/** Whether a username and a slug are well formed (USERNAME, SLUG). */
 export const isProjectRef = (username: unknown, slug: unknown): boolean =>
   typeof username === 'string' && typeof slug === 'string' && USERNAME.test(username) && SLUG.test(slug);
 
@@ -27,10 +28,15 @@ export const isProjectRef = (username: unknown, slug: unknown): boolean =>
  */
 export const canonicalName = (name: string) => name.toLowerCase();
 
+/** A project's name: `<username>/<slug>`. */
 export const projectName = (p: ProjectRef) => `${p.username}/${p.slug}`;
+/** A project's partition key: its head, grants, webhooks and rules. */
 export const projectPk = (p: ProjectRef) => `P#${projectName(p)}`;
+/** A user's partition key. */
 export const userPk = (username: string) => `U#${username}`;
+/** A session's partition key, by its token's hash. */
 export const sessionPk = (tokenHash: string) => `S#${tokenHash}`;
+/** The partition key of an API key's index record. */
 export const keyPk = (keyId: string) => `K#${keyId}`;
 
 /** The sort key of every item that is the only one of its partition (users, sessions, key index, project head). */
@@ -42,8 +48,11 @@ export const MEMBER_GRANT_PREFIX = 'M#';
 export const WEBHOOK_PREFIX = 'W#';
 /** The sort key of a project's rules document, beside its grants (docs/design/rules.md). */
 export const RULES_SK = 'R';
+/** A webhook's sort key in its project's partition. */
 export const webhookSk = (id: string) => `${WEBHOOK_PREFIX}${id}`;
+/** An API key's grant's sort key in its project's partition. */
 export const keyGrantSk = (keyId: string) => `${KEY_GRANT_PREFIX}${keyId}`;
+/** A member's grant's sort key in its project's partition. */
 export const memberGrantSk = (username: string) => `${MEMBER_GRANT_PREFIX}${username}`;
 
 /** Every item's key (the table is `pk` + `sk`), for the document client: no code builds a key by hand. */
@@ -91,6 +100,7 @@ export const readKeyEntry = (stored: StoredKey | null | undefined): KeyEntry => 
   paths: stored?.kp,
 });
 
+/** An API key as stored: its entry under the short attribute names. */
 export const storedKey = (key: KeyEntry): StoredKey => ({
   h: key.hash,
   p: key.permissions,
@@ -125,6 +135,7 @@ export interface ProjectItem {
   raw: Record<string, AttributeValue>;
 }
 
+/** A project's head item read into its content (an empty object when it holds none), version and ETag. */
 export function readProjectItem(raw: Record<string, AttributeValue>): ProjectItem {
   const content = raw[A.content];
   return {
@@ -138,6 +149,7 @@ export function readProjectItem(raw: Record<string, AttributeValue>): ProjectIte
 /** The grant epoch an item carries; NaN when it has none (which equals no epoch). */
 export const grantEpochOf = (raw: Record<string, AttributeValue>): number => Number(raw[A.grantEpoch]?.N ?? Number.NaN);
 
+/** The time now, in whole epoch seconds. */
 export const epochSeconds = () => Math.floor(Date.now() / 1000);
 
 /** Which creation of the project an item is (projects created before incarnations existed: their creation time). */

@@ -41,6 +41,7 @@ async function subtreesOf(inc: string, stubs: readonly string[]): Promise<{ key:
 /** What every write of a request carries; a named request's record too (written with its change). */
 export type Envelope = Omit<WriteEnvelope, 'size' | 'access'> & { record?: RequestRecord };
 
+/** What every write of a request carries: its token (given or random), the token's slot and mark, the envelope. */
 export function writeEnvelope(request: Omit<WriteRequest, 'op'>): {
   token: string;
   slot: number;
@@ -142,6 +143,7 @@ export interface PiecesCommit {
   oneTransaction?: boolean;
 }
 
+/** Writes a segment's new fragment with its new children and orphans' deletes: one UpdateItem, or one commit. */
 export async function commitPieces(grant: Grant, commit: PiecesCommit): Promise<Sent> {
   const { base, key, version, pieces, orphans, rewritten = [], returnNew = false } = commit;
   const [top, ...children] = pieces as [Piece, ...Piece[]];
@@ -240,6 +242,7 @@ interface Landed {
   item?: Record<string, AttributeValue>;
 }
 
+/** Whether a one-request form landed (rather than leaving a segment to decide on). */
 export const hasLanded = (tried: Landed | Segment | undefined): tried is Landed =>
   tried !== undefined && 'landed' in tried;
 

@@ -40,6 +40,7 @@ export async function renewed(grant: Grant): Promise<Grant> {
   return grantOf(grant.proof);
 }
 
+/** What a write's condition checks for a grant: its epoch and incarnation. */
 export const epochAccess = (grant: Grant) => grant.proof.check();
 
 /** A segment of another epoch than the grant's: the grant verified afresh, and the segment stamped if it is older. */

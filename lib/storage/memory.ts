@@ -15,6 +15,7 @@ const chunkRanges = new Map<string, { start: number; end: number }[]>();
 const CHUNK_DIRECTORIES_MAX = 1_000;
 const CHUNK_RANGES_MAX = 256;
 
+/** Remembers the range of indexes a chunk held. */
 export function learnChunkRange(inc: string, chunk: Segment): void {
   const id = `${inc}\u0000${chunkDir(chunk.key)}`;
   const start = chunkStart(chunk.key);
@@ -83,6 +84,7 @@ function remember(key: string, location: Location): void {
   setBounded(locations, key, location, LOCATIONS_MAX);
 }
 
+/** Remembers which segment holds a path prefix. */
 export function learnLocation(inc: string, prefix: Path, key: string): void {
   remember(locationKey(inc, prefix), { key });
 }
@@ -124,10 +126,12 @@ export function forgetLocation(inc: string, key: string): void {
  */
 const chunkedArrays = new Map<string, { stub: string; perChunk: number }>();
 
+/** Remembers a chunked array: its chunk stub and about how many elements a chunk holds. */
 export function learnChunked(inc: string, key: string, stub: string, perChunk: number): void {
   setBounded(chunkedArrays, `${inc}\u0000${key}`, { stub, perChunk }, LOCATIONS_MAX);
 }
 
+/** What this Lambda remembers of a chunked array, if anything. */
 export const knownChunked = (inc: string, key: string) => chunkedArrays.get(`${inc}\u0000${key}`);
 
 /** A segment that is no chunked array (any more): nothing remembered of it. */
@@ -135,6 +139,7 @@ export function forgetChunked(inc: string, key: string): void {
   chunkedArrays.delete(`${inc}\u0000${key}`);
 }
 
+/** Forgets every location and bucket cut this Lambda knew of an incarnation. */
 export function forgetLocations(inc: string): void {
   for (const k of [...locations.keys()]) {
     if (k.startsWith(`${inc}\u0000`) || k.startsWith(`${inc}\u0001`)) locations.delete(k);

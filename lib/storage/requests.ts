@@ -32,6 +32,7 @@ export interface WriteResult {
   etag: string;
 }
 
+/** An ETag as its header carries it: in double quotes. */
 export const formatEtag = (etag: string) => `"${etag}"`;
 
 export interface BatchWriteRequest extends Omit<WriteRequest, 'op'> {

@@ -18,8 +18,10 @@ export interface Segment {
   raw: Record<string, AttributeValue>;
 }
 
+/** The key of a segment's item, in the content's partition. */
 export const segmentItemKey = (inc: string, key: string) => ({ pk: { S: contentPk(inc) }, sk: { S: key } });
 
+/** A segment as its item holds it. */
 export function readSegment(raw: Record<string, AttributeValue>): Segment {
   return {
     key: raw.sk?.S ?? ROOT_KEY,
@@ -31,6 +33,7 @@ export function readSegment(raw: Record<string, AttributeValue>): Segment {
   };
 }
 
+/** What a segment's request-token slot holds, if anything. */
 export const tokenIn = (segment: Segment, slot: number) => segment.raw[slotAttribute(slot)]?.S;
 
 /**

@@ -30,6 +30,7 @@ import {
   userPk,
 } from '../schema/items';
 
+/** An account record refused (`code`): it already exists, it is not there, or a cap is reached. */
 export class AccountError extends Error {
   constructor(
     readonly code: 'EXISTS' | 'NOT_FOUND' | 'LIMIT',
@@ -53,10 +54,12 @@ async function putNew(item: Record<string, unknown>, what: string): Promise<void
   }
 }
 
+/** Creates a user's record; EXISTS when there is one. */
 export async function createUser(username: string): Promise<void> {
   await putNew({ ...itemKey(userPk(username)), username, createdAt: new Date().toISOString() }, `user ${username}`);
 }
 
+/** Whether a user has a record, read consistently. */
 export async function userExists(username: string): Promise<boolean> {
   const { Item } = await documents.send(
     new GetCommand({ TableName: tableName(), Key: itemKey(userPk(username)), ConsistentRead: true }),
@@ -132,6 +135,7 @@ function expiryAfter(seconds: number): number {
   return epochSeconds() + seconds;
 }
 
+/** A new session for a user, lasting `expiresInSeconds`: its token (only its hash is stored) and its expiry. */
 export async function createSession(
   username: string,
   expiresInSeconds: number,

@@ -34,6 +34,7 @@ export interface StoredWebhook extends Webhook {
 /** On disk: short attribute names beside the incarnation. */
 export const W = { url: 'u', path: 'pa', secret: 's', createdAt: 'c', dropped: 'dn', lastDropped: 'dl' } as const;
 
+/** A webhook as its item holds it, its secret included. */
 export function readWebhook(item: Record<string, unknown>): StoredWebhook {
   const last = item[W.lastDropped] as Partial<DroppedDelivery> | undefined;
   return {

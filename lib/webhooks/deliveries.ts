@@ -25,6 +25,7 @@ export interface DeliveryMessage {
  */
 export const MAX_DELIVERY_BODY_BYTES = 400 * 1024;
 
+/** A delivery's id: a digest of its webhook and revision, so a change queued twice has one id. */
 export const deliveryId = (webhook: string, revision: string) =>
   `msg_${createHash('sha256').update(`${webhook}\n${revision}`).digest('base64url').slice(0, 32)}`;
 

@@ -23,6 +23,7 @@ const BATCH = 10;
 /** SQS's longest visibility timeout: 12 hours. */
 const MAX_VISIBILITY_SECONDS = 12 * 3600;
 
+/** The delivery queue in AWS: the SQS FIFO queue at WEBHOOK_QUEUE_URL. */
 export class SqsDeliveryQueue implements DeliveryQueue {
   private readonly client = new SQSClient({});
 
@@ -60,6 +61,7 @@ export function setDeliveryQueue(queue: DeliveryQueue | undefined): void {
   installed = queue;
 }
 
+/** The delivery queue in use: the one installed, else SQS. */
 export function deliveryQueue(): DeliveryQueue {
   installed ??= new SqsDeliveryQueue();
   return installed;

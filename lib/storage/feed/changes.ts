@@ -117,6 +117,7 @@ export function trimTo(changes: readonly Change[], path: Path): Change[] {
   return inside;
 }
 
+/** A change as a message carries it: its path formatted, and its value or `deleted`. */
 export const toWire = (change: Change): WireChange =>
   'value' in change
     ? { path: formatPath(change.path), value: change.value }

@@ -64,6 +64,7 @@ export interface ImportSession {
   orphans: string[];
 }
 
+/** The key of an import session's item, in the content's partition. */
 export const sessionKey = (inc: string, id: string) => ({
   pk: { S: contentPk(inc) },
   sk: { S: `${IMPORT_PREFIX}${id}` },

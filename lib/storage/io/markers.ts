@@ -36,6 +36,7 @@ export const MARKER = {
 /** A marker is one item: past this, the change is refused as too large (it lists key roots, so this is far off). */
 const MAX_MARKER_BYTES = 350 * 1024;
 
+/** The key of a marker's item, in the content's partition. */
 export const markerKey = (inc: string, id: string) => ({ pk: { S: contentPk(inc) }, sk: { S: id } });
 
 /**
@@ -65,6 +66,7 @@ export function settleMarker(
     : { Delete: { ...settle, ExpressionAttributeValues: { ':pending': { S: 'pending' } } } };
 }
 
+/** Writes a commit's pending marker (its parent, new children and orphans), in the sweep index too. */
 export async function putMarker(
   key: Record<string, AttributeValue>,
   parent: string,

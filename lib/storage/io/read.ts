@@ -21,6 +21,7 @@ import { changeTooLarge } from '../refusals';
 import { forgetChunkRange, learnChunkRange, projectNames } from '../memory';
 import { type Segment, readSegment, segmentItemKey } from '../segment';
 
+/** One segment, read consistently; undefined when there is none. */
 export async function getSegment(inc: string, key: string): Promise<Segment | undefined> {
   const { Item } = await dynamo.send(
     new GetItemCommand({ TableName: tableName(), Key: segmentItemKey(inc, key), ConsistentRead: true }),

@@ -72,6 +72,7 @@ function refusedWrite(error: unknown, fast: boolean | undefined): Sent {
   return mapWriteError(error);
 }
 
+/** One segment's UpdateItem (with `record`, in one transaction with it): landed, or refused with the item found. */
 export async function sendUpdate(
   inc: string,
   key: string,
