@@ -290,7 +290,7 @@ export async function grantFor(
   principal: Principal,
   need: Need,
 ): Promise<Grant & { fresh: boolean }> {
-  return verifiedGrant(project, principal, need, true);
+  return verifiedGrant(project, principal, need, { scoped: true });
 }
 
 /**
@@ -302,7 +302,7 @@ export async function grantBeforeScope(
   principal: Principal,
   need: Need,
 ): Promise<Grant & { fresh: boolean }> {
-  return verifiedGrant(project, principal, need, false);
+  return verifiedGrant(project, principal, need, { scoped: false });
 }
 
 /** Forgets the remembered grant of a caller in a project: its next verification reads afresh. */
@@ -314,7 +314,7 @@ async function verifiedGrant(
   project: ProjectRef,
   principal: Principal,
   need: Need,
-  scoped: boolean,
+  { scoped }: { scoped: boolean },
 ): Promise<Grant & { fresh: boolean }> {
   const now = Date.now() / 1000;
   const id = cacheKey(project, principal);

@@ -27,7 +27,10 @@ export { ExpressionState, type ReadRequest, type UpdateRequest } from './state';
  * non-negative integer is taken as a list index, which the condition then verifies. Negative indexes need the
  * list's length, so they return undefined (read first).
  */
-export function assumeSteps(segments: Path, firstIsIndex = false): Step[] | undefined {
+export function assumeSteps(
+  segments: Path,
+  { firstIsIndex = false }: { firstIsIndex?: boolean } = {},
+): Step[] | undefined {
   const steps: Step[] = [];
   for (const [i, segment] of segments.entries()) {
     const index = i === 0 && !firstIsIndex ? undefined : asIndex(segment);
@@ -161,7 +164,7 @@ export function compileFastOperation(state: ExpressionState, op: ContentOperatio
     state.sets.push(`${state.name(A.content)} = ${state.value(toAttribute(op.content))}`);
     return true;
   }
-  const steps = assumeSteps(op.segments, chunkStub !== undefined);
+  const steps = assumeSteps(op.segments, { firstIsIndex: chunkStub !== undefined });
   if (steps === undefined || (op.kind === 'insert' && op.index < 0)) return false;
   if (chunkStub !== undefined) {
     // A chunked array's segment (its root): the path's first step, or the root insert's index, is a position after

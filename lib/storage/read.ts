@@ -130,7 +130,7 @@ const readTooLarge = () =>
 /** A subtree for a GET: past what one response carries, a 413 (and no more pages read). */
 async function readSubtree(inc: string, key: string): Promise<Map<string, Segment>> {
   try {
-    return await querySubtree(inc, key, false, MAX_READ_BYTES);
+    return await querySubtree(inc, key, { maxBytes: MAX_READ_BYTES });
   } catch (error) {
     if (error instanceof SubtreeTooLarge) throw readTooLarge();
     throw error;

@@ -77,7 +77,7 @@ export async function readSnapshot(inc: string, path: Path, maxBytes: number): P
         let budget = maxBytes - storedSize(value);
         for (const stub of stubs) {
           if (budget < 0) return { versions, tooLarge: true, stamps: stampsOf(read) };
-          const subtree = await querySubtree(inc, stub, false, budget).catch((error: unknown) => {
+          const subtree = await querySubtree(inc, stub, { maxBytes: budget }).catch((error: unknown) => {
             if (error instanceof SubtreeTooLarge) return undefined;
             throw error;
           });

@@ -103,7 +103,7 @@ async function settle(
   // Every segment under each root: unreachable (what a commit orphaned, or children no stub will ever name).
   let deleted = 0;
   for (const root of orphans) {
-    const keys = [...(await querySubtree(inc, root, true)).keys()];
+    const keys = [...(await querySubtree(inc, root, { keysOnly: true })).keys()];
     await batchWriteAll(keys.map((k) => ({ DeleteRequest: { Key: segmentItemKey(inc, k) } })));
     deleted += keys.length;
   }

@@ -84,7 +84,7 @@ export function step(segment: Segment, path: Path, at: At, options: { enterLast:
   if (inc !== undefined && at.first === undefined) noteChunked(inc, segment.key, segment.fragment);
   const rel = path.slice(at.depth);
   if (at.first !== undefined && rel.length > 0) rel[0] = at.first;
-  const located = locate(segment.fragment, rel, enterLast);
+  const located = locate(segment.fragment, rel, { enterLast });
   if (located.at === 'stub') {
     const to = { key: located.key, depth: at.depth + located.consumed };
     if (inc !== undefined) learn(inc, path.slice(0, to.depth), at.key, located);

@@ -197,7 +197,7 @@ async function replaceContent(request: WriteRequest, content: JsonObject): Promi
     if (sent.ok) return { etag: formatEtag(token) };
   }
   for (let attempt = 1; ; attempt++) {
-    const all = await querySubtree(grant.inc, ROOT_KEY, !request.ifMatch);
+    const all = await querySubtree(grant.inc, ROOT_KEY, { keysOnly: !request.ifMatch });
     const root = all.get(ROOT_KEY);
     if (root && tokenIn(root, slot) === mark) return { etag: formatEtag(token) };
     if (request.ifMatch) {

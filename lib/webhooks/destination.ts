@@ -59,7 +59,10 @@ function carriedIpv4Refusal(address: ipaddr.IPv6): string | undefined {
  * range when that is private or reserved. Every other range ipaddr.js names (private, loopback, link-local with
  * 169.254.169.254, unique-local, multicast, unspecified, broadcast, carrier-grade NAT, reserved...) is refused.
  */
-export function refusedAddress(address: string, allowLoopback = loopbackAllowed()): string | undefined {
+export function refusedAddress(
+  address: string,
+  { allowLoopback = loopbackAllowed() }: { allowLoopback?: boolean } = {},
+): string | undefined {
   if (!ipaddr.isValid(address)) return 'not an IP address';
   // Judged as written, before ipaddr.process turns an IPv4-mapped address into its IPv4.
   const hexForm = withHexIpv4Tail(address);
@@ -117,7 +120,10 @@ export async function resolveDestination(url: URL): Promise<LookupAddress[]> {
     if (why) throw forbidden(`url resolves to ${address} (${why}), which is not a public address`);
   }
   // http is for local runs only, and only to loopback.
-  if (url.protocol === 'http:' && addresses.some(({ address }) => refusedAddress(address, false) === undefined))
+  if (
+    url.protocol === 'http:' &&
+    addresses.some(({ address }) => refusedAddress(address, { allowLoopback: false }) === undefined)
+  )
     throw invalidUrl('url must be an https URL unless it points to loopback in a local run');
   return addresses;
 }

@@ -22,7 +22,9 @@ describe('a commit that names one segment twice', () => {
     const p = await project(before);
     const inc = await incarnationOf(p);
     const root = await getSegment(inc, ROOT_KEY);
-    const below = [...(await querySubtree(inc, ROOT_KEY, true)).values()].filter((s) => s.key !== ROOT_KEY);
+    const below = [...(await querySubtree(inc, ROOT_KEY, { keysOnly: true })).values()].filter(
+      (s) => s.key !== ROOT_KEY,
+    );
     expect(root && below.length > 0).toBe(true);
     const [top, ...children] = cut(ROOT_KEY, { a: 1 }, { limit: fragmentBytes(), newId: newSegmentId });
     const tx = newCommitToken();

@@ -82,7 +82,7 @@ async function replaceAll(p: Project, content: Json, version?: number): Promise<
       commit: { token: tx },
     },
   ) as UpdateRequest;
-  const below = [...(await querySubtree(inc, ROOT_KEY, true)).values()].filter((s) => s.key !== ROOT_KEY);
+  const below = [...(await querySubtree(inc, ROOT_KEY, { keysOnly: true })).values()].filter((s) => s.key !== ROOT_KEY);
   return {
     inc,
     epoch: root.epoch,

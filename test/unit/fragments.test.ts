@@ -61,13 +61,21 @@ describe('cut', () => {
     }
     expect(reassemble(pieces)).toEqual(list);
     // An element: in a chunk (its logical index), or in the array's segment (its position there).
-    expect(locate(head!.fragment, ['0', 'i'], true)).toEqual({ at: 'chunk', dir: expect.any(String), index: 0 });
-    expect(locate(head!.fragment, ['-1'], true)).toEqual({ at: 'here', position: -1 });
-    expect(locate(head!.fragment, ['49'], true)).toEqual({
+    expect(locate(head!.fragment, ['0', 'i'], { enterLast: true })).toEqual({
+      at: 'chunk',
+      dir: expect.any(String),
+      index: 0,
+    });
+    expect(locate(head!.fragment, ['-1'], { enterLast: true })).toEqual({ at: 'here', position: -1 });
+    expect(locate(head!.fragment, ['49'], { enterLast: true })).toEqual({
       at: 'here',
       position: (head!.fragment as Json[]).length - 1,
     });
-    expect(locate(head!.fragment, ['-50'], true)).toEqual({ at: 'chunk', dir: expect.any(String), index: 0 });
+    expect(locate(head!.fragment, ['-50'], { enterLast: true })).toEqual({
+      at: 'chunk',
+      dir: expect.any(String),
+      index: 0,
+    });
     // Pushed past its budget again: the newest move into one more chunk, after the others.
     const grown = [
       ...(head!.fragment as Json[]),
@@ -95,14 +103,14 @@ describe('cut', () => {
     };
     for (const m of ['k0', 'k77', 'k199']) expect(holder(stub.key, m)).toMatchObject({ [m]: big(20) });
     expect(reassemble(pieces)).toEqual(wide);
-    expect(locate(pieces[0]!.fragment, ['k7', 'x'], true)).toEqual({
+    expect(locate(pieces[0]!.fragment, ['k7', 'x'], { enterLast: true })).toEqual({
       at: 'stub',
       key: bucketOf(stub.key, 'k7'),
       consumed: 0,
       bucket: stub.key,
     });
     // The object itself is read whole: its stub is assembled, not followed.
-    expect(locate({ o: stub }, ['o'], true)).toEqual({ at: 'here' });
+    expect(locate({ o: stub }, ['o'], { enterLast: true })).toEqual({ at: 'here' });
   });
 
   test('an object of large scalars is bucketed too; a single member over the limit stays whole', () => {
@@ -136,7 +144,7 @@ describe('locate', () => {
     [['s', 'key'], true, { at: 'stub', key: '/y/', consumed: 1 }],
     [['constructor', 'prototype'], true, { at: 'here' }],
   ])('%j (enter the last stub: %s)', (segments, enterLast, expected) => {
-    expect(locate(fragment, segments as string[], enterLast as boolean)).toEqual(expected);
+    expect(locate(fragment, segments as string[], { enterLast: enterLast as boolean })).toEqual(expected);
   });
 });
 

@@ -49,7 +49,7 @@ describe('refusedAddress', () => {
     ['not-an-address', 'not an IP address'],
     ['', 'not an IP address'],
   ])('refuses %s (%s)', (address, why) => {
-    expect(refusedAddress(address, false)).toBe(why);
+    expect(refusedAddress(address, { allowLoopback: false })).toBe(why);
   });
 
   it.each([
@@ -60,19 +60,19 @@ describe('refusedAddress', () => {
     '2a00:1450:4001:80b::200e',
     '::ffff:8.8.8.8',
   ])('allows the public address %s', (address) => {
-    expect(refusedAddress(address, false)).toBeUndefined();
-    expect(refusedAddress(address, true)).toBeUndefined();
+    expect(refusedAddress(address, { allowLoopback: false })).toBeUndefined();
+    expect(refusedAddress(address, { allowLoopback: true })).toBeUndefined();
   });
 
   it.each(['127.0.0.1', '::1', '::ffff:127.0.0.1'])('allows loopback %s only when local runs allow it', (address) => {
-    expect(refusedAddress(address, false)).toBe('loopback');
-    expect(refusedAddress(address, true)).toBeUndefined();
+    expect(refusedAddress(address, { allowLoopback: false })).toBe('loopback');
+    expect(refusedAddress(address, { allowLoopback: true })).toBeUndefined();
   });
 
   it.each(['10.0.0.1', '169.254.169.254', '::ffff:169.254.169.254', 'fd00::1', '0.0.0.0'])(
     'refuses %s even when loopback is allowed',
     (address) => {
-      expect(refusedAddress(address, true)).toBeDefined();
+      expect(refusedAddress(address, { allowLoopback: true })).toBeDefined();
     },
   );
 });
@@ -121,9 +121,9 @@ describe('IPv6 forms that carry an IPv4 address (issue 27: `https://[::127.0.0.1
     '%s carrying %s (%s): refused as %s, at registration and delivery',
     async (form, _, address, range) => {
       const mappedLoopback = form.startsWith('IPv4-mapped') && range === 'loopback';
-      expect(refusedAddress(address, false)).toBe(range);
+      expect(refusedAddress(address, { allowLoopback: false })).toBe(range);
       // Loopback only where it is loopback (`::ffff:127.0.0.1`), never through a carrier that reaches elsewhere.
-      expect(refusedAddress(address, true)).toBe(mappedLoopback ? undefined : range);
+      expect(refusedAddress(address, { allowLoopback: true })).toBe(mappedLoopback ? undefined : range);
       // Registration: the URL as a client writes it (the URL parser rewrites the dotted forms to hex).
       delete process.env.WEBHOOKS_ALLOW_LOOPBACK;
       await expect(resolveDestination(parseWebhookUrl(`https://[${address}]/hook`))).rejects.toMatchObject({
@@ -135,17 +135,17 @@ describe('IPv6 forms that carry an IPv4 address (issue 27: `https://[::127.0.0.1
   it.each(FORMS.filter(([, , name]) => name !== undefined))(
     '%s carrying a public IPv4 is refused too: it reaches a host through a relay or gateway',
     (_, carry, name) => {
-      expect(refusedAddress(carry('8.8.8.8'), false)).toBe(name);
-      expect(refusedAddress(carry('8.8.8.8'), true)).toBe(name);
+      expect(refusedAddress(carry('8.8.8.8'), { allowLoopback: false })).toBe(name);
+      expect(refusedAddress(carry('8.8.8.8'), { allowLoopback: true })).toBe(name);
     },
   );
 
   it('leaves ::, ::1 and public IPv6 to the ranges they are', () => {
-    expect(refusedAddress('::', true)).toBe('unspecified');
-    expect(refusedAddress('::1', false)).toBe('loopback');
-    expect(refusedAddress('::0.0.0.1', true)).toBeUndefined();
-    expect(refusedAddress('2606:4700:4700::1111', false)).toBeUndefined();
-    expect(refusedAddress('::ffff:8.8.8.8', false)).toBeUndefined();
+    expect(refusedAddress('::', { allowLoopback: true })).toBe('unspecified');
+    expect(refusedAddress('::1', { allowLoopback: false })).toBe('loopback');
+    expect(refusedAddress('::0.0.0.1', { allowLoopback: true })).toBeUndefined();
+    expect(refusedAddress('2606:4700:4700::1111', { allowLoopback: false })).toBeUndefined();
+    expect(refusedAddress('::ffff:8.8.8.8', { allowLoopback: false })).toBeUndefined();
   });
 });
 

@@ -201,7 +201,7 @@ export async function commitRewrite(rewrite: Rewrite): Promise<Committed> {
     // A marker naming the deletes left for after the commit (no children: none is written before it).
     marker = markerKey(rewrite.inc, `${MARKER_PREFIX}${randomBytes(12).toString('base64url')}`);
     await putMarker(marker, rewrite.parent.key, [], keyRoots(after.map((d) => d.Delete?.Key?.sk?.S as string)));
-    first.push(settleMarker(table, marker, after.length > 0));
+    first.push(settleMarker(table, marker, { deletesLeft: after.length > 0 }));
   } else {
     // The parent, the segments written in place, the carried deletes, the marker's own item and the record.
     const fixed = 2 + rewritten.length + carried.length + recorded.length;
@@ -220,7 +220,7 @@ export async function commitRewrite(rewrite: Rewrite): Promise<Committed> {
     );
     // The new children next: no stub names them until the commit.
     await batchWriteAll(puts.map((p) => ({ PutRequest: { Item: p.Put?.Item } })));
-    first.push(settleMarker(table, marker, after.length > 0));
+    first.push(settleMarker(table, marker, { deletesLeft: after.length > 0 }));
   }
   try {
     // The SDK's own retries resend this token: a transaction applied whose answer was lost is not applied again,
@@ -267,6 +267,6 @@ export async function stampSegment(inc: string, key: string, epoch: number): Pro
 
 /** A deleted project's content: every segment of its incarnation (no later project reuses it). */
 export async function deleteSegments(inc: string): Promise<void> {
-  const keys = [...(await querySubtree(inc, ROOT_KEY, true)).keys()];
+  const keys = [...(await querySubtree(inc, ROOT_KEY, { keysOnly: true })).keys()];
   await batchWriteAll(keys.map((key) => ({ DeleteRequest: { Key: segmentItemKey(inc, key) } })));
 }

@@ -46,7 +46,7 @@ export const markerKey = (inc: string, id: string) => ({ pk: { S: contentPk(inc)
 export function settleMarker(
   table: string,
   marker: Record<string, AttributeValue>,
-  deletesLeft: boolean,
+  { deletesLeft }: { deletesLeft: boolean },
 ): TransactWriteItem {
   const settle = {
     TableName: table,

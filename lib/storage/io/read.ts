@@ -39,10 +39,10 @@ export async function getSegment(inc: string, key: string): Promise<Segment | un
 export async function querySubtree(
   inc: string,
   key: string,
-  keysOnly = false,
-  maxBytes = Number.POSITIVE_INFINITY,
+  options: { keysOnly?: boolean; maxBytes?: number } = {},
 ): Promise<Map<string, Segment>> {
-  const found = await queryPrefix(inc, key, keysOnly, maxBytes);
+  const { keysOnly = false, maxBytes = Number.POSITIVE_INFINITY } = options;
+  const found = await queryPrefix(inc, key, { keysOnly, maxBytes });
   if (keysOnly) return found;
   let bytes = Number.isFinite(maxBytes) ? reachableBytes(key, found) : 0;
   const elsewhere: string[] = [];
@@ -54,7 +54,7 @@ export async function querySubtree(
   }
   for (const stub of elsewhere) {
     if (found.has(stub)) continue;
-    const subtree = await querySubtree(inc, stub, false, maxBytes - bytes);
+    const subtree = await querySubtree(inc, stub, { maxBytes: maxBytes - bytes });
     for (const [k, s] of subtree) {
       if (!found.has(k)) bytes += storedSize(s.fragment);
       found.set(k, s);
@@ -80,8 +80,7 @@ const UNREACHABLE_ALLOWANCE = 4;
 async function queryPrefix(
   inc: string,
   key: string,
-  keysOnly: boolean,
-  maxBytes: number,
+  { keysOnly, maxBytes }: { keysOnly: boolean; maxBytes: number },
 ): Promise<Map<string, Segment>> {
   const prefix = subtreePrefix(key);
   const found = new Map<string, Segment>();

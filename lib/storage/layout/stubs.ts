@@ -65,7 +65,7 @@ export type Located =
   | { at: 'chunk'; dir: string; index: number };
 
 /** Where a path leads in a fragment; in a chunked array, the first step is taken to its chunk or its position. */
-export function locate(fragment: Json, segments: Path, enterLast: boolean): Located {
+export function locate(fragment: Json, segments: Path, { enterLast }: { enterLast: boolean }): Located {
   const stub = chunkStubOf(fragment);
   if (stub && segments.length > 0) {
     const index = asIndex(segments[0] as string);
