@@ -219,7 +219,7 @@ export function forgetGrants(): void {
  * project does not hold is looked up in its key index: valid elsewhere is a 403 (or 404), else a 401. Returns what
  * the credential may do when `need` is among it; throws otherwise.
  */
-async function decide(
+async function judgeAccess(
   project: ProjectRef,
   principal: Principal,
   need: Need,
@@ -276,7 +276,7 @@ async function decide(
 
 /** 401 or 404 for a project that cannot exist (a name no project can have): never returns. */
 export async function refuseMissingProject(project: ProjectRef, principal: Principal, need: Need): Promise<never> {
-  await decide(project, principal, need, {}, Date.now() / 1000);
+  await judgeAccess(project, principal, need, {}, Date.now() / 1000);
   throw projectNotFound(project);
 }
 
@@ -331,7 +331,7 @@ async function verifiedGrant(
   }
   grants.delete(id);
   const read = await readHeadAndGrant(project, principal);
-  const decided = await decide(project, principal, need, read, now);
+  const decided = await judgeAccess(project, principal, need, read, now);
   const head = read.head as Record<string, AttributeValue>;
   const grant: Grant = { ...decided, inc: incarnationOf(head), ge: grantEpochOf(head), verifiedAt: now };
   // Schemas bind every writer, the owner included: read with the grant, and only when the head says there are some.

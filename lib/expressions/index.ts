@@ -10,7 +10,7 @@ import { asIndex, type Path } from '../paths';
 import { PathTree } from '../paths/tree';
 import { A } from '../schema/attributes';
 import { type WriteEnvelope, compileEnvelope } from './envelope';
-import { ExpressionState, type ReadRequest, type UpdateRequest } from './state';
+import { ExpressionState, type GetRequest, type UpdateRequest } from './state';
 
 export {
   type AccessCheck,
@@ -20,7 +20,7 @@ export {
   compileAccess,
   compileEnvelope,
 } from './envelope';
-export { ExpressionState, type ReadRequest, type UpdateRequest } from './state';
+export { ExpressionState, type GetRequest, type UpdateRequest } from './state';
 
 /**
  * Steps for a path without reading the content: the first segment is a key (the root is an object), a later
@@ -376,7 +376,7 @@ export function compileBatchWrite(
  * GetItem projection for a read: the content down to the first index (the rest is resolved in memory), or none
  * at all when `segments` is null, plus the grant epoch and incarnation the caller's grant is compared with.
  */
-export function compileRead(segments: Path | undefined | null): ReadRequest {
+export function compileRead(segments: Path | undefined | null): GetRequest {
   const state = new ExpressionState();
   const projection = [
     'pk',

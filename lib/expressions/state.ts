@@ -12,7 +12,7 @@ export interface UpdateRequest {
   ExpressionAttributeValues: Record<string, AttributeValue>;
 }
 
-export interface ReadRequest {
+export interface GetRequest {
   ProjectionExpression: string;
   ExpressionAttributeNames: Record<string, string>;
 }

@@ -16,7 +16,7 @@ import { PreconditionFailed, Refusal } from '../config/errors';
 import type { Path } from '../paths';
 
 import { type Members, type Newest, loadForBatch, splitMembers, splitNewest } from './batch-load';
-import { sendDecision, firstTry, hasLanded, writeEnvelope } from './commit';
+import { sendDecision, tryOneRequest, hasLanded, writeEnvelope } from './commit';
 import { type Decision, piecesFit, piecesOf } from './decide';
 import { foldIfSmall } from './fold';
 import { epochAccess, grantFor } from './grant';
@@ -24,7 +24,7 @@ import type { Sent } from './io/write';
 import { contentTooLarge } from './refusals';
 import { type BatchWriteRequest, type WriteResult, formatEtag } from './requests';
 import { recognisingRetry, retrySegment } from './retry';
-import { type At, entersTarget, rebase, reroute } from './walk';
+import { type At, entersTarget, relativeTo, reroute } from './walk';
 
 /** The longest path prefix every operation's segment lies under (set and delete: their parent's). */
 function commonPrefix(ops: readonly BatchOperation[]): Path {
@@ -231,13 +231,13 @@ export async function applyBatch(
       return lookupLocation(grant.inc, path).key === at.key;
     });
   for (let attempt = 1; ; ) {
-    const rel = request.ops.map((op) => rebase(op, at));
+    const rel = request.ops.map((op) => relativeTo(op, at));
     if (fast) {
       fast = false;
       // What the engine refuses of a merged write (a result beyond its digits or range) belongs to one of its
       // operations: planning says which, with its index.
       const update = compileBatchWrite(rel, { ...envelope, access: epochAccess(grant) });
-      const tried = await firstTry(grant, at.key, update, {
+      const tried = await tryOneRequest(grant, at.key, update, {
         planOnRefusal: true,
         returnNew: shrinks(at),
         record: envelope.record,

@@ -14,7 +14,7 @@ import { asIndex } from '../paths';
  * chunk size is measured again only when its count moved (a rollover, an insert or delete among its chunks), not on
  * every read of it.
  */
-export function noteChunked(inc: string, key: string, fragment: Json | undefined): void {
+export function trackChunked(inc: string, key: string, fragment: Json | undefined): void {
   const stub = chunkStubOf(fragment);
   if (!stub) {
     forgetChunked(inc, key);

@@ -22,7 +22,7 @@ import { getSegment, querySubtree } from './io/read';
 import { type RequestRecord, requestRecordOf } from './request-records';
 import { Refusal } from '../config/errors';
 
-import { noteChunked } from './chunked';
+import { trackChunked } from './chunked';
 import type { Decision, Rewritten } from './decide';
 import { type Grant, epochAccess } from './grant';
 import { type Sent, sendUpdate } from './io/write';
@@ -208,7 +208,7 @@ export async function commitPieces(grant: Grant, commit: PiecesCommit): Promise<
         [key, top.fragment] as const,
         ...rewritten.map((r) => [r.segment.key, r.pieces[0]?.fragment] as const),
       ])
-        if (!isChunkKey(k)) noteChunked(grant.inc, k, fragment);
+        if (!isChunkKey(k)) trackChunked(grant.inc, k, fragment);
     return sent;
   };
   if (tx === undefined) return landed(await sendUpdate(grant.inc, key, update, { returnNew, record: base.record }));
@@ -251,7 +251,7 @@ export const hasLanded = (tried: Landed | Segment | undefined): tried is Landed 
  * or read). `planOnRefusal`: a refusal the engine gives the merged form (a batch's sum past its digits) is left to the
  * planned write, which names the operation.
  */
-export async function firstTry(
+export async function tryOneRequest(
   grant: Grant,
   key: string,
   update: UpdateRequest | undefined,

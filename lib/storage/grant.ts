@@ -35,7 +35,7 @@ export function partitionGrant(inc: string, epoch: number): Grant {
 }
 
 /** The grant verified afresh: a segment showed another epoch (a revocation, or a grant remembered from before one). */
-export async function renewed(grant: Grant): Promise<Grant> {
+export async function verifyAgain(grant: Grant): Promise<Grant> {
   await grant.proof.renew();
   return grantOf(grant.proof);
 }
@@ -44,8 +44,8 @@ export async function renewed(grant: Grant): Promise<Grant> {
 export const epochAccess = (grant: Grant) => grant.proof.check();
 
 /** A segment of another epoch than the grant's: the grant verified afresh, and the segment stamped if it is older. */
-export async function reverified(grant: Grant, segment: Segment): Promise<Grant> {
-  const fresh = await renewed(grant);
+export async function verifyOnEpochChange(grant: Grant, segment: Segment): Promise<Grant> {
+  const fresh = await verifyAgain(grant);
   if (segment.epoch < fresh.epoch) await stampSegment(fresh.inc, segment.key, fresh.epoch);
   return fresh;
 }

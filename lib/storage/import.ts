@@ -15,7 +15,7 @@ import type { Principal } from '../auth/access';
 import type { ProjectRef } from '../schema/items';
 import { writeBatch } from './batch';
 import { guardedBase, writeEnvelope } from './commit';
-import { type Grant, grantFor, partitionGrant, renewed } from './grant';
+import { type Grant, grantFor, partitionGrant, verifyAgain } from './grant';
 import { newCommitToken } from './ids';
 import { copyShadow, segmentKeysOutside } from './io/copy';
 import { deleteAbandoned, finishSwitch } from './import-sweep';
@@ -246,7 +246,7 @@ export async function commitImport(
     if (outcome === 'gone') throw notFound(id);
     if (attempt >= SWITCH_ATTEMPTS) throw new Refusal('WRITE_CONFLICT', 'the content kept changing: commit again');
     // The root changed under it (a write, or a revocation: verified again).
-    grant = await renewed(grant);
+    grant = await verifyAgain(grant);
     await backoff(attempt);
   }
   forgetLocations(grant.inc);

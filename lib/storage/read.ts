@@ -16,7 +16,7 @@ import type { Stamp } from '../schema/write-stamp';
 import { readBucketKeys } from './key-pages';
 import { Refusal } from '../config/errors';
 
-import { grantFor, renewed, reverified } from './grant';
+import { grantFor, verifyAgain, verifyOnEpochChange } from './grant';
 import { type ReadRequest, type ReadView, formatEtag } from './requests';
 import { type At, ROOT_AT, step } from './walk';
 
@@ -163,7 +163,7 @@ export async function readContent(request: ReadRequest): Promise<{
     if (segment === undefined) {
       if (at.key === ROOT_KEY) {
         // No root: a deleted project (verified afresh: its 404), or one whose creation stopped half-way (`{}`).
-        grant = await renewed(grant);
+        grant = await verifyAgain(grant);
         const value = segments.length === 0 ? {} : valueAt({}, segments);
         return { value: request.view ? viewOf(value, request.view) : value, etag: '"0"' };
       }
@@ -172,7 +172,7 @@ export async function readContent(request: ReadRequest): Promise<{
       continue;
     }
     if (segment.epoch !== grant.epoch) {
-      grant = await reverified(grant, segment);
+      grant = await verifyOnEpochChange(grant, segment);
       continue;
     }
     const next = step(segment, segments, at, { enterLast: true, inc: grant.inc });

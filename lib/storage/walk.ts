@@ -9,9 +9,9 @@ import { createRoot } from './io/commit';
 import { forgetLocations, learnBucket, learnLocation } from './memory';
 import type { Path } from '../paths';
 
-import { noteChunked } from './chunked';
+import { trackChunked } from './chunked';
 
-import { type Grant, renewed, reverified } from './grant';
+import { type Grant, verifyAgain, verifyOnEpochChange } from './grant';
 
 /** Set and delete replace what is at the path, so they act in the segment holding its parent; the rest follow stubs. */
 export const entersTarget = (op: { kind: string }) => op.kind !== 'set' && op.kind !== 'delete';
@@ -31,7 +31,7 @@ export interface At {
 }
 
 /** The operation with its path made relative to the segment it is at. */
-export function rebase<T extends BatchOperation | ContentOperation>(op: T, at: At): T {
+export function relativeTo<T extends BatchOperation | ContentOperation>(op: T, at: At): T {
   if (!('segments' in op) || (at.depth === 0 && at.first === undefined)) return op;
   const segments = op.segments.slice(at.depth);
   if (at.first !== undefined && segments.length > 0) segments[0] = at.first;
@@ -59,11 +59,11 @@ export async function reroute({ grant, at }: Place, segment: Segment | undefined
     }
     // No root: the project was deleted (its segments with it), or its creation stopped half-way. The credential is
     // verified afresh (a deleted project's 404), and only then is an empty root made.
-    const fresh = await renewed(grant);
+    const fresh = await verifyAgain(grant);
     await createRoot(fresh.inc, fresh.epoch);
     return { grant: fresh, at: ROOT_AT };
   }
-  return segment.epoch === grant.epoch ? undefined : { grant: await reverified(grant, segment), at };
+  return segment.epoch === grant.epoch ? undefined : { grant: await verifyOnEpochChange(grant, segment), at };
 }
 
 /**
@@ -81,7 +81,7 @@ export type Step = { to: At; bucket?: string } | { chunk: { dir: string; index: 
  */
 export function step(segment: Segment, path: Path, at: At, options: { enterLast: boolean; inc?: string }): Step {
   const { enterLast, inc } = options;
-  if (inc !== undefined && at.first === undefined) noteChunked(inc, segment.key, segment.fragment);
+  if (inc !== undefined && at.first === undefined) trackChunked(inc, segment.key, segment.fragment);
   const rel = path.slice(at.depth);
   if (at.first !== undefined && rel.length > 0) rel[0] = at.first;
   const located = locate(segment.fragment, rel, { enterLast });

@@ -15,15 +15,15 @@ import { PreconditionFailed, Refusal } from '../config/errors';
 
 import { applyBatch } from './batch';
 import { afterChunkStub, chunkedWrite, holdsIndex, tailToRead } from './chunked';
-import { sendDecision, commitPieces, firstTry, guardedBase, hasLanded, writeEnvelope } from './commit';
+import { sendDecision, commitPieces, tryOneRequest, guardedBase, hasLanded, writeEnvelope } from './commit';
 import { decide, piecesOf } from './decide';
 import { foldIfSmall } from './fold';
-import { epochAccess, grantFor, renewed } from './grant';
+import { epochAccess, grantFor, verifyAgain } from './grant';
 import { sendUpdate } from './io/write';
 import { contentTooLarge } from './refusals';
 import { type WriteRequest, type WriteResult, formatEtag } from './requests';
 import { backoff, recognisingRetry, rereadAfter, retrySegment, assertAttemptsLeft } from './retry';
-import { type At, entersTarget, rebase, reroute, step } from './walk';
+import { type At, entersTarget, relativeTo, reroute, step } from './walk';
 
 /**
  * Applies one content operation. It goes to the segment that holds its path (the deepest one this Lambda knows of,
@@ -52,7 +52,7 @@ async function applyContent(request: WriteRequest): Promise<WriteResult> {
   /** A chunk read with its array's segment for a write to an old element (the chunk this Lambda knows holds it). */
   let prefetched: Segment | undefined;
   for (let attempt = 1; ; ) {
-    let rel = rebase(op, at);
+    let rel = relativeTo(op, at);
     // A delete below the root may leave its segment small enough to fold back into its parent: it asks for what it left.
     const shrinks = op.kind === 'delete' && at.key !== ROOT_KEY;
     // A chunked array this Lambda knows: an insert or delete among its chunks reads its tail with it; a write to an old
@@ -85,7 +85,7 @@ async function applyContent(request: WriteRequest): Promise<WriteResult> {
               { op: after?.op ?? rel },
               { ...envelope, access: epochAccess(grant), size: { growth }, chunkStub: after?.stub },
             );
-      const tried = await firstTry(grant, at.key, update, { returnNew: shrinks, record: envelope.record });
+      const tried = await tryOneRequest(grant, at.key, update, { returnNew: shrinks, record: envelope.record });
       if (hasLanded(tried)) {
         if (shrinks) await foldIfSmall(grant, envelope, op.segments.slice(0, at.depth), tried.item);
         return { etag: formatEtag(token) };
@@ -218,7 +218,7 @@ async function replaceContent(request: WriteRequest, content: JsonObject): Promi
     });
     if (sent.ok) return { etag: formatEtag(token) };
     // A revocation since the grant was read: verified again (the caller's 401 or 403, or the new epoch to write at).
-    if (sent.item && readSegment(sent.item).epoch !== grant.epoch) grant = await renewed(grant);
+    if (sent.item && readSegment(sent.item).epoch !== grant.epoch) grant = await verifyAgain(grant);
     // Past the attempts (this loop counts from 1 before its first retry) or the deadline: the 409.
     assertAttemptsLeft(attempt + 1);
     await backoff(attempt);

@@ -38,7 +38,7 @@ export function learnTree(inc: string, base: Path, fragment: Json, segments: Rea
   // The segments that hold each stub's value: the stub's own segment, or a bucketed object's buckets.
   const byStub = new Map<string, Json[]>();
   for (const [key, held] of segments) {
-    const named = namedBy(key);
+    const named = stubNaming(key);
     if (!('stub' in named)) continue;
     byStub.set(named.stub, [...(byStub.get(named.stub) ?? []), held]);
   }
@@ -66,7 +66,7 @@ export function forgetBelow(inc: string, key: string, options: { including?: boo
  * The stub that names a segment: its own key, or for a bucket (`<stub>/<r>/`) its bucketed object's stub; a chunk
  * (`<dir><start>/`) has the path of its array's segment (the key before `<dir>`'s random id), returned as that.
  */
-export function namedBy(key: string): { stub: string } | { array: string } {
+export function stubNaming(key: string): { stub: string } | { array: string } {
   if (isBucketKey(key)) return { stub: bucketStubOf(key) };
   if (isChunkKey(key)) return { array: chunkArrayKey(key) };
   return { stub: key };
@@ -79,7 +79,7 @@ export function namedBy(key: string): { stub: string } | { array: string } {
  */
 export async function pathOf(inc: string, key: string): Promise<Path | undefined> {
   if (key === ROOT_KEY) return [];
-  const named = namedBy(key);
+  const named = stubNaming(key);
   if ('array' in named) return pathOf(inc, named.array);
   const cached = paths.get(pathKey(inc, named.stub));
   if (cached) return cached;
