@@ -359,7 +359,7 @@ export type ErrorCode = keyof typeof ERROR_CODES;
 /** The HTTP status a code is answered with (the edge's one mapping, lib/http/edge.ts). */
 export const statusOf = (code: ErrorCode): number => ERROR_CODES[code].status;
 
-/** The codes catalogued with this status: each error class accepts only its own status's codes. */
+/** The codes catalogued with this status (a table of refusals of one status takes only these). */
 export type CodeWithStatus<S extends number> = {
   [C in ErrorCode]: (typeof ERROR_CODES)[C]['status'] extends S ? C : never;
 }[ErrorCode];

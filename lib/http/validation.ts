@@ -1,4 +1,4 @@
-// Validation: standalone ajv validators' errors as the client's 400, and deferring a 400 until access is decided.
+// Validation: standalone ajv validators' errors as the client's 400, and deferring a refusal until access is decided.
 import type { ErrorObject } from 'ajv';
 import { Refusal } from '../config/errors';
 import type { CodeWithStatus } from '../config/error-codes';
@@ -63,7 +63,7 @@ export function schemaError(errors: ErrorObject[] | null | undefined): Refusal {
   return new Refusal(code, message);
 }
 
-/** Runs request validation, returning its 400 instead of throwing: access is decided before it is reported. */
+/** Runs request validation, returning its refusal instead of throwing: access is decided before it is reported. */
 export function validated<T>(fn: () => T): T | Refusal {
   try {
     return fn();

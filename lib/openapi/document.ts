@@ -55,7 +55,7 @@ const defined = (fields: Json): Json => Object.fromEntries(Object.entries(fields
 const json = (schema: unknown, extra: Json = {}) => ({ 'application/json': defined({ schema, ...extra }) });
 const ref = (kind: string, name: string) => ({ $ref: `#/components/${kind}/${name}` });
 
-/** Headers an error carries, by code, as lib/config/errors.ts and its callers set them. */
+/** Headers an error carries, by code, as the edge sets them (lib/http/edge.ts, refusalHeaders). */
 const ERROR_HEADERS: Partial<Record<ErrorCode, string[]>> = {
   UNAUTHORIZED: ['WWW-Authenticate'],
   PRECONDITION_FAILED: ['ETag'],

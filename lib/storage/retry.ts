@@ -43,7 +43,8 @@ export function assertAttemptsLeft(attempt: number): void {
 
 /**
  * Whether a named request's own earlier write can have caused this refusal on its retry: any but access, which is
- * decided afresh (a 404 too, as when a JSON Patch's `remove` meets the path its own first attempt removed).
+ * decided afresh (a 404 too, as when a JSON Patch's `remove` meets the path its own first attempt removed). Asking
+ * more is safe: the record answers success only when the request did land.
  */
 const ownEarlierWrite = (error: unknown): boolean =>
   error instanceof Refusal && error.code !== 'UNAUTHORIZED' && error.code !== 'FORBIDDEN';
