@@ -8,9 +8,9 @@ import { ROOT_KEY, chunkCount, chunkDir, chunkStart, isBucketStubKey } from './l
 import { chunkStubOf, logicalLength } from './layout/chunked';
 import { type Json, type JsonObject, Stub, isObject, storedSize } from '../content/json';
 import { valueAt } from '../content/model';
-import { type Segment, assertSnapshot, etagOf, olderThanPartners } from './segment';
+import { type Segment, assertSnapshot, etagOf } from './segment';
 import { forgetLocations, lookupLocation } from './memory';
-import { getChunk, getChunks, getSegment, querySubtree, SubtreeTooLarge } from './io/read';
+import { getChunks, getSegment, querySubtree, SubtreeTooLarge } from './io/read';
 import { stampsOf } from './snapshot';
 import type { Stamp } from '../schema/write-stamp';
 import { readBucketKeys } from './key-pages';
@@ -18,7 +18,7 @@ import { Refusal } from '../config/errors';
 
 import { grantFor, verifyAgain, verifyOnEpochChange } from './grant';
 import { type ReadRequest, type ReadView, formatEtag } from './requests';
-import { type At, ROOT_AT, step } from './walk';
+import { type At, ROOT_AT, enterChunk, step } from './walk';
 
 /** A view of a value that is all in hand. */
 export const viewOf = (value: Json, view: ReadView): Json => {
@@ -182,15 +182,13 @@ export async function readContent(request: ReadRequest): Promise<{
     }
     if ('chunk' in next) {
       // An older element of a chunked array: the chunk that holds it (one Query), read as the next segment.
-      const { dir, index } = next.chunk;
-      chunk = await getChunk(grant.inc, dir, index);
-      if (!chunk || olderThanPartners([segment, chunk]) !== undefined) {
+      const entered = await enterChunk(grant.inc, segment, at, next.chunk);
+      if (typeof entered !== 'object') {
         // Gone, or rewritten by an insert or delete before its elements since the array's segment was read.
-        chunk = undefined;
-        if (attempt >= READ_ATTEMPTS) throw new MissingSegment(dir);
+        if (attempt >= READ_ATTEMPTS) throw new MissingSegment(next.chunk.dir);
         continue;
       }
-      at = { key: chunk.key, depth: at.depth, first: String(index - chunkStart(chunk.key)) };
+      ({ chunk, at } = entered);
       continue;
     }
     const rel = next.here;

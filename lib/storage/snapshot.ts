@@ -1,15 +1,15 @@
 // Snapshot: the value at a subscribed path, read consistently from the root, with the version of every segment read.
 import { SNAPSHOT_ATTEMPTS } from './retry';
 import { MissingSegment, assemble, fragmentsOf, stubsIn } from './layout/stubs';
-import { ROOT_KEY, chunkStart } from './layout/keys';
+import { ROOT_KEY } from './layout/keys';
 import { type Json, storedSize } from '../content/json';
 import type { Path } from '../paths';
 import { type Segment, assertSnapshot } from './segment';
-import { SubtreeTooLarge, getChunk, getSegment, querySubtree } from './io/read';
+import { SubtreeTooLarge, getSegment, querySubtree } from './io/read';
 import { valueBelow } from './feed/changes';
 import { type Stamp, stampOfItem } from '../schema/write-stamp';
 
-import { step } from './walk';
+import { enterChunk, step } from './walk';
 
 /** The write stamps the segments read carry (a segment without one, or with a malformed one, adds none). */
 export const stampsOf = (read: readonly Segment[]): Stamp[] =>
@@ -59,12 +59,11 @@ export async function readSnapshot(inc: string, path: Path, maxBytes: number): P
         }
         if ('chunk' in next) {
           // An older element of a chunked array: in the chunk that holds it (elements hold no stubs).
-          const { dir, index } = next.chunk;
-          const chunk = await getChunk(inc, dir, index);
-          if (!chunk) throw new MissingSegment(dir);
-          assertSnapshot([segment, chunk]);
+          const entered = await enterChunk(inc, segment, { key, depth }, next.chunk);
+          if (typeof entered !== 'object') throw new MissingSegment(next.chunk.dir);
+          const { chunk } = entered;
           versions[chunk.key] = chunk.version;
-          const value = valueBelow(chunk.fragment, [String(index - chunkStart(chunk.key)), ...path.slice(depth + 1)]);
+          const value = valueBelow(chunk.fragment, [entered.at.first as string, ...path.slice(depth + 1)]);
           read.push(chunk);
           return value === undefined
             ? { versions, stamps: stampsOf(read) }

@@ -1,11 +1,12 @@
 // Where a request is on its way to the segment that holds its path: the segment, how deep in the path its root
 // is, and what moves it on (a stub met, a segment gone, another grant epoch).
 import type { BatchOperation } from '../content/batch';
-import { ROOT_KEY } from './layout/keys';
+import { ROOT_KEY, chunkStart } from './layout/keys';
 import type { ContentOperation } from '../content/model';
 import { locate } from './layout/stubs';
-import type { Segment } from './segment';
+import { type Segment, olderThanPartners } from './segment';
 import { createRoot } from './io/commit';
+import { getChunk } from './io/read';
 import { forgetLocations, learnBucket, learnLocation } from './memory';
 import type { Path } from '../paths';
 
@@ -92,4 +93,22 @@ export function step(segment: Segment, path: Path, at: At, options: { enterLast:
   }
   if (located.at === 'chunk') return { chunk: { dir: located.dir, index: located.index } };
   return { here: located.position === undefined ? rel : [String(located.position), ...rel.slice(1)] };
+}
+
+/**
+ * Into the chunk that holds an older element of a chunked array (`array` the segment read, at `at`): the chunk and
+ * where the request is in it (the element's position there); `moved` when an insert or delete before the element
+ * rewrote the chunks since `array` was read (read it again); undefined when no chunk holds the element any more.
+ * `held`: the chunk already read with the array, when it is the one.
+ */
+export async function enterChunk(
+  inc: string,
+  array: Segment,
+  at: At,
+  { dir, index, held }: { dir: string; index: number; held?: Segment },
+): Promise<{ chunk: Segment; at: At } | 'moved' | undefined> {
+  const chunk = held ?? (await getChunk(inc, dir, index));
+  if (!chunk) return undefined;
+  if (olderThanPartners([array, chunk]) !== undefined) return 'moved';
+  return { chunk, at: { key: chunk.key, depth: at.depth, first: String(index - chunkStart(chunk.key)) } };
 }

@@ -2,14 +2,14 @@
 // path; and the replacement of the whole content.
 import { fragmentBytes } from '../config/env';
 import { MAX_BODY_BYTES } from '../config/limits';
-import { ROOT_KEY, chunkDir, chunkStart } from './layout/keys';
+import { ROOT_KEY, chunkDir } from './layout/keys';
 import { chunkStubOf, chunkedIndex } from './layout/chunked';
 import { type Json, type JsonObject, storedSize } from '../content/json';
 import type { ContentOperation } from '../content/model';
 import { type UpdateRequest, compileWrite, growthBound } from '../expressions';
-import { type Segment, etagOf, olderThanPartners, readSegment, tokenIn } from './segment';
+import { type Segment, etagOf, readSegment, tokenIn } from './segment';
 import { createRoot } from './io/commit';
-import { getChunk, getWithTail, getSegmentAndChunk, querySubtree } from './io/read';
+import { getWithTail, getSegmentAndChunk, querySubtree } from './io/read';
 import { knownChunkKey, lookupLocation } from './memory';
 import { PreconditionFailed, Refusal } from '../config/errors';
 
@@ -23,7 +23,7 @@ import { sendUpdate } from './io/write';
 import { contentTooLarge } from './refusals';
 import { type WriteRequest, type WriteResult, formatEtag } from './requests';
 import { backoff, recognisingRetry, rereadAfter, retrySegment, assertAttemptsLeft } from './retry';
-import { type At, entersTarget, relativeTo, reroute, step } from './walk';
+import { type At, enterChunk, entersTarget, relativeTo, reroute, step } from './walk';
 
 /**
  * Applies one content operation. It goes to the segment that holds its path (the deepest one this Lambda knows of,
@@ -115,8 +115,8 @@ async function applyContent(request: WriteRequest): Promise<WriteResult> {
         return writeWholeArray(request, op, { at, segment: current, tail });
       const { dir, index } = next.chunk;
       const held = prefetched && holdsIndex(prefetched, dir, index) ? prefetched : undefined;
-      const chunk = held ?? (await getChunk(grant.inc, dir, index));
-      if (chunk && olderThanPartners([current, chunk]) !== undefined) {
+      const entered = await enterChunk(grant.inc, current, at, { dir, index, held });
+      if (entered === 'moved') {
         // An insert or delete before the element moved it since the array's segment was read: read it again.
         attempt++;
         segment = await rereadAfter(grant, at.key, attempt);
@@ -124,12 +124,9 @@ async function applyContent(request: WriteRequest): Promise<WriteResult> {
       }
       // Where to find the element again if the chunk changes under this write (its index may have moved).
       arrayAt = at;
-      at = {
-        key: chunk?.key ?? at.key,
-        depth: at.depth,
-        first: String(index - (chunk ? chunkStart(chunk.key) : 0)),
-      };
-      segment = chunk;
+      // No chunk holds it any more: the walk starts again from the root (reroute, as for any segment gone).
+      segment = entered?.chunk;
+      if (entered) at = entered.at;
       continue;
     }
     rel = { ...rel, segments: next.here };
