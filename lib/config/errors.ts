@@ -38,6 +38,11 @@ export class Refusal extends Error {
   }
 }
 
+/** Whether an error is a refusal, with one of `codes` when any are named. */
+export function isRefusal(error: unknown, ...codes: RefusalCode[]): boolean {
+  return error instanceof Refusal && (codes.length === 0 || codes.includes(error.code));
+}
+
 /** Every unusable credential gets this exact refusal, so unknown, expired and revoked look the same. */
 export class Unauthorized extends Refusal {
   constructor() {

@@ -2,7 +2,7 @@
 // first fixed. Each page reads the content now, page by page of its large containers, and rewinds what it reads to
 // that revision with the change log (lib/history/read.ts); what cannot be rewound member by member is a 409.
 import type { Principal } from '../auth/access';
-import { Refusal } from '../config/errors';
+import { Refusal, isRefusal } from '../config/errors';
 import { MAX_RESPONSE_BYTES } from '../config/limits';
 import type { Json } from '../content/json';
 import type { Stamp } from '../schema/write-stamp';
@@ -59,9 +59,6 @@ const stale = (why: string) =>
     'EXPORT_STALE',
     `the content changed since this export's revision in a way it cannot undo (${why}); export again`,
   );
-
-/** Whether an error is the service's answer with this code. */
-const isCode = (error: unknown, code: string) => error instanceof Refusal && error.code === code;
 
 /** A frame with what this page holds in hand: the rest of its last key page or slice, or its value cut in hand. */
 type OpenFrame = ExportFrame & {
@@ -202,15 +199,15 @@ class ExportWalk {
       await this.readKeys(object);
       return object;
     } catch (error) {
-      if (isCode(error, 'PATH_NOT_FOUND')) return undefined;
-      if (!isCode(error, 'NOT_AN_OBJECT')) throw error;
+      if (isRefusal(error, 'PATH_NOT_FOUND')) return undefined;
+      if (!isRefusal(error, 'NOT_AN_OBJECT')) throw error;
     }
     const array: OpenFrame = { kind: 'array', step, path, next: 0 };
     try {
       await this.readElements(array);
       return array;
     } catch (error) {
-      if (!isCode(error, 'NOT_AN_ARRAY') && !isCode(error, 'PATH_NOT_FOUND')) throw error;
+      if (!isRefusal(error, 'NOT_AN_ARRAY', 'PATH_NOT_FOUND')) throw error;
     }
     return undefined;
   }
@@ -221,7 +218,7 @@ class ExportWalk {
       if (frame.kind === 'object') await this.readKeys(frame);
       else await this.readElements(frame);
     } catch (error) {
-      if (['PATH_NOT_FOUND', 'NOT_AN_OBJECT', 'NOT_AN_ARRAY'].some((code) => isCode(error, code))) {
+      if (isRefusal(error, 'PATH_NOT_FOUND', 'NOT_AN_OBJECT', 'NOT_AN_ARRAY')) {
         throw stale(`the value at '${toPointer(frame.path)}' was deleted or replaced`);
       }
       throw error;
@@ -381,9 +378,9 @@ export async function exportPage(request: ExportRequest): Promise<ExportPage> {
   } catch (error) {
     if (error instanceof HistoryIncomplete) throw stale(error.message);
     // More commits since the revision than a page may undo: this export cannot finish; a new one starts from now.
-    if (isCode(error, 'HISTORY_TOO_LONG')) throw stale((error as Error).message);
+    if (isRefusal(error, 'HISTORY_TOO_LONG')) throw stale((error as Error).message);
     // A key page's cursor made before its object was bucketed anew: rewritten since the revision.
-    if (isCode(error, 'STALE_CURSOR')) throw stale('an object was rewritten as a whole');
+    if (isRefusal(error, 'STALE_CURSOR')) throw stale('an object was rewritten as a whole');
     throw error;
   }
 }

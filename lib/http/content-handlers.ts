@@ -51,7 +51,6 @@ export function operationOf(routeKey: string): string {
   return last === 'content' ? 'patch' : last;
 }
 
-/** The flow of every content write: credential and envelope, the body read into operations, If-Match, idempotency. */
 /** What a write's body asks for: its operations, or (a restore) how to make them once access is verified. */
 interface MutationInput {
   body: unknown;
@@ -73,6 +72,7 @@ export function contentRestore(spec: {
   });
 }
 
+/** The flow of every content write: credential and envelope, the body read into operations, If-Match, idempotency. */
 function mutationHandler(
   message: string,
   read: (text: string, event: Event) => MutationInput,

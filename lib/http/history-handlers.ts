@@ -1,5 +1,5 @@
 // History routes (docs/design/history.md): GET content/history, GET content?at=, POST content/restore.
-import { Refusal } from '../config/errors';
+import { Refusal, isRefusal } from '../config/errors';
 import type { ContentOperation } from '../content/model';
 import { type HistoryPoint, historyAt, parseHistoryPoint, valueAtPoint } from '../history/read';
 import { type Path, parsePath } from '../paths';
@@ -47,7 +47,7 @@ export async function restoreOperation(inc: string, path: Path, point: HistoryPo
     if (path.length === 0) return { kind: 'replace', content: value as never };
     return { kind: 'set', segments: path, value };
   } catch (error) {
-    if (!(error instanceof Refusal && error.code === 'PATH_NOT_FOUND') || path.length === 0) throw error;
+    if (!isRefusal(error, 'PATH_NOT_FOUND') || path.length === 0) throw error;
     return { kind: 'delete', segments: path };
   }
 }

@@ -2,7 +2,7 @@
 import type { Reply } from './edge';
 import type { Stamping } from '../storage';
 import { type Event, httpHandler } from './edge';
-import { Forbidden, Refusal, Unauthorized } from '../config/errors';
+import { Forbidden, Refusal, Unauthorized, isRefusal } from '../config/errors';
 import { bodyText, header, parseJsonObject } from './request';
 import { type Validator, schemaError, validated } from './validation';
 import { projectOf } from './route-context';
@@ -62,10 +62,7 @@ export function managementRoute(spec: ManagementSpec) {
       try {
         await grantFor(project, principal, 'read');
       } catch (error) {
-        if (
-          error instanceof Unauthorized ||
-          (error instanceof Refusal && error.code === 'PROJECT_NOT_FOUND' && spec.rule !== 'creator')
-        )
+        if (isRefusal(error, 'UNAUTHORIZED') || (isRefusal(error, 'PROJECT_NOT_FOUND') && spec.rule !== 'creator'))
           throw error;
       }
       throw new Forbidden('API keys cannot manage projects; sign in with a session');

@@ -4,7 +4,7 @@
 import type { MiddlewareObj, Request } from '@middy/core';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { APIGatewayProxyEventV2 as Event, APIGatewayProxyStructuredResultV2 as Result, Context } from 'aws-lambda';
-import { Refusal } from '../config/errors';
+import { isRefusal } from '../config/errors';
 import { optionalEnv } from '../config/env';
 import type { DynamoUsage } from '../dynamo/usage';
 
@@ -115,8 +115,7 @@ export function publishMetrics(): MiddlewareObj<Event, Result> {
     metrics.addMetric(METRIC.errors4xx, MetricUnit.Count, status >= 400 && status < 500 ? 1 : 0);
     metrics.addMetric(METRIC.errors5xx, MetricUnit.Count, status >= 500 ? 1 : 0);
     metrics.addMetric(METRIC.latency, MetricUnit.Milliseconds, latencyMs);
-    if (request.error instanceof Refusal && request.error.code === 'WRITE_CONFLICT')
-      metrics.addMetric(METRIC.writeConflicts, MetricUnit.Count, 1);
+    if (isRefusal(request.error, 'WRITE_CONFLICT')) metrics.addMetric(METRIC.writeConflicts, MetricUnit.Count, 1);
     metrics.publishStoredMetrics();
     for (const [operation, used] of usages.get(request.context) ?? []) {
       // One dimension set: Powertools refuses (with a warning line) a key shared by two sets.

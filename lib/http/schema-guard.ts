@@ -6,7 +6,7 @@ import type { RequestScope } from '../auth/rules';
 import { type BatchOperation, planBatch } from '../content/batch';
 import type { Json, JsonObject } from '../content/json';
 import type { ContentOperation } from '../content/model';
-import { Refusal } from '../config/errors';
+import { Refusal, isRefusal } from '../config/errors';
 import { type Path, formatPath } from '../paths';
 import { schemaViolation, validationAnchor, writeUsesData } from '../rules/decision';
 import type { RuleSet } from '../rules/document';
@@ -60,7 +60,7 @@ export async function currentValue(project: ProjectRef, path: Path): Promise<Jso
   try {
     return (await readContent({ project, principal: owner, segments: path.length ? path : undefined })).value;
   } catch (error) {
-    if (error instanceof Refusal && error.code === 'PATH_NOT_FOUND') return undefined;
+    if (isRefusal(error, 'PATH_NOT_FOUND')) return undefined;
     throw error;
   }
 }

@@ -97,7 +97,6 @@ function readBody(req: IncomingMessage): Promise<Buffer | 'too-large'> {
 
 const TEXT_TYPE = /^(?:text\/|application\/(?:[\w.+-]+\+)?json|application\/x-www-form-urlencoded)/i;
 
-/** The API Gateway HTTP API payload v2 event for a request (header names lower case, repeated values joined). */
 /**
  * The request target as a URL. Concatenated rather than resolved against a base: a target like `//x` would
  * otherwise be read as a host (or throw). Undefined when it is not a valid target at all.
@@ -110,7 +109,10 @@ export function requestUrl(req: IncomingMessage): URL | undefined {
   }
 }
 
-/** The HTTP API v2 event Lambda would get for a request on a route (a body that is not UTF-8 as base64). */
+/**
+ * The API Gateway HTTP API payload v2 event Lambda would get for a request on a route (header names lower case,
+ * repeated values joined, a body that is not UTF-8 as base64).
+ */
 export function toEvent(
   req: IncomingMessage,
   body: Buffer,

@@ -12,7 +12,7 @@ import { getSegment } from './io/read';
 import { lookupLocation } from './memory';
 import { changeTooLarge, MAX_CHANGE_BYTES, MAX_TRANSACTION_ITEMS } from './refusals';
 import { logger } from '../config/logger';
-import { PreconditionFailed, Refusal } from '../config/errors';
+import { PreconditionFailed, Refusal, isRefusal } from '../config/errors';
 import type { Path } from '../paths';
 
 import { type Members, type Newest, loadForBatch, splitMembers, splitNewest } from './batch-load';
@@ -54,7 +54,7 @@ const changeBudget = (tree: Json) => ({
 });
 
 /** Whether a planner's refusal is the change's size (the budget above): no other plan of it can be smaller. */
-const isChangeTooLarge = (error: unknown) => error instanceof Refusal && error.code === 'CHANGE_TOO_LARGE';
+const isChangeTooLarge = (error: unknown) => isRefusal(error, 'CHANGE_TOO_LARGE');
 
 /**
  * A batch's result cut into the pieces it is stored in under `key`. One that cannot be (a piece too large for any

@@ -120,10 +120,6 @@ export async function sendDecision(
   });
 }
 
-/**
- * Writes a segment's new fragment (the first piece) on the version read, with its new children and the deletes of
- * what it orphans: one UpdateItem when there are none, else one commit over all of them (segments.ts).
- */
 /** A segment's new fragment and what goes with it, for commitPieces. */
 export interface PiecesCommit {
   /** The envelope every write of the commit carries (its conditions, token, write stamp, a named request's record). */
@@ -143,7 +139,10 @@ export interface PiecesCommit {
   oneTransaction?: boolean;
 }
 
-/** Writes a segment's new fragment with its new children and orphans' deletes: one UpdateItem, or one commit. */
+/**
+ * Writes a segment's new fragment (the first piece) on the version read, with its new children and the deletes of
+ * what it orphans: one UpdateItem when there are none, else one commit over all of them (io/commit.ts).
+ */
 export async function commitPieces(grant: Grant, commit: PiecesCommit): Promise<Sent> {
   const { base, key, version, pieces, orphans, rewritten = [], returnNew = false } = commit;
   const [top, ...children] = pieces as [Piece, ...Piece[]];

@@ -5,7 +5,7 @@
 import { TransactWriteItemsCommand, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { createHash, randomBytes } from 'node:crypto';
 import { fragmentBytes, tableName } from '../config/env';
-import { PreconditionFailed, Refusal } from '../config/errors';
+import { PreconditionFailed, Refusal, isRefusal } from '../config/errors';
 import { type Json, type JsonObject, jsonText, storedSize } from '../content/json';
 import { type PieceWrite, type WriteGroup, groupWrites, planPieces } from '../content/pieces';
 import { dynamo } from '../dynamo/client';
@@ -175,7 +175,7 @@ async function writeSets(
   try {
     await writeBatch({ ...base, ops: sets });
   } catch (error) {
-    if (!(error instanceof Refusal) || error.code !== 'CHANGE_TOO_LARGE') throw error;
+    if (!isRefusal(error, 'CHANGE_TOO_LARGE')) throw error;
     const half = Math.ceil(writes.length / 2);
     await writeSets(base, writes.slice(0, half));
     await writeSets(base, writes.slice(half));

@@ -5,7 +5,7 @@ import { currentDeadline } from '../dynamo/deadline';
 import { type Segment, readSegment } from './segment';
 import { getSegment } from './io/read';
 import { isRecorded, requestRecordOf } from './request-records';
-import { Refusal } from '../config/errors';
+import { isRefusal } from '../config/errors';
 
 import type { Grant } from './grant';
 import type { Sent } from './io/write';
@@ -46,8 +46,7 @@ export function assertAttemptsLeft(attempt: number): void {
  * decided afresh (a 404 too, as when a JSON Patch's `remove` meets the path its own first attempt removed). Asking
  * more is safe: the record answers success only when the request did land.
  */
-const ownEarlierWrite = (error: unknown): boolean =>
-  error instanceof Refusal && error.code !== 'UNAUTHORIZED' && error.code !== 'FORBIDDEN';
+const ownEarlierWrite = (error: unknown): boolean => isRefusal(error) && !isRefusal(error, 'UNAUTHORIZED', 'FORBIDDEN');
 
 /**
  * A named request about to be refused (a 412 because its own write moved the version, an index its own insert put out

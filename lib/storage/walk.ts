@@ -31,12 +31,17 @@ export interface At {
   first?: string;
 }
 
+/** A path made relative to the segment a request is at: its steps below the segment's root, a chunk's first. */
+function pathFrom(path: Path, at: At): Path {
+  const rel = path.slice(at.depth);
+  if (at.first !== undefined && rel.length > 0) rel[0] = at.first;
+  return rel;
+}
+
 /** The operation with its path made relative to the segment it is at. */
 export function relativeTo<T extends BatchOperation | ContentOperation>(op: T, at: At): T {
   if (!('segments' in op) || (at.depth === 0 && at.first === undefined)) return op;
-  const segments = op.segments.slice(at.depth);
-  if (at.first !== undefined && segments.length > 0) segments[0] = at.first;
-  return { ...op, segments, shown: op.shown ?? op.segments };
+  return { ...op, segments: pathFrom(op.segments, at), shown: op.shown ?? op.segments };
 }
 
 /** Where a request stands: the grant it proves, and the segment it goes to (its root `depth` segments down the path). */
@@ -83,8 +88,7 @@ export type Step = { to: At; bucket?: string } | { chunk: { dir: string; index: 
 export function step(segment: Segment, path: Path, at: At, options: { enterLast: boolean; inc?: string }): Step {
   const { enterLast, inc } = options;
   if (inc !== undefined && at.first === undefined) trackChunked(inc, segment.key, segment.fragment);
-  const rel = path.slice(at.depth);
-  if (at.first !== undefined && rel.length > 0) rel[0] = at.first;
+  const rel = pathFrom(path, at);
   const located = locate(segment.fragment, rel, { enterLast });
   if (located.at === 'stub') {
     const to = { key: located.key, depth: at.depth + located.consumed };
