@@ -213,16 +213,31 @@ export function webhooksPanel(session: Session): HTMLElement {
 
 /** The rules tab: the document in an editor, saved with If-Match on its version, and the tester beside it. */
 export function rulesPanel(session: Session): HTMLElement {
-  const editor = h('textarea', { rows: '18', spellcheck: 'false', 'aria-label': 'Rules (JSON)', class: 'code' });
+  // Read-only until the stored document is in: text typed before the load answered would be overwritten by it, and
+  // saved without If-Match over whatever is stored.
+  const editor = h('textarea', {
+    rows: '18',
+    spellcheck: 'false',
+    'aria-label': 'Rules (JSON)',
+    class: 'code',
+    readonly: true,
+  });
+  const saveButton = h('button', { type: 'button', class: 'primary', disabled: true }, 'Save rules');
   const note = h('div', { 'aria-live': 'polite' });
   let version: number | undefined;
+  const editable = (yes: boolean) => {
+    editor.readOnly = !yes;
+    saveButton.disabled = !yes;
+  };
   const load = async () => {
+    editable(false);
     const answer = await call(session, 'GET', '/rules');
     if (answer.status !== 200) return fill(note, problem(answer));
     version = answer.body.version;
     const { version: _v, ...document } = answer.body;
     editor.value = JSON.stringify(document, null, 2);
     fill(note, `Version ${version}`);
+    editable(true);
   };
   const rulesDocument = () => {
     const parsed = parseJson(editor.value);
@@ -234,17 +249,22 @@ export function rulesPanel(session: Session): HTMLElement {
     if (!document) return;
     const headers = version === undefined ? undefined : { 'if-match': `"${version}"` };
     const answer = await call(session, 'PUT', '/rules', { body: document, headers });
-    if (answer.status !== 200) return say(problem(answer), 'error');
+    // 202: stored and in force for every new request; warm grants catch up by `effectiveBy` (docs/design/rules.md).
+    if (answer.status !== 200 && answer.status !== 202) return say(problem(answer), 'error');
     version = answer.body.version;
+    const pending = answer.body.stamping?.pending ? answer.body.stamping.effectiveBy : undefined;
     fill(
       note,
       `Saved: version ${version}`,
+      pending ? h('p', {}, `Every cached grant follows it by ${pending}.`) : null,
       ...(answer.body.warnings ?? []).map((w: Json) =>
         h('p', { class: 'warning' }, typeof w === 'string' ? w : JSON.stringify(w)),
       ),
     );
     say(`Rules saved (version ${version})`);
   };
+
+  saveButton.addEventListener('click', save);
 
   const who = h(
     'select',
@@ -319,12 +339,7 @@ export function rulesPanel(session: Session): HTMLElement {
       {},
       h('h2', {}, 'Rules'),
       editor,
-      h(
-        'div',
-        { class: 'actions' },
-        h('button', { type: 'button', class: 'primary', onclick: save }, 'Save rules'),
-        h('button', { type: 'button', onclick: load }, 'Reload'),
-      ),
+      h('div', { class: 'actions' }, saveButton, h('button', { type: 'button', onclick: load }, 'Reload')),
       note,
     ),
     h(

@@ -162,15 +162,33 @@ describe('the console at /console', () => {
   });
 
   it('saves rules and tries them in the tester as anonymous and as a signed-in user', async () => {
+    // The stored document answers late: what is typed meanwhile must neither be overwritten nor saved blind.
+    const rulesUrl = `${baseUrl()}/api/${project.username}/${project.slug}/rules`;
+    let answerLoad = () => {};
+    const held = new Promise<void>((resolve) => {
+      answerLoad = resolve;
+    });
+    await page.route(
+      rulesUrl,
+      async (route) => {
+        await held;
+        await route.continue();
+      },
+      { times: 1 },
+    );
     await page.getByRole('tab', { name: 'Rules' }).click();
-    await page.getByLabel('Rules (JSON)').waitFor();
+    const editor = page.getByLabel('Rules (JSON)');
+    await editor.waitFor();
+    expect(await editor.isEditable()).toBe(false);
+    expect(await page.getByRole('button', { name: 'Save rules' }).isDisabled()).toBe(true);
+    answerLoad();
     const rules = {
       rules: [
         { match: 'public.**', read: 'true' },
         { match: 'users.{uid}.**', read: 'auth != null && auth.sub == uid', write: 'auth != null && auth.sub == uid' },
       ],
     };
-    await page.getByLabel('Rules (JSON)').fill(JSON.stringify(rules, null, 2));
+    await editor.fill(JSON.stringify(rules, null, 2));
     await page.getByRole('button', { name: 'Save rules' }).click();
     await status().filter({ hasText: 'Rules saved' }).waitFor();
     expect((await call('GET', `${project.content}?path=public.title`, {})).status).toBe(200);
