@@ -7,7 +7,7 @@ import { type Piece, cut } from './layout/cut';
 import { ROOT_KEY, chunkCount } from './layout/keys';
 import { type Json, type JsonObject, storedSize } from '../content/json';
 import { compileBatchWrite } from '../expressions';
-import { type Segment, etagOf, tokenIn } from './segment';
+import { type Segment, etagOf } from './segment';
 import { getSegment } from './io/read';
 import { lookupLocation } from './memory';
 import { changeTooLarge, MAX_CHANGE_BYTES, MAX_TRANSACTION_ITEMS } from './refusals';
@@ -24,7 +24,7 @@ import type { Sent } from './io/write';
 import { contentTooLarge } from './refusals';
 import { type BatchWriteRequest, type WriteResult, formatEtag } from './requests';
 import { recognisingRetry, retrySegment } from './retry';
-import { type At, entersTarget, relativeTo, reroute } from './walk';
+import { type At, type Place, arrive, entersTarget, relativeTo } from './walk';
 
 /** The longest path prefix every operation's segment lies under (set and delete: their parent's). */
 function commonPrefix(ops: readonly BatchOperation[]): Path {
@@ -210,70 +210,74 @@ export async function applyBatch(
   request: BatchWriteRequest,
   read?: { at: At; segment: Segment; tail?: readonly Segment[] },
 ): Promise<WriteResult> {
-  let grant = request.grant ?? (await grantFor(request.project, request.principal, 'write'));
+  const grant = request.grant ?? (await grantFor(request.project, request.principal, 'write'));
   const { token, slot, mark, envelope } = writeEnvelope(request);
+  const done = { etag: formatEtag(token) };
   const prefix = commonPrefix(request.ops);
-  let at: At = read?.at ?? lookupLocation(grant.inc, prefix);
+  let place: Place = { grant, at: read?.at ?? lookupLocation(grant.inc, prefix) };
   // A batch of one a single write hands on, with the segment it read: planned at once.
   let segment: Segment | undefined = read?.segment;
   /** Chunks read with that segment (a chunked array's last ones): for the first plan only. */
   let tail = read?.tail;
-  // One UpdateItem can only change one segment: when this Lambda already knows the operations lie in different ones,
-  // it does not try.
   /** A batch that may remove something below the root may leave its segment small enough to fold into its parent. */
   const removes = request.ops.some((op) => op.kind === 'delete' || op.kind === 'patch' || op.kind === 'merge');
   const shrinks = (where: At) => removes && where.key !== ROOT_KEY;
+  const fold = (item: Parameters<typeof foldIfSmall>[3]) =>
+    foldIfSmall(place.grant, envelope, prefix.slice(0, place.at.depth), item);
+  // One UpdateItem can only change one segment: when this Lambda already knows the operations lie in different ones,
+  // it does not try.
   let fast =
     !read &&
     request.ops.every((op) => {
       if (!('segments' in op)) return true;
       const path = entersTarget(op) && op.kind !== 'test' ? op.segments : op.segments.slice(0, -1);
-      return lookupLocation(grant.inc, path).key === at.key;
+      return lookupLocation(grant.inc, path).key === place.at.key;
     });
   for (let attempt = 1; ; ) {
+    const { at } = place;
     const rel = request.ops.map((op) => relativeTo(op, at));
     if (fast) {
       fast = false;
       // What the engine refuses of a merged write (a result beyond its digits or range) belongs to one of its
       // operations: planning says which, with its index.
-      const update = compileBatchWrite(rel, { ...envelope, access: epochAccess(grant) });
-      const tried = await tryOneRequest(grant, at.key, update, {
+      const update = compileBatchWrite(rel, { ...envelope, access: epochAccess(place.grant) });
+      const tried = await tryOneRequest(place.grant, at.key, update, {
         planOnRefusal: true,
         returnNew: shrinks(at),
         record: envelope.record,
       });
       if (hasLanded(tried)) {
-        if (shrinks(at)) await foldIfSmall(grant, envelope, prefix.slice(0, at.depth), tried.item);
-        return { etag: formatEtag(token) };
+        if (shrinks(at)) await fold(tried.item);
+        return done;
       }
       segment = tried;
     } else if (segment === undefined) {
       // No one-request try (the operations lie in different segments): the segment they all lie under, read.
-      segment = await getSegment(grant.inc, at.key);
+      segment = await getSegment(place.grant.inc, at.key);
     }
-    const moved = await reroute({ grant, at }, segment);
-    if (moved) {
-      ({ grant, at } = moved);
+    const arrival = await arrive(place, segment, { slot, mark });
+    if (arrival.kind === 'landed') return done;
+    if (arrival.kind === 'next') {
+      place = arrival.place;
       fast = true;
       continue;
     }
-    const current = segment as Segment;
-    if (tokenIn(current, slot) === mark) return { etag: formatEtag(token) };
+    const current = arrival.segment;
     let sent: Sent;
     try {
-      const decision = await decideBatch(grant.inc, current, rel, { ifMatch: request.ifMatch, tail });
+      const decision = await decideBatch(place.grant.inc, current, rel, { ifMatch: request.ifMatch, tail });
       tail = undefined;
       if (decision.kind === 'unchanged') return { etag: formatEtag(decision.etag) };
-      sent = await sendDecision(grant, { envelope, segment: current, decision, returnNew: shrinks(at) });
+      sent = await sendDecision(place.grant, { envelope, segment: current, decision, returnNew: shrinks(at) });
     } catch (error) {
       if (!(error instanceof MissingSegment)) throw error;
       sent = { ok: false };
     }
     if (sent.ok) {
-      if (shrinks(at)) await foldIfSmall(grant, envelope, prefix.slice(0, at.depth), sent.item);
-      return { etag: formatEtag(token) };
+      if (shrinks(at)) await fold(sent.item);
+      return done;
     }
     attempt++;
-    segment = await retrySegment(grant, at.key, sent, attempt);
+    segment = await retrySegment(place.grant, at.key, sent, attempt);
   }
 }

@@ -6,7 +6,7 @@ import { chunkStubOf } from './layout/chunked';
 import { type Json, storedSize } from '../content/json';
 import type { ContentOperation } from '../content/model';
 import type { Segment } from './segment';
-import { forgetChunked, knownChunked, learnChunked } from './memory';
+import { forgetChunked, knownChunkKey, knownChunked, learnChunked } from './memory';
 import { asIndex } from '../paths';
 
 /**
@@ -29,7 +29,7 @@ export function trackChunked(inc: string, key: string, fragment: Json | undefine
  * `shifts` when it moves the elements after it (an insert into the array, a delete of an element); `count` the
  * elements the array's chunks hold by the chunk stub it knows. Undefined for any other write.
  */
-export function chunkedWrite(
+function chunkedWrite(
   inc: string,
   at: { key: string; first?: string },
   rel: Exclude<ContentOperation, { kind: 'replace' }>,
@@ -48,7 +48,7 @@ export function chunkedWrite(
  * An insert or delete among the chunks: how many items to read from the array segment's key (the segment, then its
  * chunks from the last down to the index, with room for some growth; at most one chunk more than a tail may have).
  */
-export const tailToRead = (w: { count: number; perChunk: number; index: number }) =>
+const tailToRead = (w: { count: number; perChunk: number; index: number }) =>
   Math.min(TAIL_CHUNKS_MAX + 2, Math.ceil((w.count - w.index) / w.perChunk) + 3);
 
 /**
@@ -56,13 +56,43 @@ export const tailToRead = (w: { count: number; perChunk: number; index: number }
  * after the chunk stub, written in one UpdateItem held by that stub (a rollover or an insert or delete among the
  * chunks since replaces it, and the write reads).
  */
-export function afterChunkStub(
+function afterChunkStub(
   rel: Exclude<ContentOperation, { kind: 'replace' }>,
   w: { stub: string; count: number; index: number; into: boolean },
 ): { op: ContentOperation; stub: string } {
   const position = w.index - w.count + 1;
   const op = w.into ? { ...rel, index: position } : { ...rel, segments: [String(position), ...rel.segments.slice(1)] };
   return { op, stub: w.stub };
+}
+
+/**
+ * How a write reads the segment it goes to, by what this Lambda knows of a chunked array there: `tail`, an insert or
+ * delete among its chunks (the segment and its last `limit` items, one Query); `withChunk`, a write to an old element
+ * whose chunk it has met (both, one BatchGetItem, instead of a one-request try the segment would refuse); `try`, one
+ * UpdateItem (`after`: a write after the chunks, as a position held by the chunk stub).
+ */
+export type ReadPlan =
+  | { kind: 'tail'; limit: number }
+  | { kind: 'withChunk'; chunk: string }
+  | { kind: 'try'; after?: { op: ContentOperation; stub: string } };
+
+/**
+ * The read plan of a write at `at` (`rel`: its operation relative to that segment). `ifMatch`: the write carries
+ * If-Match, so it is tried as written, never as a position after the chunk stub.
+ */
+export function readPlan(
+  inc: string,
+  at: { key: string; first?: string },
+  rel: Exclude<ContentOperation, { kind: 'replace' }>,
+  { ifMatch }: { ifMatch: boolean },
+): ReadPlan {
+  const chunked = chunkedWrite(inc, at, rel);
+  if (chunked === undefined) return { kind: 'try' };
+  if (chunked.index >= chunked.count)
+    return ifMatch ? { kind: 'try' } : { kind: 'try', after: afterChunkStub(rel, chunked) };
+  if (chunked.shifts) return { kind: 'tail', limit: tailToRead(chunked) };
+  const chunk = knownChunkKey(inc, chunkDir(chunked.stub), chunked.index);
+  return chunk === undefined ? { kind: 'try' } : { kind: 'withChunk', chunk };
 }
 
 /** Whether a chunk (of directory `dir`) holds logical index `index`: its range, from its key, and its length. */

@@ -236,7 +236,7 @@ export async function commitPieces(grant: Grant, commit: PiecesCommit): Promise<
 }
 
 /** A one-request form that landed; with `returnNew`, the item it left. */
-interface Landed {
+export interface Landed {
   landed: true;
   item?: Record<string, AttributeValue>;
 }

@@ -4,7 +4,7 @@ import type { BatchOperation } from '../content/batch';
 import { ROOT_KEY, chunkStart } from './layout/keys';
 import type { ContentOperation } from '../content/model';
 import { locate } from './layout/stubs';
-import { type Segment, olderThanPartners } from './segment';
+import { type Segment, olderThanPartners, tokenIn } from './segment';
 import { createRoot } from './io/commit';
 import { getChunk } from './io/read';
 import { forgetLocations, learnBucket, learnLocation } from './memory';
@@ -44,20 +44,26 @@ export function relativeTo<T extends BatchOperation | ContentOperation>(op: T, a
   return { ...op, segments: pathFrom(op.segments, at), shown: op.shown ?? op.segments };
 }
 
-/** Where a request stands: the grant it proves, and the segment it goes to (its root `depth` segments down the path). */
-interface Place {
+/**
+ * Where a request stands: the grant it proves, and the segment it goes to (its root `depth` segments down the path).
+ * `array`: in a chunk (or below one), where the array's segment is; the element is looked for there again when a
+ * write in the chunk is refused (an insert or delete may have moved it to another chunk).
+ */
+export interface Place {
   grant: Grant;
   at: At;
+  array?: At;
 }
 
 export const ROOT_AT: At = { key: ROOT_KEY, depth: 0 };
 
 /**
  * What stands between a request and the segment it reached, as where it goes next: nothing (undefined), a segment
- * that is gone (walk again from the root), or an epoch that is not the grant's (a revocation: verify the credential
- * again; an older segment is stamped).
+ * that is gone (walk again from the root, with no array to go back to), or an epoch that is not the grant's (a
+ * revocation: verify the credential again, at the same place; an older segment is stamped).
  */
-export async function reroute({ grant, at }: Place, segment: Segment | undefined): Promise<Place | undefined> {
+export async function reroute(place: Place, segment: Segment | undefined): Promise<Place | undefined> {
+  const { grant, at } = place;
   if (segment === undefined) {
     if (at.key !== ROOT_KEY) {
       forgetLocations(grant.inc);
@@ -69,7 +75,48 @@ export async function reroute({ grant, at }: Place, segment: Segment | undefined
     await createRoot(fresh.inc, fresh.epoch);
     return { grant: fresh, at: ROOT_AT };
   }
-  return segment.epoch === grant.epoch ? undefined : { grant: await verifyOnEpochChange(grant, segment), at };
+  // Another epoch keeps the place, and the array an element in a chunk is looked for in again.
+  return segment.epoch === grant.epoch ? undefined : { ...place, grant: await verifyOnEpochChange(grant, segment) };
+}
+
+/** What the segment a request read says: its write landed already, read at another place, or act on this segment. */
+export type Arrival =
+  | { kind: 'landed' }
+  | { kind: 'next'; place: Place }
+  | { kind: 'chunk'; segment: Segment; dir: string; index: number }
+  | { kind: 'here'; segment: Segment; path: Path };
+
+/**
+ * The segment read at `place`, met: rerouted when it is gone or of another epoch, `landed` when it holds the request's
+ * token (its answer was lost, and a cut or split since may have moved the path on), else the step toward `path`:
+ * `toward` a path: on to a stub's segment, into a chunk, or here with the path relative to the segment. Toward none (a
+ * batch, which plans on the segment its operations lie under), here.
+ */
+export async function arrive(
+  place: Place,
+  segment: Segment | undefined,
+  request: { slot: number; mark: string },
+): Promise<Exclude<Arrival, { kind: 'chunk' }>>;
+export async function arrive(
+  place: Place,
+  segment: Segment | undefined,
+  request: { slot: number; mark: string; toward: { path: Path; enterLast: boolean } },
+): Promise<Arrival>;
+export async function arrive(
+  place: Place,
+  segment: Segment | undefined,
+  request: { slot: number; mark: string; toward?: { path: Path; enterLast: boolean } },
+): Promise<Arrival> {
+  const moved = await reroute(place, segment);
+  if (moved) return { kind: 'next', place: moved };
+  const current = segment as Segment;
+  if (tokenIn(current, request.slot) === request.mark) return { kind: 'landed' };
+  const { toward } = request;
+  if (toward === undefined) return { kind: 'here', segment: current, path: [] };
+  const next = step(current, toward.path, place.at, { enterLast: toward.enterLast, inc: place.grant.inc });
+  if ('to' in next) return { kind: 'next', place: { ...place, at: next.to } };
+  if ('chunk' in next) return { kind: 'chunk', segment: current, ...next.chunk };
+  return { kind: 'here', segment: current, path: next.here };
 }
 
 /**

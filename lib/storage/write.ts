@@ -2,7 +2,7 @@
 // path; and the replacement of the whole content.
 import { fragmentBytes } from '../config/env';
 import { MAX_BODY_BYTES } from '../config/limits';
-import { ROOT_KEY, chunkDir } from './layout/keys';
+import { ROOT_KEY } from './layout/keys';
 import { chunkStubOf, chunkedIndex } from './layout/chunked';
 import { type Json, type JsonObject, storedSize } from '../content/json';
 import type { ContentOperation } from '../content/model';
@@ -10,12 +10,21 @@ import { type UpdateRequest, compileWrite, growthBound } from '../expressions';
 import { type Segment, etagOf, readSegment, tokenIn } from './segment';
 import { createRoot } from './io/commit';
 import { getWithTail, getSegmentAndChunk, querySubtree } from './io/read';
-import { knownChunkKey, lookupLocation } from './memory';
+import { lookupLocation } from './memory';
 import { PreconditionFailed, Refusal } from '../config/errors';
 
 import { applyBatch } from './batch';
-import { afterChunkStub, chunkedWrite, holdsIndex, tailToRead } from './chunked';
-import { sendDecision, commitPieces, tryOneRequest, guardedBase, hasLanded, writeEnvelope } from './commit';
+import { holdsIndex, readPlan } from './chunked';
+import {
+  type Envelope,
+  type Landed,
+  sendDecision,
+  commitPieces,
+  tryOneRequest,
+  guardedBase,
+  hasLanded,
+  writeEnvelope,
+} from './commit';
 import { decide, piecesOf } from './decide';
 import { foldIfSmall } from './fold';
 import { epochAccess, grantFor, verifyAgain } from './grant';
@@ -23,7 +32,7 @@ import { sendUpdate } from './io/write';
 import { contentTooLarge } from './refusals';
 import { type WriteRequest, type WriteResult, formatEtag } from './requests';
 import { backoff, recognisingRetry, rereadAfter, retrySegment, assertAttemptsLeft } from './retry';
-import { type At, enterChunk, entersTarget, relativeTo, reroute, step } from './walk';
+import { type At, type Place, arrive, enterChunk, entersTarget, relativeTo } from './walk';
 
 /**
  * Applies one content operation. It goes to the segment that holds its path (the deepest one this Lambda knows of,
@@ -36,127 +45,122 @@ export async function writeContent(request: WriteRequest): Promise<WriteResult> 
   return recognisingRetry(request, () => applyContent(request));
 }
 
+/** What one read brought for where a request is: the segment (none: it is gone), and what was read beside it. */
+interface Read {
+  segment?: Segment;
+  /** A chunked array's last chunks, read with its segment for an insert or delete among them. */
+  tail?: Segment[];
+  /** A chunk read with its array's segment for a write to an old element (the chunk this Lambda knows holds it). */
+  chunk?: Segment;
+}
+
 /** One content operation (writeContent), not yet recognising a named request's refused retry. */
 async function applyContent(request: WriteRequest): Promise<WriteResult> {
   const op = request.op;
   if (op.kind === 'replace') return replaceContent(request, op.content);
-  let grant = request.grant ?? (await grantFor(request.project, request.principal, 'write'));
+  const grant = request.grant ?? (await grantFor(request.project, request.principal, 'write'));
   const { token, slot, mark, envelope } = writeEnvelope(request);
-  let at: At = lookupLocation(grant.inc, op.segments, op.segments.length - (entersTarget(op) ? 0 : 1));
-  let segment: Segment | undefined;
-  let fast = true;
-  /** In a chunk: where the array's segment is (the element is looked for there again if the chunk changes). */
-  let arrayAt: At | undefined;
-  /** A chunked array's last chunks, read with its segment for an insert or delete among them. */
-  let tail: Segment[] | undefined;
-  /** A chunk read with its array's segment for a write to an old element (the chunk this Lambda knows holds it). */
-  let prefetched: Segment | undefined;
+  const done = { etag: formatEtag(token) };
+  const toward = { path: op.segments, enterLast: entersTarget(op) };
+  let place: Place = {
+    grant,
+    at: lookupLocation(grant.inc, op.segments, op.segments.length - (toward.enterLast ? 0 : 1)),
+  };
+  /** What the last step left in hand for `place` (a refusal's segment, a chunk); none: read by the plan. */
+  let inHand: Read | undefined;
   for (let attempt = 1; ; ) {
-    let rel = relativeTo(op, at);
+    let rel = relativeTo(op, place.at);
     // A delete below the root may leave its segment small enough to fold back into its parent: it asks for what it left.
-    const shrinks = op.kind === 'delete' && at.key !== ROOT_KEY;
-    // A chunked array this Lambda knows: an insert or delete among its chunks reads its tail with it; a write to an old
-    // element reads the chunk it knows with it; a write after the chunks is one UpdateItem held by the chunk stub.
-    const chunked = fast ? chunkedWrite(grant.inc, at, rel) : undefined;
-    const among = chunked !== undefined && chunked.index < chunked.count;
-    const shifting = among && chunked.shifts ? tailToRead(chunked) : undefined;
-    // A chunk read beside a segment pairs with that read only: never carried into a later iteration.
-    prefetched = undefined;
-    const chunkKnown =
-      among && !chunked.shifts ? knownChunkKey(grant.inc, chunkDir(chunked.stub), chunked.index) : undefined;
-    if (shifting !== undefined) {
-      // An insert or delete among a known chunked array's chunks: its segment and the tail, one Query, then the commit.
-      fast = false;
-      ({ segment, chunks: tail } = await getWithTail(grant.inc, at.key, shifting));
-    } else if (chunkKnown !== undefined) {
-      // A write to an old element whose chunk this Lambda has met: that chunk read with the array's segment (one
-      // BatchGetItem) instead of the one-request try the segment would refuse; the segment is checked as ever.
-      fast = false;
-      ({ segment, chunk: prefetched } = await getSegmentAndChunk(grant.inc, at.key, chunkKnown));
-    } else if (fast) {
-      fast = false;
-      // A write that may grow its segment past the budget cannot be one UpdateItem: it is planned (and cut) at once.
-      const growth = growthBound(rel);
-      const after = chunked && !among && !request.ifMatch ? afterChunkStub(rel, chunked) : undefined;
-      const update =
-        growth > fragmentBytes()
-          ? undefined
-          : compileWrite(
-              { op: after?.op ?? rel },
-              { ...envelope, access: epochAccess(grant), size: { growth }, chunkStub: after?.stub },
-            );
-      const tried = await tryOneRequest(grant, at.key, update, { returnNew: shrinks, record: envelope.record });
-      if (hasLanded(tried)) {
-        if (shrinks) await foldIfSmall(grant, envelope, op.segments.slice(0, at.depth), tried.item);
-        return { etag: formatEtag(token) };
-      }
-      segment = tried;
+    const shrinks = op.kind === 'delete' && place.at.key !== ROOT_KEY;
+    const fold = (item: Parameters<typeof foldIfSmall>[3]) =>
+      foldIfSmall(place.grant, envelope, op.segments.slice(0, place.at.depth), item);
+    const read = inHand ?? (await readFor(place, rel, { request, envelope, shrinks }));
+    inHand = undefined;
+    if ('landed' in read) {
+      if (shrinks) await fold(read.item);
+      return done;
     }
-    const moved = await reroute({ grant, at }, segment);
-    if (moved) {
-      ({ grant, at } = moved);
-      fast = true;
-      tail = undefined;
+    const arrival = await arrive(place, read.segment, { slot, mark, toward });
+    if (arrival.kind === 'landed') return done;
+    if (arrival.kind === 'next') {
+      place = arrival.place;
       continue;
     }
-    const current = segment as Segment;
-    // Our token in any segment on the way: this request's write landed (its answer was lost, and a cut or split
-    // since may have moved the path on).
-    if (tokenIn(current, slot) === mark) return { etag: formatEtag(token) };
-    const next = step(current, op.segments, at, { enterLast: entersTarget(op), inc: grant.inc });
-    if ('to' in next) {
-      at = next.to;
-      fast = true;
-      continue;
-    }
-    if ('chunk' in next) {
+    const current = arrival.segment;
+    if (arrival.kind === 'chunk') {
       // An element in a chunk: changed there, unless the change moves the elements after it (the whole array).
       if (op.kind === 'delete' && rel.segments.length === 1)
-        return writeWholeArray(request, op, { at, segment: current, tail });
-      const { dir, index } = next.chunk;
-      const held = prefetched && holdsIndex(prefetched, dir, index) ? prefetched : undefined;
-      const entered = await enterChunk(grant.inc, current, at, { dir, index, held });
+        return writeWholeArray(request, op, { at: place.at, segment: current, tail: read.tail });
+      const { dir, index } = arrival;
+      const held = read.chunk && holdsIndex(read.chunk, dir, index) ? read.chunk : undefined;
+      const entered = await enterChunk(place.grant.inc, current, place.at, { dir, index, held });
       if (entered === 'moved') {
         // An insert or delete before the element moved it since the array's segment was read: read it again.
         attempt++;
-        segment = await rereadAfter(grant, at.key, attempt);
+        inHand = { segment: await rereadAfter(place.grant, place.at.key, attempt) };
         continue;
       }
-      // Where to find the element again if the chunk changes under this write (its index may have moved).
-      arrayAt = at;
-      // No chunk holds it any more: the walk starts again from the root (reroute, as for any segment gone).
-      segment = entered?.chunk;
-      if (entered) at = entered.at;
+      // No chunk holds it any more (no segment in hand): the walk starts again from the root, as for any segment gone.
+      inHand = { segment: entered?.chunk };
+      if (entered) place = { ...place, at: entered.at, array: place.at };
       continue;
     }
-    rel = { ...rel, segments: next.here };
+    rel = { ...rel, segments: arrival.path };
     if (rel.kind === 'insert' && rel.segments.length === 0 && chunkStubOf(current.fragment)) {
       // An insert into a chunked array: after its chunk stub, in the segment; before it, the whole array.
       const where = chunkedIndex(current.fragment as Json[], rel.index);
       const length = (current.fragment as Json[]).length;
       if (!('position' in where) || where.position < 0 || where.position > length)
-        return writeWholeArray(request, op, { at, segment: current, tail });
+        return writeWholeArray(request, op, { at: place.at, segment: current, tail: read.tail });
       rel = { ...rel, index: where.position };
     }
-    const decision = await decide(grant, current, { request, op: rel, mark, slot });
-    if (decision.kind === 'applied') return { etag: formatEtag(token) };
+    const decision = await decide(place.grant, current, { request, op: rel, mark, slot });
+    if (decision.kind === 'applied') return done;
     if (decision.kind === 'unchanged') return { etag: formatEtag(decision.etag) };
-    const sent = await sendDecision(grant, { envelope, segment: current, decision, returnNew: shrinks });
+    const sent = await sendDecision(place.grant, { envelope, segment: current, decision, returnNew: shrinks });
     if (sent.ok) {
-      if (shrinks) await foldIfSmall(grant, envelope, op.segments.slice(0, at.depth), sent.item);
-      return { etag: formatEtag(token) };
+      if (shrinks) await fold(sent.item);
+      return done;
     }
     attempt++;
-    if (arrayAt) {
+    if (place.array) {
       // A chunk's write refused (on its version): an insert or delete may have moved the element, so the array's
       // segment is read again to find it.
-      at = arrayAt;
-      arrayAt = undefined;
-      segment = await rereadAfter(grant, at.key, attempt);
+      place = { grant: place.grant, at: place.array };
+      inHand = { segment: await rereadAfter(place.grant, place.at.key, attempt) };
       continue;
     }
-    segment = await retrySegment(grant, at.key, sent, attempt);
+    inHand = { segment: await retrySegment(place.grant, place.at.key, sent, attempt) };
   }
+}
+
+/**
+ * The segment a write goes to, read as this Lambda's memory of a chunked array there plans it (readPlan); a `try`
+ * is one UpdateItem when the operation compiles without reading and cannot outgrow the segment: landed, or the
+ * segment to decide on.
+ */
+async function readFor(
+  { grant, at }: Place,
+  rel: Exclude<ContentOperation, { kind: 'replace' }>,
+  { request, envelope, shrinks }: { request: WriteRequest; envelope: Envelope; shrinks: boolean },
+): Promise<Read | Landed> {
+  const plan = readPlan(grant.inc, at, rel, { ifMatch: request.ifMatch !== undefined });
+  if (plan.kind === 'tail') {
+    const { segment, chunks } = await getWithTail(grant.inc, at.key, plan.limit);
+    return { segment, tail: chunks };
+  }
+  if (plan.kind === 'withChunk') return getSegmentAndChunk(grant.inc, at.key, plan.chunk);
+  // A write that may grow its segment past the budget cannot be one UpdateItem: it is planned (and cut) at once.
+  const growth = growthBound(rel);
+  const update =
+    growth > fragmentBytes()
+      ? undefined
+      : compileWrite(
+          { op: plan.after?.op ?? rel },
+          { ...envelope, access: epochAccess(grant), size: { growth }, chunkStub: plan.after?.stub },
+        );
+  const tried = await tryOneRequest(grant, at.key, update, { returnNew: shrinks, record: envelope.record });
+  return hasLanded(tried) ? tried : { segment: tried };
 }
 
 /**
