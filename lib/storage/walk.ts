@@ -62,7 +62,7 @@ export const ROOT_AT: At = { key: ROOT_KEY, depth: 0 };
  * that is gone (walk again from the root, with no array to go back to), or an epoch that is not the grant's (a
  * revocation: verify the credential again, at the same place; an older segment is stamped).
  */
-export async function reroute(place: Place, segment: Segment | undefined): Promise<Place | undefined> {
+async function reroute(place: Place, segment: Segment | undefined): Promise<Place | undefined> {
   const { grant, at } = place;
   if (segment === undefined) {
     if (at.key !== ROOT_KEY) {
@@ -88,9 +88,9 @@ export type Arrival =
 
 /**
  * The segment read at `place`, met: rerouted when it is gone or of another epoch, `landed` when it holds the request's
- * token (its answer was lost, and a cut or split since may have moved the path on), else the step toward `path`:
- * `toward` a path: on to a stub's segment, into a chunk, or here with the path relative to the segment. Toward none (a
- * batch, which plans on the segment its operations lie under), here.
+ * token (its answer was lost, and a cut or split since may have moved the path on), else the step `toward` a path: on
+ * to a stub's segment, into a chunk, or here with the path relative to the segment. Toward none (a batch, which plans
+ * on the segment its operations lie under), here.
  */
 export async function arrive(
   place: Place,
