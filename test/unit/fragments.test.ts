@@ -1,4 +1,4 @@
-import { ROOT_KEY, isBucketStubKey, isChunkKey } from '../../lib/storage/layout/keys';
+import { ROOT_KEY, bucketKeys, isBucketStubKey, isChunkKey } from '../../lib/storage/layout/keys';
 import { assemble, fragmentsOf, locate, reachableFrom, stubsIn } from '../../lib/storage/layout/stubs';
 import { bucketOf, hash32 } from '../../lib/storage/layout/bucketed';
 import { chunkStubOf, logicalLength } from '../../lib/storage/layout/chunked';
@@ -119,6 +119,31 @@ describe('cut', () => {
     expect(isBucketStubKey((pieces[0]!.fragment as Stub).key)).toBe(true);
     expect(reassemble(pieces)).toEqual(wide);
     expect(cut(ROOT_KEY, { only: big(1000) }, { limit: 256, target: 128, newId: id })).toHaveLength(1);
+  });
+
+  // Members that cannot share a segment are split apart by bucketing again below a bucket they meet in. The hash is
+  // seeded by a new id each time, so this runs the class (2 to 9 such members, 300 id sequences each): every level
+  // holds fewer of them than the one above, whatever the ids, so no two meet level after level.
+  test.each([2, 3, 4, 5, 9])('%i members that cannot share a segment are spread in fewer levels than that', (m) => {
+    const wide = Object.fromEntries(Array.from({ length: m }, (_, i) => [`m${i}`, big(300)]));
+    const count = (value: Json) => (value instanceof Stub ? 0 : Object.keys(value as Record<string, Json>).length);
+    for (let seed = 0; seed < 300; seed++) {
+      let next = 0;
+      const pieces = cut('/o/', wide, { limit: 256, target: 128, newId: () => `s${seed}i${next++}` });
+      expect(reassemble(pieces)).toEqual(wide);
+      const fragments = fragmentsOf(pieces);
+      const whole = (key: string) => assemble(fragments(key) as Json, fragments);
+      const depth = (key: string): number => {
+        const fragment = fragments(key);
+        if (!(fragment instanceof Stub) || !isBucketStubKey(fragment.key)) return 0;
+        const buckets = bucketKeys(fragment.key);
+        for (const b of buckets) expect(count(whole(b))).toBeLessThan(count(whole(key)));
+        return 1 + Math.max(...buckets.map(depth));
+      };
+      expect(depth('/o/')).toBeLessThanOrEqual(m - 1);
+      // Each member alone in its segment; the rest are bucket stubs and empty buckets.
+      expect(pieces.filter((p) => count(p.fragment) === 1)).toHaveLength(m);
+    }
   });
 
   test('existing stubs are kept as leaves', () => {

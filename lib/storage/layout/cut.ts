@@ -4,6 +4,7 @@ import { type Json, type JsonObject, Stub, isObject, setOwn, storedSize } from '
 import { bucketOf } from './bucketed';
 import { chunkStubOf } from './chunked';
 import {
+  bucketFanout,
   bucketKey,
   bucketStubKey,
   childKey,
@@ -88,13 +89,30 @@ function bucketize(key: string, value: JsonObject, options: Required<CutOptions>
   const members = Object.keys(value).length;
   let fanout = 2;
   while (fanout * target < storedSize(value) && fanout < members) fanout *= 2;
-  const stub = bucketStubKey(key, options.newId(), fanout);
-  const buckets = new Map<string, JsonObject>();
-  for (let r = 0; r < fanout; r++) buckets.set(bucketKey(stub, r), {});
-  for (const m of Object.keys(value)) setOwn(buckets.get(bucketOf(stub, m)) as JsonObject, m, value[m] as Json);
+  // Members too large to share a segment that all hash into one bucket are cut again below it, a level deeper each
+  // time they meet (two of them: half the time). A fresh id reseeds the hash: tried until the members spread, so
+  // every level holds fewer of them and the depth is bounded by their count, not by chance.
+  let stub = '';
+  let buckets = new Map<string, JsonObject>();
+  for (let tries = 0; tries < SPREAD_TRIES; tries++) {
+    stub = bucketStubKey(key, options.newId(), fanout);
+    buckets = spread(stub, value);
+    if (![...buckets.values()].some((b) => Object.keys(b).length === members)) break;
+  }
   const pieces: Piece[] = [{ key, fragment: new Stub(stub) }];
   for (const [bucket, members] of buckets) pieces.push(...cut(bucket, members, options));
   return pieces;
+}
+
+/** Fresh ids tried for a bucket stub whose hash put every member in one bucket (each fails at most half the time). */
+const SPREAD_TRIES = 32;
+
+/** An object's members in the buckets of bucket stub `stub`, by their hash (every bucket present, empty or not). */
+function spread(stub: string, value: JsonObject): Map<string, JsonObject> {
+  const buckets = new Map<string, JsonObject>();
+  for (let r = 0; r < bucketFanout(stub); r++) buckets.set(bucketKey(stub, r), {});
+  for (const m of Object.keys(value)) setOwn(buckets.get(bucketOf(stub, m)) as JsonObject, m, value[m] as Json);
+  return buckets;
 }
 
 /**
