@@ -4,8 +4,7 @@ import { type Json, type JsonObject, Stub, isObject, setOwn, storedSize } from '
 import { bucketOf } from './bucketed';
 import { chunkStubOf } from './chunked';
 import {
-  bucketFanout,
-  bucketKey,
+  bucketKeys,
   bucketStubKey,
   childKey,
   chunkCount,
@@ -109,8 +108,7 @@ const SPREAD_TRIES = 32;
 
 /** An object's members in the buckets of bucket stub `stub`, by their hash (every bucket present, empty or not). */
 function spread(stub: string, value: JsonObject): Map<string, JsonObject> {
-  const buckets = new Map<string, JsonObject>();
-  for (let r = 0; r < bucketFanout(stub); r++) buckets.set(bucketKey(stub, r), {});
+  const buckets = new Map<string, JsonObject>(bucketKeys(stub).map((k) => [k, {}]));
   for (const m of Object.keys(value)) setOwn(buckets.get(bucketOf(stub, m)) as JsonObject, m, value[m] as Json);
   return buckets;
 }
