@@ -144,7 +144,7 @@ async function startSubscription(inc: string, image: Image): Promise<void> {
 async function deliver(inc: string, key: string, record: DynamoDBRecord, decoded: DecodedCommit): Promise<void> {
   const revision = await revisionFor(inc, record);
   if (decoded.kind === 'unchanged') return logChange(inc, revision, [], { stamp: decoded.stamp });
-  const { changes, live, version } = decoded;
+  const { changes, version } = decoded;
   const kept: CommitRecord = { stamp: decoded.stamp, touched: decoded.touched };
   // Old values naming segments this commit removed in records still to come: logged again once they are here, and
   // reads at a revision before it wait for that meanwhile.
@@ -169,7 +169,7 @@ async function deliver(inc: string, key: string, record: DynamoDBRecord, decoded
   const frameFor = (path: Path) => {
     const at = formatPath(path);
     if (!frames.has(at)) {
-      const inside = live && trimTo(live, path);
+      const inside = changes && trimTo(changes, path);
       frames.set(
         at,
         !inside

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { ROOT_KEY, isBucketKey, isChunkKey, parentKey } from '../../lib/storage/layout/keys';
+import { ROOT_KEY, chunkStubKey, isBucketKey, isChunkKey, parentKey } from '../../lib/storage/layout/keys';
 import { assemble, fragmentsOf } from '../../lib/storage/layout/stubs';
 import { chunkStubOf } from '../../lib/storage/layout/chunked';
 import { cut } from '../../lib/storage/layout/cut';
@@ -288,6 +288,57 @@ describe('trimTo', () => {
       }),
       { numRuns: 500 },
     );
+  });
+
+  test('property: the same, when parts of the replaced values are still stubs (segments whose records come later)', () => {
+    const pathOf = fc.array(keys, { minLength: 1, maxLength: 3 });
+    /**
+     * `value` with the nodes whose pre-order position is a set bit of `mask` (mod 31) left as stubs, and some arrays
+     * as a chunked array's fragment (its first element's chunk stub first).
+     */
+    const hide = (value: Json, mask: number): Json => {
+      let position = 0;
+      const bit = (at: number) => (mask >>> (at % 31)) & 1;
+      const walk = (node: Json): Json => {
+        if (bit(position++)) return new Stub(`s${position}`);
+        if (Array.isArray(node) && node.length > 0 && bit(position + 7))
+          return [new Stub(chunkStubKey(`/c${position}~`, 1)), ...node.slice(1).map(walk)];
+        if (Array.isArray(node)) return node.map(walk);
+        if (node !== null && typeof node === 'object' && !(node instanceof LosslessNumber))
+          return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, walk(v as Json)]));
+        return node;
+      };
+      return walk(value);
+    };
+    fc.assert(
+      fc.property(content, content, pathOf, fc.integer(), (before, after, path, mask) => {
+        const all = diffValues(before, after, []).map((c) =>
+          c.was === undefined ? c : ({ ...c, was: hide(c.was, mask) } as Change),
+        );
+        const old = valueBelow(before, path);
+        const neu = valueBelow(after, path);
+        const holder = (v: Json | undefined): JsonObject => (v === undefined ? {} : { v });
+        const rebased = trimTo(all, path).map((c) => ({ ...c, path: ['v', ...c.path.slice(path.length)] }));
+        expect(jsonEquals(apply(holder(old), rebased), holder(neu))).toBe(true);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  test('a change above the path whose replaced value holds a stub above it: the new value there, or deleted', () => {
+    const removed: Change[] = [{ path: ['a'], deleted: true, was: { list: new Stub('/k/'), n: 1 } }];
+    expect(bare(trimTo(removed, ['a', 'list', '0']))).toEqual([{ path: ['a', 'list', '0'], deleted: true }]);
+    expect(bare(trimTo(removed, ['a', 'n']))).toEqual([{ path: ['a', 'n'], deleted: true }]);
+    expect(bare(trimTo(removed, ['a', 'm']))).toEqual([]);
+    const replaced: Change[] = [{ path: ['a'], value: { list: [1] }, was: new Stub('/k/') }];
+    expect(bare(trimTo(replaced, ['a', 'list']))).toEqual([{ path: ['a', 'list'], value: [1] }]);
+    expect(bare(trimTo(replaced, ['a', 'm']))).toEqual([{ path: ['a', 'm'], deleted: true }]);
+    // A chunked array's fragment: its newest elements at the wrong indexes, its chunks a stub.
+    const chunked: Change[] = [
+      { path: ['a'], value: { list: [7] }, was: { list: [new Stub(chunkStubKey('/k/c~', 2)), 3] } },
+    ];
+    expect(bare(trimTo(chunked, ['a', 'list', '0']))).toEqual([{ path: ['a', 'list', '0'], value: 7 }]);
+    expect(bare(trimTo(chunked, ['a', 'list', '1']))).toEqual([{ path: ['a', 'list', '1'], deleted: true }]);
   });
 });
 

@@ -1,5 +1,6 @@
 // Changes: what one committed write changed, from the old and new fragments of its segments, and what of it lies
 // inside a subscription (docs/design/realtime.md, section 2). Pure: the consumer reads what is missing.
+import { chunkStubOf } from '../layout/chunked';
 import { assemble } from '../layout/stubs';
 import { type Json, Stub, hasOwn, isObject, jsonEquals } from '../../content/json';
 import { type Path, asIndex, formatPath } from '../../paths';
@@ -96,9 +97,25 @@ export function valueBelow(value: Json, rest: Path): Json | undefined {
 const isPrefix = (prefix: Path, path: Path) => prefix.length <= path.length && prefix.every((s, i) => path[i] === s);
 
 /**
+ * The value a change replaced at `rest` below its path, or `unknown` when it is not all read back: on the way there
+ * or inside it, a stub (a segment the commit removed in stream records still to come; a chunked array's fragment,
+ * its chunk stub first, whose indexes are not the array's).
+ */
+function wasBelow(was: Json | undefined, rest: Path): Json | undefined | typeof unknown {
+  let node: Json | undefined = was;
+  for (const step of rest) {
+    if (node === undefined) break;
+    if (node instanceof Stub || chunkStubOf(node)) return unknown;
+    node = valueBelow(node, [step]);
+  }
+  return node !== undefined && stubPaths(node).size > 0 ? unknown : node;
+}
+const unknown = Symbol('unknown');
+
+/**
  * What of `changes` lies inside a subscription to `path`: changes at or below it as they are; a change above it as
- * what changed at and below the path itself (the value it replaced against the new one, when known; else the new
- * value at the path, or `deleted`); the rest is dropped.
+ * what changed at and below the path itself (the value it replaced against the new one, when known and read back;
+ * else the new value at the path, or `deleted`); the rest is dropped.
  */
 export function trimTo(changes: readonly Change[], path: Path): Change[] {
   const inside: Change[] = [];
@@ -107,8 +124,9 @@ export function trimTo(changes: readonly Change[], path: Path): Change[] {
     else if (isPrefix(change.path, path)) {
       const rest = path.slice(change.path.length);
       const value = 'value' in change ? valueBelow(change.value, rest) : undefined;
-      if ('was' in change) {
-        diffValues(change.was === undefined ? undefined : valueBelow(change.was, rest), value, path, inside);
+      const was = 'was' in change ? wasBelow(change.was, rest) : unknown;
+      if (was !== unknown) {
+        diffValues(was, value, path, inside);
       } else {
         inside.push(value === undefined ? { path, deleted: true } : { path, value });
       }

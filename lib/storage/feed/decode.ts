@@ -290,12 +290,6 @@ export function readStreamBatch(records: readonly DynamoDBRecord[]): StreamBatch
   return batch;
 }
 
-/** A change without the value it replaced (`was` absent, not undefined: undefined says there was none). */
-function withoutWas(change: Change): Change {
-  const { was: _was, ...rest } = change;
-  return rest as Change;
-}
-
 /**
  * A commit the feed decoded. `unchanged`: a stamped commit that changed nothing (the history logs it all the same: a
  * read at a revision waits for the stamps it meets to be logged). `changed`: its top segment's new version, and its
@@ -307,11 +301,9 @@ export type DecodedCommit =
       kind: 'changed';
       version: number;
       stamp?: Stamp;
-      /** The changes with their values read back (a `was` as the decoding found it); undefined: read again. */
+      /** The changes with their values read back, a `was` as far as the batch's records held it (trimTo knows a
+       * part not there); undefined: read again. */
       changes?: Change[];
-      /** For subscriptions: a whole chunked array's old value is its record's fragment (a chunk stub first), which
-       * only the history completes, so a subscription below it gets the new value there. */
-      live?: Change[];
       /** For the history: the changes with exact old values (a `was` that cannot be made exact dropped). */
       history?: Change[];
       /** Old values naming segments this commit removed in records still to come (completeAwaited). */
@@ -396,7 +388,6 @@ export async function decodeCommit(
     version: Number(newImage?.[A.version]?.N ?? 0),
     stamp,
     changes,
-    live: changes?.map((c) => (chunkStubOf(c.was) ? withoutWas(c) : c)),
     history: exact?.changes,
     awaited: exact?.awaited ?? [],
     touched: placeless ? undefined : derived.map((c) => c.path),
