@@ -3,6 +3,7 @@
 // where those shapes are (members of the inner bucketed object, old and new elements of the chunked array, values
 // large enough to cut a segment), beside the property suite's own paths and values (test/support/model-generators).
 import fc from 'fast-check';
+import { fragmentBytes } from '../../lib/config/env';
 import { LosslessNumber } from 'lossless-json';
 import type { Json, JsonObject, Route } from '../support/model-reference';
 import type { PatchOperation } from '../support/model-patch';
@@ -152,8 +153,8 @@ export const mergePatch: fc.Arbitrary<JsonObject> = fc
 
 /**
  * The initial content: `c` a wide object (bucketed) holding `obj`, a wider one (bucketed inside it), `blob`s of four
- * fields and a counter; `log` a long array (chunked); `sub.n` a wide object of wide objects; `list` arrays in objects
- * in an array.
+ * fields, a counter and up to two strings larger than a segment; `log` a long array (chunked); `sub.n` a wide object
+ * of wide objects; `list` arrays in objects in an array.
  */
 export const initial: fc.Arbitrary<JsonObject> = fc
   .record({
@@ -162,9 +163,12 @@ export const initial: fc.Arbitrary<JsonObject> = fc
     log: fc.integer({ min: 20, max: 90 }),
     subs: fc.integer({ min: 4, max: 25 }),
     list: fc.array(fc.record({ l: fc.array(fc.integer({ min: 0, max: 9 }), { maxLength: 4 }) }), { maxLength: 4 }),
+    whole: fc.integer({ min: 0, max: 2 }),
   })
-  .map(({ members, blobs, log, subs, list }) => {
+  .map(({ members, blobs, log, subs, list, whole }) => {
     const c: JsonObject = { n: 0 };
+    // Strings larger than a segment: values that stay whole, each in a bucket of its own.
+    for (let w = 0; w < whole; w++) c[`w${w}`] = `w${w}`.padEnd(Math.ceil(fragmentBytes() * 1.5), 'w');
     c.obj = Object.fromEntries(Array.from({ length: members }, (_, i) => [`y${i}`, { n: i }]));
     for (let b = 0; b < blobs; b++) c[`blob${b}`] = { f0: `v${b}`, f1: b, f2: true, f3: 'xxxxxxxxxxxx' };
     const n = Object.fromEntries(
