@@ -96,6 +96,9 @@ export function valueBelow(value: Json, rest: Path): Json | undefined {
 
 const isPrefix = (prefix: Path, path: Path) => prefix.length <= path.length && prefix.every((s, i) => path[i] === s);
 
+/** What `wasBelow` answers for a replaced value not all read back. */
+const unknown = Symbol('unknown');
+
 /**
  * The value a change replaced at `rest` below its path, or `unknown` when it is not all read back: on the way there
  * or inside it, a stub (a segment the commit removed in stream records still to come; a chunked array's fragment,
@@ -110,7 +113,6 @@ function wasBelow(was: Json | undefined, rest: Path): Json | undefined | typeof 
   }
   return node !== undefined && stubPaths(node).size > 0 ? unknown : node;
 }
-const unknown = Symbol('unknown');
 
 /**
  * What of `changes` lies inside a subscription to `path`: changes at or below it as they are; a change above it as
