@@ -65,6 +65,14 @@ export class Client {
     return this.frames[this.read++];
   }
 
+  /** Every unread frame, read, after waiting `ms` for more. */
+  async rest(ms = 300): Promise<any[]> {
+    await new Promise((r) => setTimeout(r, ms));
+    const rest = this.frames.slice(this.read);
+    this.read = this.frames.length;
+    return rest;
+  }
+
   /** No unread frame arrives within `ms`. */
   async quiet(ms = 300): Promise<void> {
     await new Promise((r) => setTimeout(r, ms));
