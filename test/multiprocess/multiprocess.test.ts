@@ -429,20 +429,20 @@ class LostAnswer implements fc.AsyncCommand<Model, Real> {
  * a set below `c`. Such a burst's outcome is the order's, so it is not drawn on that content.
  */
 function commutes(requests: ReadonlyArray<[Request, number]>, content: JsonObject): boolean {
-  let drawn = content;
-  const resolved = requests.map(([request]) => {
-    const p = request.prepare(drawn);
-    drawn = p.expected.content;
-    return p.resolved;
-  });
+  const resolved = prepareInOrder(
+    requests.map(([request]) => request),
+    content,
+  ).prepared.map((p) => p.resolved);
   const outcome = (order: number[]) => {
-    let after = content;
+    const { prepared, after } = prepareInOrder(
+      order.map((i) => resolved[i] as Request),
+      content,
+    );
     const answers: string[] = [];
-    for (const i of order) {
-      const { expected } = (resolved[i] as Request).prepare(after);
+    order.forEach((i, k) => {
+      const { expected } = prepared[k] as Prepared;
       answers[i] = `${expected.status} ${expected.index}`;
-      after = expected.content;
-    }
+    });
     return { answers: answers.join(), after };
   };
   const n = resolved.length;
@@ -457,18 +457,32 @@ function commutes(requests: ReadonlyArray<[Request, number]>, content: JsonObjec
   return true;
 }
 
+/** Requests prepared one after another on the content each leaves (as the model runs them in that order). */
+function prepareInOrder(
+  requests: readonly Request[],
+  content: JsonObject,
+): { prepared: Prepared[]; after: JsonObject } {
+  let after = content;
+  const prepared = requests.map((request) => {
+    const p = request.prepare(after);
+    after = p.expected.content;
+    return p;
+  });
+  return { prepared, after };
+}
+
 /** Disjoint or commutative requests sent at once through random processes; the content checked after all answered. */
 class Burst implements fc.AsyncCommand<Model, Real> {
   constructor(readonly requests: Array<[Request, number]>) {}
   check = (model: Readonly<Model>) => commutes(this.requests, model.content);
   async run(model: Model, real: Real): Promise<void> {
     count(stats.steps, 'burst');
-    let content = model.content;
-    const prepared = this.requests.map(([request, at]) => {
-      const p = request.prepare(content);
-      content = p.expected.content;
-      return { p, at };
-    });
+    const inOrder = prepareInOrder(
+      this.requests.map(([request]) => request),
+      model.content,
+    );
+    const content = inOrder.after;
+    const prepared = inOrder.prepared.map((p, i) => ({ p, at: (this.requests[i] as [Request, number])[1] }));
     const context = `burst [${prepared.map(({ p, at }) => `${p.describe} @${at}`).join('; ')}]`;
     const replies = await Promise.all(
       prepared.map(async ({ p, at }) => {

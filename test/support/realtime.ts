@@ -75,8 +75,7 @@ export class Client {
 
   /** No unread frame arrives within `ms`. */
   async quiet(ms = 300): Promise<void> {
-    await new Promise((r) => setTimeout(r, ms));
-    expect(this.frames.slice(this.read)).toEqual([]);
+    expect(await this.rest(ms)).toEqual([]);
   }
 
   /** Subscribes and returns the subscription's id, after `subscribed` and its snapshot (returned too). */

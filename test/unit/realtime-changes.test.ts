@@ -274,24 +274,25 @@ describe('trimTo', () => {
     expect(bare(trimTo(diffValues([1, 2, 3], [0, 2, 3], ['l']), ['l', '1']))).toEqual([]);
   });
 
+  const pathOf = fc.array(keys, { minLength: 1, maxLength: 3 });
+  /** `changes` (from `before` to `after`) trimmed to `path` and applied to the old value there give the new one. */
+  const expectTrimmedToApply = (changes: Change[], before: JsonObject, after: JsonObject, path: string[]) => {
+    const holder = (v: Json | undefined): JsonObject => (v === undefined ? {} : { v });
+    // Rebase the trimmed changes onto a holder of the value at the path.
+    const rebased = trimTo(changes, path).map((c) => ({ ...c, path: ['v', ...c.path.slice(path.length)] }));
+    expect(jsonEquals(apply(holder(valueBelow(before, path)), rebased), holder(valueBelow(after, path)))).toBe(true);
+  };
+
   test('property: trimmed changes applied to the old value at the path give the new value at the path', () => {
-    const pathOf = fc.array(keys, { minLength: 1, maxLength: 3 });
     fc.assert(
       fc.property(content, content, pathOf, (before, after, path) => {
-        const all = diffValues(before, after, []);
-        const old = valueBelow(before, path);
-        const neu = valueBelow(after, path);
-        const holder = (v: Json | undefined): JsonObject => (v === undefined ? {} : { v });
-        // Rebase the trimmed changes onto a holder of the value at the path.
-        const rebased = trimTo(all, path).map((c) => ({ ...c, path: ['v', ...c.path.slice(path.length)] }));
-        expect(jsonEquals(apply(holder(old), rebased), holder(neu))).toBe(true);
+        expectTrimmedToApply(diffValues(before, after, []), before, after, path);
       }),
       { numRuns: 500 },
     );
   });
 
   test('property: the same, when parts of the replaced values are still stubs (segments whose records come later)', () => {
-    const pathOf = fc.array(keys, { minLength: 1, maxLength: 3 });
     /**
      * `value` with the nodes whose pre-order position is a set bit of `mask` (mod 31) left as stubs, and some arrays
      * as a chunked array's fragment (its first element's chunk stub first).
@@ -312,14 +313,10 @@ describe('trimTo', () => {
     };
     fc.assert(
       fc.property(content, content, pathOf, fc.integer(), (before, after, path, mask) => {
-        const all = diffValues(before, after, []).map((c) =>
+        const hidden = diffValues(before, after, []).map((c) =>
           c.was === undefined ? c : ({ ...c, was: hide(c.was, mask) } as Change),
         );
-        const old = valueBelow(before, path);
-        const neu = valueBelow(after, path);
-        const holder = (v: Json | undefined): JsonObject => (v === undefined ? {} : { v });
-        const rebased = trimTo(all, path).map((c) => ({ ...c, path: ['v', ...c.path.slice(path.length)] }));
-        expect(jsonEquals(apply(holder(old), rebased), holder(neu))).toBe(true);
+        expectTrimmedToApply(hidden, before, after, path);
       }),
       { numRuns: 1000 },
     );

@@ -1,7 +1,7 @@
 // Changes: what one committed write changed, from the old and new fragments of its segments, and what of it lies
 // inside a subscription (docs/design/realtime.md, section 2). Pure: the consumer reads what is missing.
 import { chunkStubOf } from '../layout/chunked';
-import { assemble } from '../layout/stubs';
+import { assemble, stubsIn } from '../layout/stubs';
 import { type Json, Stub, hasOwn, isObject, jsonEquals } from '../../content/json';
 import { type Path, asIndex, formatPath } from '../../paths';
 
@@ -111,7 +111,7 @@ function wasBelow(was: Json | undefined, rest: Path): Json | undefined | typeof 
     if (node instanceof Stub || chunkStubOf(node)) return unknown;
     node = valueBelow(node, [step]);
   }
-  return node !== undefined && stubPaths(node).size > 0 ? unknown : node;
+  return stubsIn(node).length > 0 ? unknown : node;
 }
 
 /**
