@@ -45,25 +45,28 @@ export async function complete(
   inc: string,
   changes: Change[],
   commit: CommitView & {
-    /** A segment's fragment as this commit left it, from its own record in the batch, when there. */
-    own: (key: string) => Json | undefined;
+    /** The segments this commit changed in place, as its records in the batch left them. */
+    own: readonly { key: string; fragment: Json }[];
   },
 ): Promise<Change[] | undefined> {
-  const stubs = changes.flatMap((c) => ('value' in c ? stubsIn(c.value) : []));
-  if (stubs.length === 0) return changes;
-  const read: Array<{ key: string; fragment: Json }> = [];
+  if (!changes.some((c) => 'value' in c && stubsIn(c.value).length > 0)) return changes;
+  // Its own records before any read: a later commit may have removed or rewritten those segments since.
+  const known = fragmentsOf(commit.own);
+  const partial = changes.map((c) => ('value' in c ? { ...c, value: assemble(c.value, known, 'keep') } : c));
+  const stubs = partial.flatMap((c) => ('value' in c ? stubsIn(c.value) : []));
+  if (stubs.length === 0) return partial;
+  const mine = new Set(commit.own.map((s) => s.key));
+  const read: Array<{ key: string; fragment: Json }> = [...commit.own];
   for (const subtree of await Promise.all(stubs.map((stub) => querySubtree(inc, stub)))) {
     for (const segment of subtree.values()) {
-      // Changed in place by this commit: as its record shows it (read now, a later commit may have rewritten it).
-      const mine = commit.own(segment.key);
-      if (mine !== undefined) read.push({ key: segment.key, fragment: mine });
-      else if (asOfCommit(segment, commit)) read.push(segment);
+      if (mine.has(segment.key)) continue;
+      if (asOfCommit(segment, commit)) read.push(segment);
       else return undefined;
     }
   }
   const lookup = fragmentsOf(read);
   try {
-    return changes.map((c) => ('value' in c ? { ...c, value: assemble(c.value, lookup) } : c));
+    return partial.map((c) => ('value' in c ? { ...c, value: assemble(c.value, lookup) } : c));
   } catch (error) {
     // Rewritten again since: the value is no longer there to read.
     if (error instanceof MissingSegment) return undefined;

@@ -24,7 +24,7 @@ import {
 import { fragmentsOf } from '../layout/stubs';
 import { type Change, commitChanges, diffValues, stubPaths } from './changes';
 import { type CommitView, complete } from './commit-reads';
-import { type AwaitedOld, carryRemoved, exactOldValues, removedLookup } from './old-values';
+import { type AwaitedOld, carryRemoved, exactOldValues, formerFragments } from './old-values';
 import { forgetBelow, learnTree, pathOf } from './segment-paths';
 
 type Image = Record<string, AttributeValue>;
@@ -116,6 +116,14 @@ function partnersSetBy(record: DynamoDBRecord): string[] {
   return Object.keys(imageOf(record.dynamodb?.NewImage)?.[A.partners]?.M ?? {});
 }
 
+/** The fragments of a batch's map by `<tx> <key>` that one commit's records hold, by segment key. */
+const ofCommit = (fragments: ReadonlyMap<string, Json>, tx: string | undefined) =>
+  tx === undefined
+    ? []
+    : [...fragments]
+        .filter(([k]) => k.startsWith(`${tx} `))
+        .map(([k, fragment]) => ({ key: k.slice(tx.length + 1), fragment }));
+
 /** A record's changes whose place cannot be found any more (its segment removed since): clients read the value. */
 const UNLOCATED = Symbol('unlocated');
 
@@ -151,12 +159,7 @@ async function recordChanges(
   // Unless the record changed no content (a revocation's stamp), clients are told to read it.
   if (base === undefined) return changesContent(record) ? UNLOCATED : undefined;
   const tx = ownTransaction(record);
-  const mine =
-    tx === undefined
-      ? []
-      : [...batch.written]
-          .filter(([k]) => k.startsWith(`${tx} `))
-          .map(([k, fragment]) => ({ key: k.slice(tx.length + 1), fragment }));
+  const mine = ofCommit(batch.written, tx);
   // Its stubs, and those its new children hold (a cut moves stubs along into them): their paths are known now.
   if (after !== undefined) learnTree(inc, base, after, new Map(mine.map((m) => [m.key, m.fragment])));
   const writtenOf = fragmentsOf(mine);
@@ -376,13 +379,14 @@ export async function decodeCommit(
   }
   if (derived.length === 0 && !unread) return unchanged();
   const view = commitView(key, record, batch, at);
-  // Segments it changed in place, as its own records left them: read later, they may hold a later commit's values.
-  const left = (segment: string) => (tx === undefined ? undefined : batch.afterImages.get(`${tx} ${segment}`));
+  // Segments it changed in place, as its own records left them: read later, they may hold a later commit's values
+  // or be gone.
+  const left = ofCommit(batch.afterImages, tx);
   const changes = unread ? undefined : await complete(inc, derived, { ...view, own: left });
   // The history keeps the values the changes replaced, made exact (a stub in one is read as it was).
-  const removed = removedLookup(inc, batch.removed);
-  const prior = (segment: string) => (tx === undefined ? undefined : batch.priorImages.get(`${tx} ${segment}`));
-  const exact = changes && (await exactOldValues(inc, changes, { ...view, stampTime: stamp?.time, removed, prior }));
+  const prior = ofCommit(batch.priorImages, tx);
+  const former = formerFragments(inc, { removed: batch.removed, prior });
+  const exact = changes && (await exactOldValues(inc, changes, { ...view, stampTime: stamp?.time, former, prior }));
   return {
     kind: 'changed',
     version: Number(newImage?.[A.version]?.N ?? 0),

@@ -1,6 +1,6 @@
 // The old values the history keeps (docs/design/history.md, section 2): a commit's changes with the values they
-// replaced made exact. A `was` holding stubs (segments the commit did not write) has them resolved from segments
-// recent commits removed (their records' old images), else read now and kept only when unchanged since the commit.
+// replaced made exact. A `was` holding stubs has them resolved from stream records (the old images of the segments the
+// commit changed in place, then of those recent commits removed), else read now and kept only when unchanged since.
 import { setBounded } from '../../config/bounded';
 import type { Json } from '../../content/json';
 import { stampOfItem } from '../../schema/write-stamp';
@@ -20,8 +20,15 @@ export function carryRemoved(inc: string, key: string, fragment: Json): void {
   setBounded(removedCarried, `${inc} ${key}`, fragment, REMOVED_MAX);
 }
 
-/** Removed segments' old fragments known for an incarnation: `removed` (this batch's) and recent batches'. */
-export function removedLookup(inc: string, removed: ReadonlyMap<string, Json>): (key: string) => Json | undefined {
+/**
+ * Segments' fragments before a commit, as stream records show them: `prior` (the old images of the segments it
+ * changed in place) over `removed` (this batch's removed segments) and recent batches' removed segments. A later
+ * commit that removed a segment this one changed in place left its image as this one made it: the prior comes first.
+ */
+export function formerFragments(
+  inc: string,
+  { removed, prior = [] }: { removed: ReadonlyMap<string, Json>; prior?: readonly { key: string; fragment: Json }[] },
+): (key: string) => Json | undefined {
   // Built at the first look-up: most commits' old values hold no stub.
   let lookup: ((key: string) => Json | undefined) | undefined;
   return (key) => {
@@ -30,7 +37,7 @@ export function removedLookup(inc: string, removed: ReadonlyMap<string, Json>): 
       const known = [...removedCarried]
         .filter(([k]) => k.startsWith(prefix))
         .map(([k, fragment]) => ({ key: k.slice(prefix.length), fragment }));
-      lookup = fragmentsOf([...known, ...[...removed].map(([k, fragment]) => ({ key: k, fragment }))]);
+      lookup = fragmentsOf([...known, ...[...removed].map(([k, fragment]) => ({ key: k, fragment })), ...prior]);
     }
     return lookup(key);
   };
@@ -56,15 +63,17 @@ export async function exactOldValues(
   changes: readonly Change[],
   commit: CommitView & {
     stampTime?: number;
-    removed: (key: string) => Json | undefined;
-    /** A segment's fragment before this commit changed it in place (its record's old image), when known. */
-    prior: (key: string) => Json | undefined;
+    /** Segments' fragments before this commit, as stream records show them (formerFragments). */
+    former: (key: string) => Json | undefined;
+    /** The segments this commit changed in place, as they were before it (their records' old images). */
+    prior: readonly { key: string; fragment: Json }[];
   },
 ): Promise<{ changes: Change[]; awaited: AwaitedOld[] }> {
   const out: Change[] = [];
   const awaited: AwaitedOld[] = [];
+  const prior = new Map(commit.prior.map((s) => [s.key, s.fragment]));
   for (const [index, change] of changes.entries()) {
-    const was = 'was' in change && change.was !== undefined ? assemble(change.was, commit.removed, 'keep') : undefined;
+    const was = 'was' in change && change.was !== undefined ? assemble(change.was, commit.former, 'keep') : undefined;
     const stubs = was === undefined ? [] : stubsIn(was);
     if (!('was' in change) || stubs.length === 0) {
       out.push(was === undefined ? change : ({ ...change, was } as Change));
@@ -75,7 +84,7 @@ export async function exactOldValues(
     for (const subtree of await Promise.all(stubs.map((stub) => querySubtree(inc, stub)))) {
       for (const segment of subtree.values()) {
         // Changed in place by this commit (chunks rewritten by an insert): as its record's old image shows it.
-        const before = commit.prior(segment.key);
+        const before = prior.get(segment.key);
         if (before !== undefined) read.push({ key: segment.key, fragment: before });
         else if (unchangedSince(segment, commit)) read.push(segment);
         else changed = true;
@@ -105,10 +114,10 @@ export function completeAwaited(
   changes: readonly Change[],
   awaited: readonly AwaitedOld[],
 ): Change[] | undefined {
-  const removed = removedLookup(inc, new Map());
+  const former = formerFragments(inc, { removed: new Map() });
   const out = [...changes];
   for (const { index, was } of awaited) {
-    const complete = assemble(was, removed, 'keep');
+    const complete = assemble(was, former, 'keep');
     if (stubsIn(complete).length > 0) return undefined;
     out[index] = { ...(out[index] as Change), was: complete } as Change;
   }
