@@ -13,7 +13,11 @@ import { changesSince, historyPage, lastRevision } from '../../lib/realtime/chan
 import type { Segment } from '../../lib/storage/segment';
 import { formatRevision } from '../../lib/realtime/revisions';
 import { A } from '../../lib/schema/attributes';
+import type { Json } from '../../lib/content/json';
+import { type RewindEntry, rewind } from '../../lib/history/rewind';
+import { toWire } from '../../lib/storage';
 import { content, newProject, post } from '../support/api';
+import { applyChanges } from '../support/realtime';
 import { incarnationOf, segmentsOf } from '../support/segments';
 
 /** Waits until the server's own consumer has logged a change (so `since` is a logged revision). */
@@ -87,44 +91,63 @@ describe('realtime: a record whose segment a later commit removed', () => {
     ]);
   });
 
+  // Each case: where the insert is (0: every chunk rewritten; 60: the first chunks kept as they were; 110: the array's
+  // own tail), whether a write to a kept chunk comes between, whether the removal's records come in the same stream
+  // batch, and what the history can keep. A kept chunk gone before the consumer reads it is known from its REMOVE
+  // image only when that comes in the batch with nothing between; else the entry cannot be rewound (a read before it
+  // answers 409), and never holds another commit's value.
   it.each([
-    ['in the same batch', true],
-    ['in a later batch', false],
+    { index: 0, between: false, sameBatch: true, kept: true },
+    { index: 0, between: false, sameBatch: false, kept: true },
+    { index: 60, between: false, sameBatch: true, kept: true },
+    { index: 60, between: false, sameBatch: false, kept: false },
+    { index: 60, between: true, sameBatch: true, kept: false },
+    { index: 110, between: false, sameBatch: true, kept: true },
+    { index: 110, between: false, sameBatch: false, kept: true },
   ])(
-    'an insert that rewrote a chunked array in place, read after the array was removed (removal %s)',
-    async (_, removalWith) => {
+    'an insert at $index that rewrote a chunked array in place, read after the array was removed (a write between: $between, removal in the same batch: $sameBatch)',
+    async ({ index, between, sameBatch, kept }) => {
       const p = await newProject();
       const inc = await incarnationOf(p);
       const entry = (i: number) => ({ i, note: 'n'.repeat(Math.ceil(fragmentBytes() / 40)) });
-      for (let i = 0; i < 59; i++) expect((await post(p, 'push', { path: 'log', value: entry(i) })).status).toBe(200);
+      for (let i = 0; i < 119; i++) expect((await post(p, 'push', { path: 'log', value: entry(i) })).status).toBe(200);
       // This consumer learns where the array's segments are from a record it reads while they are there, as the
       // stream function has from the records before.
       const start = await segmentsOf(p);
-      expect((await post(p, 'push', { path: 'log', value: entry(59) })).status).toBe(200);
+      expect((await post(p, 'push', { path: 'log', value: entry(119) })).status).toBe(200);
       const before = await segmentsOf(p);
       expect(before.length).toBeGreaterThan(2);
       const sequence = BigInt(Date.now() + 60_000) * 1000n;
       await consume(commitRecords(start, before, sequence));
       const old = (await content(p, 'log')) as unknown[];
-      // An insert at the front rewrites every chunk in place (elements keep no index).
-      expect((await post(p, 'insert', { path: 'log', value: 'first', index: 0 })).status).toBe(200);
+      // An insert rewrites the chunks from its index on in place (their elements move up).
+      expect((await post(p, 'insert', { path: 'log', value: 'first', index })).status).toBe(200);
       const after = await segmentsOf(p);
+      if (between) expect((await post(p, 'set', { path: 'log.5.note', value: 'later' })).status).toBe(200);
+      const written = await segmentsOf(p);
       // A later commit removes the array and its chunks before the consumer reads the insert's records.
       expect((await post(p, 'set', { path: 'log', value: 1 })).status).toBe(200);
       const gone = await segmentsOf(p);
       const insert = commitRecords(before, after, sequence + 1000n);
-      const removal = commitRecords(after, gone, sequence + 2000n).filter((r) => r.eventName === 'REMOVE');
-      await consume(removalWith ? [...insert, ...removal] : insert);
+      const write = commitRecords(after, written, sequence + 2000n);
+      const removal = commitRecords(written, gone, sequence + 3000n).filter((r) => r.eventName === 'REMOVE');
+      await consume(sameBatch ? [...insert, ...write, ...removal] : insert);
 
-      // Its value and the value it replaced, whole, from its own records: logged for replay and for the history.
       const { entries } = await historyPage(inc, { after: formatRevision(sequence), newestFirst: false });
       // (Its chunks' records, stamped, are logged as commits that changed nothing.)
-      const logged = entries
-        .filter((e) => e.changes?.length !== 0)
-        .map((e) => ({ rewindable: e.rewindable, changes: e.changes }));
-      expect(JSON.parse(stringify(logged) as string)).toEqual([
-        { rewindable: true, changes: [{ path: ['log'], value: ['first', ...old], was: old }] },
-      ]);
+      const [logged] = entries.filter((e) => e.changes?.length !== 0);
+      if (!kept) {
+        expect(logged).toMatchObject({ rewindable: false, changes: undefined });
+        return;
+      }
+      // Its values and the values it replaced, from the batch's records: an entry that takes the array from the old
+      // value to the new (what subscribers replay) and back (what the history rewinds).
+      expect(logged?.rewindable).toBe(true);
+      const plain = (value: unknown) => JSON.parse(stringify(value) as string);
+      const changes = plain((logged?.changes ?? []).map(toWire));
+      const inserted = old.toSpliced(index, 0, 'first');
+      expect(applyChanges({ log: structuredClone(old) }, changes)).toEqual({ log: inserted });
+      expect(plain(rewind(inserted as Json, ['log'], [logged as RewindEntry]))).toEqual(old);
     },
   );
 });

@@ -47,16 +47,19 @@ export async function complete(
   commit: CommitView & {
     /** The segments this commit changed in place, as its records in the batch left them. */
     own: readonly { key: string; fragment: Json }[];
+    /** Segments the batch's records removed, as they were at this commit (gone when read now). */
+    removed: readonly { key: string; fragment: Json }[];
   },
 ): Promise<Change[] | undefined> {
   if (!changes.some((c) => 'value' in c && stubsIn(c.value).length > 0)) return changes;
-  // Its own records before any read: a later commit may have removed or rewritten those segments since.
-  const known = fragmentsOf(commit.own);
+  // The batch's records before any read: a later commit may have removed or rewritten those segments since.
+  const records = [...commit.removed, ...commit.own];
+  const known = fragmentsOf(records);
   const partial = changes.map((c) => ('value' in c ? { ...c, value: assemble(c.value, known, 'keep') } : c));
   const stubs = partial.flatMap((c) => ('value' in c ? stubsIn(c.value) : []));
   if (stubs.length === 0) return partial;
   const mine = new Set(commit.own.map((s) => s.key));
-  const read: Array<{ key: string; fragment: Json }> = [...commit.own];
+  const read: Array<{ key: string; fragment: Json }> = [...commit.removed];
   for (const subtree of await Promise.all(stubs.map((stub) => querySubtree(inc, stub)))) {
     for (const segment of subtree.values()) {
       if (mine.has(segment.key)) continue;
@@ -64,7 +67,7 @@ export async function complete(
       else return undefined;
     }
   }
-  const lookup = fragmentsOf(read);
+  const lookup = fragmentsOf([...read, ...commit.own]);
   try {
     return partial.map((c) => ('value' in c ? { ...c, value: assemble(c.value, lookup) } : c));
   } catch (error) {

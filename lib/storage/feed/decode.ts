@@ -212,6 +212,24 @@ function commitView(key: string, record: DynamoDBRecord, batch: StreamBatch, at:
 }
 
 /**
+ * This batch's removed segments whose old image is not what they held at position `at`: another commit's record of
+ * theirs lies between (a later commit changed them, then another removed them). The others were removed before `at`,
+ * or after it with nothing between: their image is their state at the commit.
+ */
+function staleRemovals(record: DynamoDBRecord, batch: StreamBatch, at: number): Set<string> {
+  const pk = record.dynamodb?.Keys?.pk?.S ?? '';
+  const tx = ownTransaction(record);
+  const stale = new Set<string>();
+  for (const key of batch.removed.keys()) {
+    const later = (batch.positions.get(`${pk} ${key}`) ?? []).filter(
+      (p) => p.at > at && (tx === undefined || p.tx !== tx),
+    );
+    if (later.length > 1) stale.add(key);
+  }
+  return stale;
+}
+
+/**
  * New children of recent commits, by `<tx> <key>`, kept across batches: a commit over 100 items writes them first
  * (their INSERTs may reach an earlier batch than its MODIFY), and their images are what it wrote, where reading
  * them later might find a later commit's values.
@@ -382,10 +400,13 @@ export async function decodeCommit(
   // Segments it changed in place, as its own records left them: read later, they may hold a later commit's values
   // or be gone.
   const left = ofCommit(batch.afterImages, tx);
-  const changes = unread ? undefined : await complete(inc, derived, { ...view, own: left });
+  // Segments a later commit of this batch removed, untouched between: their last image is their state at this one.
+  const stale = staleRemovals(record, batch, at);
+  const removed = [...batch.removed].filter(([k]) => !stale.has(k)).map(([k, fragment]) => ({ key: k, fragment }));
+  const changes = unread ? undefined : await complete(inc, derived, { ...view, own: left, removed });
   // The history keeps the values the changes replaced, made exact (a stub in one is read as it was).
   const prior = ofCommit(batch.priorImages, tx);
-  const former = formerFragments(inc, { removed: batch.removed, prior });
+  const former = formerFragments(inc, { removed: batch.removed, stale, prior });
   const exact = changes && (await exactOldValues(inc, changes, { ...view, stampTime: stamp?.time, former, prior }));
   return {
     kind: 'changed',

@@ -6,6 +6,7 @@ import type { Json } from '../../content/json';
 import { stampOfItem } from '../../schema/write-stamp';
 import { A } from '../../schema/attributes';
 import { querySubtree } from '../io/read';
+import { chunkStubOf } from '../layout/chunked';
 import { assemble, fragmentsOf, stubsIn } from '../layout/stubs';
 import type { Segment } from '../segment';
 import type { Change } from './changes';
@@ -22,22 +23,31 @@ export function carryRemoved(inc: string, key: string, fragment: Json): void {
 
 /**
  * Segments' fragments before a commit, as stream records show them: `prior` (the old images of the segments it
- * changed in place) over `removed` (this batch's removed segments) and recent batches' removed segments. A later
- * commit that removed a segment this one changed in place left its image as this one made it: the prior comes first.
+ * changed in place) over `removed` (this batch's removed segments, but those `stale`: changed by a later commit before
+ * their removal) and recent batches' removed segments. A later commit that removed a segment this one changed in place
+ * left its image as this one made it: the prior comes first.
  */
 export function formerFragments(
   inc: string,
-  { removed, prior = [] }: { removed: ReadonlyMap<string, Json>; prior?: readonly { key: string; fragment: Json }[] },
+  {
+    removed,
+    stale = new Set(),
+    prior = [],
+  }: {
+    removed: ReadonlyMap<string, Json>;
+    stale?: ReadonlySet<string>;
+    prior?: readonly { key: string; fragment: Json }[];
+  },
 ): (key: string) => Json | undefined {
   // Built at the first look-up: most commits' old values hold no stub.
   let lookup: ((key: string) => Json | undefined) | undefined;
   return (key) => {
     if (!lookup) {
       const prefix = `${inc} `;
-      const known = [...removedCarried]
-        .filter(([k]) => k.startsWith(prefix))
+      const known = [...removedCarried, ...[...removed].map(([k, fragment]) => [`${prefix}${k}`, fragment] as const)]
+        .filter(([k]) => k.startsWith(prefix) && !stale.has(k.slice(prefix.length)))
         .map(([k, fragment]) => ({ key: k.slice(prefix.length), fragment }));
-      lookup = fragmentsOf([...known, ...[...removed].map(([k, fragment]) => ({ key: k, fragment })), ...prior]);
+      lookup = fragmentsOf([...known, ...prior]);
     }
     return lookup(key);
   };
@@ -97,7 +107,11 @@ export async function exactOldValues(
     }
     const partial = assemble(was as Json, fragmentsOf(read), 'keep');
     if (stubsIn(partial).length === 0) out.push({ ...rest, was: partial } as Change);
-    else {
+    else if (chunkStubOf(change.was)) {
+      // A chunked array it rewrote in place keeps its chunks: one gone now was removed by a later commit, whose
+      // REMOVE image may hold what a commit between wrote. Nothing to wait for.
+      out.push(rest as Change);
+    } else {
       out.push(rest as Change);
       awaited.push({ index, was: partial });
     }
