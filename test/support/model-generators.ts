@@ -194,13 +194,18 @@ export const initialContent = fc.record(
 ) as fc.Arbitrary<JsonObject>;
 /**
  * Contents that bucket and chunk at any segment size (scaled to SEGMENT_FRAGMENT_BYTES): at `a` a bucketed object that
- * holds, in its buckets, another bucketed object (`0`, itself holding one more at `constructor`) and a chunked array of
- * objects (`list`); at `list` a chunked array whose elements hold objects. Hot keys and `m1`, `m2` are among their
- * members, so random paths run through each level.
+ * holds, in its buckets, strings larger than a segment, another bucketed object (`0`, itself holding one more at
+ * `constructor`) and a chunked array of objects (`list`); at `list` a chunked array whose elements hold objects. Hot
+ * keys and `m1`, `m2` are among their members, so random paths run through each level.
  */
 export const layeredContent: fc.Arbitrary<JsonObject> = fc
-  .record({ fill: fc.integer({ min: 0, max: 3 }), leaf: scalar, tail: fc.array(value, { maxLength: 3 }) })
-  .map(({ fill, leaf, tail }) => {
+  .record({
+    fill: fc.integer({ min: 0, max: 3 }),
+    whole: fc.integer({ min: 0, max: 3 }),
+    leaf: scalar,
+    tail: fc.array(value, { maxLength: 3 }),
+  })
+  .map(({ fill, whole, leaf, tail }) => {
     // About 60 values of a 30th of a segment each in every object and array: twice what a segment holds, whatever
     // its size, so each is bucketed or chunked with as few values (and containers to read back) at any size.
     const n = 60;
@@ -209,7 +214,16 @@ export const layeredContent: fc.Arbitrary<JsonObject> = fc
     const members = (count: number): JsonObject =>
       Object.fromEntries(Array.from({ length: count }, (_, i) => [`m${i}`, of(i)]));
     const inner = { ...members(n), constructor: members(n), b: leaf };
-    const outer = { ...members(n + fill), '0': inner, list: [...Array.from({ length: n }, (_, i) => of(i)), ...tail] };
+    // And up to three strings larger than a segment: values that stay whole, each needing a bucket of its own.
+    const large = Object.fromEntries(
+      Array.from({ length: whole }, (_, i) => [`w${i}`, `w${i}`.padEnd(Math.ceil(fragmentBytes() * 1.5), 'w')]),
+    );
+    const outer = {
+      ...members(n + fill),
+      ...large,
+      '0': inner,
+      list: [...Array.from({ length: n }, (_, i) => of(i)), ...tail],
+    };
     return { a: outer, list: Array.from({ length: n }, (_, i) => (i % 7 === 1 ? { b: { n: i } } : of(i))), n: 0 };
   });
 /** Exact amounts that keep sums within 38 digits often: 20-digit integers, short fractions, small exponents. */
