@@ -53,8 +53,7 @@ export async function complete(
 ): Promise<Change[] | undefined> {
   if (!changes.some((c) => 'value' in c && stubsIn(c.value).length > 0)) return changes;
   // The batch's records before any read: a later commit may have removed or rewritten those segments since.
-  const records = [...commit.removed, ...commit.own];
-  const known = fragmentsOf(records);
+  const known = fragmentsOf([...commit.removed, ...commit.own]);
   const partial = changes.map((c) => ('value' in c ? { ...c, value: assemble(c.value, known, 'keep') } : c));
   const stubs = partial.flatMap((c) => ('value' in c ? stubsIn(c.value) : []));
   if (stubs.length === 0) return partial;

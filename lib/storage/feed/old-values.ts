@@ -6,7 +6,6 @@ import type { Json } from '../../content/json';
 import { stampOfItem } from '../../schema/write-stamp';
 import { A } from '../../schema/attributes';
 import { querySubtree } from '../io/read';
-import { chunkStubOf } from '../layout/chunked';
 import { assemble, fragmentsOf, stubsIn } from '../layout/stubs';
 import type { Segment } from '../segment';
 import type { Change } from './changes';
@@ -107,11 +106,7 @@ export async function exactOldValues(
     }
     const partial = assemble(was as Json, fragmentsOf(read), 'keep');
     if (stubsIn(partial).length === 0) out.push({ ...rest, was: partial } as Change);
-    else if (chunkStubOf(change.was)) {
-      // A chunked array it rewrote in place keeps its chunks: one gone now was removed by a later commit, whose
-      // REMOVE image may hold what a commit between wrote. Nothing to wait for.
-      out.push(rest as Change);
-    } else {
+    else {
       out.push(rest as Change);
       awaited.push({ index, was: partial });
     }
