@@ -119,8 +119,6 @@ describe('realtime: a record whose segment a later commit removed', () => {
       expect(before.length).toBeGreaterThan(2);
       const sequence = BigInt(Date.now() + 60_000) * 1000n;
       await consume(commitRecords(start, before, sequence));
-      // (That push's records may log more than one entry: the insert's are the ones after them.)
-      const learned = await lastRevision(inc);
       const old = (await content(p, 'log')) as unknown[];
       // An insert rewrites the chunks from its index on in place (their elements move up).
       expect((await post(p, 'insert', { path: 'log', value: 'first', index })).status).toBe(200);
@@ -140,7 +138,9 @@ describe('realtime: a record whose segment a later commit removed', () => {
       const keptKeys = before.map((s) => s.key).filter((k) => k !== ROOT_KEY && image(before, k) === image(after, k));
       const kept = keptKeys.every((k) => sameBatch && image(after, k) === image(written, k));
 
-      const { entries } = await historyPage(inc, { after: learned, newestFirst: false });
+      // From the insert's first record on: the server's own consumer, behind, may log the real writes of this project
+      // right after the revisions this test made up.
+      const { entries } = await historyPage(inc, { after: formatRevision(sequence + 999n), newestFirst: false });
       // (Its chunks' records, stamped, are logged as commits that changed nothing.)
       const [logged] = entries.filter((e) => e.changes?.length !== 0);
       // Known, the entry is whole. Not known, it is whole only where the change did not need those chunks (an insert
