@@ -30,6 +30,18 @@ async function loggedRevision(inc: string): Promise<string> {
   throw new Error('no change logged');
 }
 
+/**
+ * Waits until the server's own consumer has logged `count` of the project's commits: it then knows the project's last
+ * revision, and gives its later commits their own stream numbers, below the ones this test makes up.
+ */
+async function serverLogged(inc: string, count: number): Promise<void> {
+  for (let i = 0; i < 400; i++) {
+    if ((await historyPage(inc, { newestFirst: false })).entries.length >= count) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`the server never logged ${count} commits`);
+}
+
 /** A stream record of a segment, as DynamoDB Streams hands it over (NEW_AND_OLD_IMAGES). */
 function recordOf(sequence: bigint, old: Segment | undefined, now: Segment | undefined): DynamoDBRecord {
   const raw = (now ?? old)?.raw as Record<string, unknown>;
@@ -117,6 +129,7 @@ describe('realtime: a record whose segment a later commit removed', () => {
       expect((await post(p, 'push', { path: 'log', value: entry(119) })).status).toBe(200);
       const before = await segmentsOf(p);
       expect(before.length).toBeGreaterThan(2);
+      await serverLogged(inc, 120);
       const sequence = BigInt(Date.now() + 60_000) * 1000n;
       await consume(commitRecords(start, before, sequence));
       const old = (await content(p, 'log')) as unknown[];
@@ -138,8 +151,8 @@ describe('realtime: a record whose segment a later commit removed', () => {
       const keptKeys = before.map((s) => s.key).filter((k) => k !== ROOT_KEY && image(before, k) === image(after, k));
       const kept = keptKeys.every((k) => sameBatch && image(after, k) === image(written, k));
 
-      // From the insert's first record on: the server's own consumer, behind, may log the real writes of this project
-      // right after the revisions this test made up.
+      // From the insert's first record on: a server consumer that no longer remembers the project's last revision
+      // would log its real writes right after the revisions this test made up.
       const { entries } = await historyPage(inc, { after: formatRevision(sequence + 999n), newestFirst: false });
       // (Its chunks' records, stamped, are logged as commits that changed nothing.)
       const [logged] = entries.filter((e) => e.changes?.length !== 0);
