@@ -20,16 +20,6 @@ import { content, newProject, post } from '../support/api';
 import { applyChanges } from '../support/realtime';
 import { incarnationOf, segmentsOf } from '../support/segments';
 
-/** Waits until the server's own consumer has logged a change (so `since` is a logged revision). */
-async function loggedRevision(inc: string): Promise<string> {
-  for (let i = 0; i < 100; i++) {
-    const last = await lastRevision(inc);
-    if (BigInt(last) > 0n) return last;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error('no change logged');
-}
-
 /**
  * Waits until the server's own consumer has logged `count` of the project's commits: it then knows the project's last
  * revision, and gives its later commits their own stream numbers, below the ones this test makes up.
@@ -43,7 +33,11 @@ async function serverLogged(inc: string, count: number): Promise<void> {
 }
 
 /** A stream record of a segment, as DynamoDB Streams hands it over (NEW_AND_OLD_IMAGES). */
-function recordOf(sequence: bigint, old: Segment | undefined, now: Segment | undefined): DynamoDBRecord {
+function recordOf(
+  sequence: bigint,
+  old: Pick<Segment, 'raw'> | undefined,
+  now: Pick<Segment, 'raw'> | undefined,
+): DynamoDBRecord {
   const raw = (now ?? old)?.raw as Record<string, unknown>;
   return {
     eventName: !old ? 'INSERT' : !now ? 'REMOVE' : 'MODIFY',
@@ -76,21 +70,15 @@ describe('realtime: a record whose segment a later commit removed', () => {
     const segment = (await segmentsOf(p)).find((s) => s.key !== ROOT_KEY);
     expect(segment).toBeDefined();
     const old = segment?.raw as Record<string, unknown>;
-    const since = await loggedRevision(inc);
+    await serverLogged(inc, 1);
+    const since = await lastRevision(inc);
     // The segment removed by a later commit (sub small again: folded into the root).
     expect((await post(p, 'set', { path: 'sub', value: 1 })).status).toBe(200);
     expect((await segmentsOf(p)).map((s) => s.key)).toEqual([ROOT_KEY]);
 
     const sequence = BigInt(since) + 1_000_000n;
-    const record = (n: bigint, newImage: Record<string, unknown>): DynamoDBRecord => ({
-      eventName: 'MODIFY',
-      dynamodb: {
-        Keys: { pk: old.pk, sk: old.sk } as never,
-        SequenceNumber: n.toString(),
-        OldImage: old as never,
-        NewImage: newImage as never,
-      },
-    });
+    const record = (n: bigint, raw: Record<string, unknown>) =>
+      recordOf(n, { raw: old as Segment['raw'] }, { raw: raw as Segment['raw'] });
     // A write to it that the consumer reads only now: its content changed.
     const written = { ...old, [A.content]: { M: { a: { S: 'y' } } }, [A.version]: { N: '99' } };
     // A stamp: the same content, another grant epoch.

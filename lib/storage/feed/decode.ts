@@ -24,7 +24,7 @@ import {
 import { fragmentsOf } from '../layout/stubs';
 import { type Change, commitChanges, diffValues, stubPaths } from './changes';
 import { type CommitView, complete } from './commit-reads';
-import { type AwaitedOld, carryRemoved, exactOldValues, formerFragments } from './old-values';
+import { type AwaitedOld, carryRemoved, exactOldValues } from './old-values';
 import { forgetBelow, learnTree, pathOf } from './segment-paths';
 
 type Image = Record<string, AttributeValue>;
@@ -405,9 +405,8 @@ export async function decodeCommit(
   const removed = [...batch.removed].filter(([k]) => !stale.has(k)).map(([k, fragment]) => ({ key: k, fragment }));
   const changes = unread ? undefined : await complete(inc, derived, { ...view, own: left, removed });
   // The history keeps the values the changes replaced, made exact (a stub in one is read as it was).
-  const prior = ofCommit(batch.priorImages, tx);
-  const former = formerFragments(inc, { removed: batch.removed, stale, prior });
-  const exact = changes && (await exactOldValues(inc, changes, { ...view, stampTime: stamp?.time, former, prior }));
+  const former = { removed: batch.removed, stale, prior: ofCommit(batch.priorImages, tx) };
+  const exact = changes && (await exactOldValues(inc, changes, { ...view, ...former, stampTime: stamp?.time }));
   return {
     kind: 'changed',
     version: Number(newImage?.[A.version]?.N ?? 0),

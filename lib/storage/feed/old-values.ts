@@ -20,23 +20,24 @@ export function carryRemoved(inc: string, key: string, fragment: Json): void {
   setBounded(removedCarried, `${inc} ${key}`, fragment, REMOVED_MAX);
 }
 
+/** What the stream records show of the segments before a commit (formerFragments). */
+export interface FormerImages {
+  /** This batch's removed segments' old images. */
+  removed: ReadonlyMap<string, Json>;
+  /** Those of them a later commit changed before their removal: their image is not their state at this commit. */
+  stale?: ReadonlySet<string>;
+  /** The old images of the segments the commit changed in place. */
+  prior?: readonly { key: string; fragment: Json }[];
+}
+
 /**
- * Segments' fragments before a commit, as stream records show them: `prior` (the old images of the segments it
- * changed in place) over `removed` (this batch's removed segments, but those `stale`: changed by a later commit before
- * their removal) and recent batches' removed segments. A later commit that removed a segment this one changed in place
- * left its image as this one made it: the prior comes first.
+ * Segments' fragments before a commit, as stream records show them: `prior` over `removed` (but the `stale`) and
+ * recent batches' removed segments. A later commit that removed a segment this one changed in place left its image
+ * as this one made it: the prior comes first.
  */
-export function formerFragments(
+function formerFragments(
   inc: string,
-  {
-    removed,
-    stale = new Set(),
-    prior = [],
-  }: {
-    removed: ReadonlyMap<string, Json>;
-    stale?: ReadonlySet<string>;
-    prior?: readonly { key: string; fragment: Json }[];
-  },
+  { removed, stale = new Set(), prior = [] }: FormerImages,
 ): (key: string) => Json | undefined {
   // Built at the first look-up: most commits' old values hold no stub.
   let lookup: ((key: string) => Json | undefined) | undefined;
@@ -61,28 +62,23 @@ export interface AwaitedOld {
 }
 
 /**
- * The commit's changes with exact old values: a `was` that holds stubs (segments the commit did not write) has them
- * resolved from `removed` (segments removed by recent commits, their old images), else read, and kept only when what
- * was read is what was there before the commit (not written by it, nor since). A stub whose segment is gone and not
- * among `removed` was removed by this commit in records still to come (a commit's records may span stream batches):
- * the change is `awaited`. A change whose old value cannot be made exact loses its `was`.
+ * The commit's changes with exact old values: a `was` that holds stubs has them resolved from the stream's images of
+ * the segments before the commit (FormerImages), else read, and kept only when what was read is what was there before
+ * the commit (not written by it, nor since). A stub whose segment is gone and not so known was removed by this commit
+ * in records still to come (a commit's records may span stream batches): the change is `awaited`. A change whose old
+ * value cannot be made exact loses its `was`.
  */
 export async function exactOldValues(
   inc: string,
   changes: readonly Change[],
-  commit: CommitView & {
-    stampTime?: number;
-    /** Segments' fragments before this commit, as stream records show them (formerFragments). */
-    former: (key: string) => Json | undefined;
-    /** The segments this commit changed in place, as they were before it (their records' old images). */
-    prior: readonly { key: string; fragment: Json }[];
-  },
+  commit: CommitView & FormerImages & { stampTime?: number },
 ): Promise<{ changes: Change[]; awaited: AwaitedOld[] }> {
   const out: Change[] = [];
   const awaited: AwaitedOld[] = [];
-  const prior = new Map(commit.prior.map((s) => [s.key, s.fragment]));
+  const former = formerFragments(inc, commit);
+  const prior = new Map((commit.prior ?? []).map((s) => [s.key, s.fragment]));
   for (const [index, change] of changes.entries()) {
-    const was = 'was' in change && change.was !== undefined ? assemble(change.was, commit.former, 'keep') : undefined;
+    const was = 'was' in change && change.was !== undefined ? assemble(change.was, former, 'keep') : undefined;
     const stubs = was === undefined ? [] : stubsIn(was);
     if (!('was' in change) || stubs.length === 0) {
       out.push(was === undefined ? change : ({ ...change, was } as Change));
